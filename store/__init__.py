@@ -1,0 +1,26 @@
+"""Cockpit's transcript store: one row per message, pages bounded by rows and bytes.
+
+Pure rules live in `store.fold`, `store.paging`, `store.view` and `store.chunks`; the
+aiosqlite-backed `Store` applies them. Nothing here imports Textual or the ACP SDK.
+"""
+
+from store.chunks import Chunk, chunk_from_update, note
+from store.model import Frame, Page, Row, SessionRecord
+from store.schema import SchemaError
+from store.store import Store, UnknownSession
+from store.view import Bubble, ViewTranscript
+
+__all__ = [
+    "Bubble",
+    "Chunk",
+    "Frame",
+    "Page",
+    "Row",
+    "SchemaError",
+    "SessionRecord",
+    "Store",
+    "UnknownSession",
+    "ViewTranscript",
+    "chunk_from_update",
+    "note",
+]

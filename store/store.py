@@ -1,0 +1,598 @@
+"""The transcript store: folds chunks into one row per message and persists them in SQLite.
+
+One `Store` owns one database file with one writer connection and one reader
+connection (WAL, so reads never wait for a flush). The open message of each session
+lives in memory and is written on a short timer, when it seals (another kind or update
+type arrives, the turn ends) and at close, so a crash loses at most the last flush
+interval of one open message and never a sealed one. Durable facts (a prompt, a tool
+call, a permission decision, a notice) are committed before `apply` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+import aiosqlite
+
+from store.chunks import META_UPDATES, Chunk
+from store.fold import ReplayWindow
+from store.folding import LiveRow, SessionFold, dump_json
+from store.model import Frame, Page, Row, SessionRecord
+from store.paging import PAGE_BYTES, PAGE_ROWS, page_length
+from store.schema import migrate
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL: Final = 0.1
+"""Seconds an open message may stay unwritten while it streams."""
+
+_NO_SEQ: Final = 2**62
+
+_JSON_COLUMNS: Final = frozenset(
+    {"modes", "config_options", "commands", "usage", "info", "command"}
+)
+_SESSION_COLUMNS: Final = frozenset(
+    {"agent", "title", "status", "agent_session_id", "cwd", "last_read_seq"} | _JSON_COLUMNS
+)
+
+_UPSERT_ROWS: Final = 512
+"""Rows per upsert statement (11 parameters each, well under SQLite's 32766)."""
+
+
+def _upsert(rows: int) -> str:
+    """One statement writing `rows` rows: a single statement is atomic on its own, so a
+    commit of up to _UPSERT_ROWS rows costs one round trip to the database thread."""
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * rows)
+    return (
+        "INSERT INTO messages (session, seq, key, kind, role, turn, bytes, created, updated,"
+        f" payload, text) VALUES {values} ON CONFLICT (session, seq) DO UPDATE SET"
+        " bytes = excluded.bytes, updated = excluded.updated,"
+        " payload = excluded.payload, text = excluded.text"
+    )
+
+
+_ROW_COLUMNS: Final = "session, seq, key, kind, role, turn, text, payload, bytes, created, updated"
+
+
+class UnknownSession(KeyError):
+    """No session with this id is stored."""
+
+
+def _load(value: str | None) -> Any:
+    return json.loads(value) if value is not None else None
+
+
+def _row_from_db(record: Sequence[Any]) -> Row:
+    session, seq, key, kind, role, turn, text, payload, size, created, updated = record
+    return Row(session, seq, key, kind, role, turn, text, _load(payload), size, created, updated)
+
+
+def _session_from_db(record: sqlite3.Row) -> SessionRecord:
+    def tupled(value: Any) -> tuple[Mapping[str, Any], ...] | None:
+        return tuple(value) if isinstance(value, list) else None
+
+    return SessionRecord(
+        id=record["id"],
+        agent=record["agent"],
+        command=tuple(_load(record["command"]) or ()),
+        cwd=record["cwd"],
+        title=record["title"],
+        status=record["status"],
+        agent_session_id=record["agent_session_id"],
+        created=record["created"],
+        updated=record["updated"],
+        modes=_load(record["modes"]),
+        config_options=tupled(_load(record["config_options"])),
+        commands=tupled(_load(record["commands"])),
+        usage=_load(record["usage"]),
+        info=_load(record["info"]),
+        last_read_seq=record["last_read_seq"],
+    )
+
+
+def prepare_database_file(path: Path) -> None:
+    """Create the database's folder (0700 when we create it) and the file itself 0600.
+
+    SQLite gives its -wal and -shm files the database file's permissions, so the
+    transcript is owner-only from the first byte.
+    """
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+        os.chmod(path.parent, 0o700)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(descriptor)
+    os.chmod(path, 0o600)
+
+
+class Store:
+    """The transcript store. Open it with `await Store.open(path)`; close it with `close()`."""
+
+    def __init__(
+        self,
+        path: Path,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        flush_interval: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.path = path
+        self._writer = writer
+        self._reader = reader
+        self._flush_interval = flush_interval
+        self._clock = clock
+        self._folds: dict[str, SessionFold] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._write_lock = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._flush_task: asyncio.Task[None] | None = None
+        self._closed = False
+        self._meta: list[tuple[str, tuple[Any, ...]]] = []
+        """Session metadata updates (mode, usage...) waiting for the next flush."""
+
+    # -- opening and closing -----------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        flush_interval: float = FLUSH_INTERVAL,
+        clock: Callable[[], float] = time.time,
+    ) -> Store:
+        """Open (creating and migrating as needed) the store at `path`."""
+        db_path = Path(path)
+        prepare_database_file(db_path)
+        writer = await aiosqlite.connect(db_path, isolation_level=None)
+        reader: aiosqlite.Connection | None = None
+        try:
+            await writer.execute("PRAGMA busy_timeout = 5000")
+            await writer.execute("PRAGMA journal_mode = WAL")
+            await writer.execute("PRAGMA synchronous = NORMAL")
+            await writer.execute("PRAGMA foreign_keys = ON")
+            await migrate(writer, str(db_path))
+            reader = await aiosqlite.connect(db_path, isolation_level=None)
+            reader.row_factory = sqlite3.Row
+            await reader.execute("PRAGMA busy_timeout = 5000")
+            await reader.execute("PRAGMA query_only = ON")
+        except BaseException:
+            await writer.close()
+            if reader is not None:
+                await reader.close()
+            raise
+        return cls(db_path, writer, reader, flush_interval, clock)
+
+    async def close(self) -> None:
+        """Write everything still in memory and close the database."""
+        if self._closed:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._flush_task is not None:
+            await asyncio.gather(self._flush_task, return_exceptions=True)
+        await self.flush()
+        self._closed = True
+        await self._reader.close()
+        await self._writer.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        agent: str,
+        command: Sequence[str],
+        cwd: str,
+        title: str | None = None,
+        session_id: str | None = None,
+    ) -> SessionRecord:
+        """Store a new session and return it."""
+        now = self._clock()
+        async with self._write_lock:
+            for _ in range(8):
+                new_id = session_id or secrets.token_hex(4)
+                try:
+                    await self._writer.execute(
+                        "INSERT INTO sessions (id, agent, command, cwd, title, created, updated)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (new_id, agent, dump_json(list(command)), cwd, title, now, now),
+                    )
+                    break
+                except sqlite3.IntegrityError:
+                    if session_id is not None:
+                        raise
+            else:  # pragma: no cover - eight random 32-bit collisions in a row
+                raise RuntimeError("could not allocate a session id")
+        record = await self.get_session(new_id)
+        assert record is not None
+        return record
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        """The stored session with this id, or None (metadata waiting for a flush included)."""
+        if self._meta:
+            await self.flush()
+        async with self._reader.execute(
+            "SELECT * FROM sessions WHERE id = ?", (session_id,)
+        ) as cur:
+            record = await cur.fetchone()
+        return _session_from_db(record) if record is not None else None
+
+    async def list_sessions(self) -> list[SessionRecord]:
+        """Every stored session, most recently updated first."""
+        if self._meta:
+            await self.flush()
+        async with self._reader.execute("SELECT * FROM sessions ORDER BY updated DESC, id") as cur:
+            records = await cur.fetchall()
+        return [_session_from_db(record) for record in records]
+
+    async def update_session(self, session_id: str, **fields: Any) -> None:
+        """Change stored fields of a session (title, status, agent_session_id, modes, ...)."""
+        unknown = set(fields) - _SESSION_COLUMNS
+        if unknown:
+            raise ValueError(f"not session fields: {sorted(unknown)}")
+        if not fields:
+            return
+        names = sorted(fields)
+        values = [
+            dump_json(fields[name])
+            if name in _JSON_COLUMNS and fields[name] is not None
+            else fields[name]
+            for name in names
+        ]
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        async with self._write_lock:
+            cursor = await self._writer.execute(
+                f"UPDATE sessions SET {assignments}, updated = ? WHERE id = ?",
+                (*values, self._clock(), session_id),
+            )
+        if cursor.rowcount == 0:
+            raise UnknownSession(session_id)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Forget a session and its whole transcript."""
+        self._folds.pop(session_id, None)
+        await self._commit(
+            (),
+            [
+                ("DELETE FROM messages WHERE session = ?", (session_id,)),
+                ("DELETE FROM sessions WHERE id = ?", (session_id,)),
+            ],
+        )
+
+    # -- the write side -----------------------------------------------------------------------
+
+    async def _fold(self, session: str) -> SessionFold:
+        fold = self._folds.get(session)
+        if fold is not None:
+            return fold
+        async with self._writer.execute("SELECT 1 FROM sessions WHERE id = ?", (session,)) as cur:
+            if await cur.fetchone() is None:
+                raise UnknownSession(session)
+        async with self._writer.execute(
+            "SELECT seq, turn FROM messages WHERE session = ? ORDER BY seq DESC LIMIT 1",
+            (session,),
+        ) as cur:
+            last = await cur.fetchone()
+        next_seq, turn = (last[0] + 1, last[1]) if last else (1, 0)
+        fold = self._folds.setdefault(session, SessionFold(session, next_seq, turn))
+        self._locks.setdefault(session, asyncio.Lock())
+        return fold
+
+    async def apply(self, chunk: Chunk) -> list[Frame]:
+        """Fold one chunk into its session's transcript and return the frames for views.
+
+        Rows that seal, and durable facts, are committed before this returns.
+        """
+        fold = self._folds.get(chunk.session) or await self._fold(chunk.session)
+        lock = self._locks[chunk.session]
+        if lock.locked() or fold.needs(chunk) is not None:
+            # Loading a stored row awaits: hold the session's place in line meanwhile.
+            async with lock:
+                key = fold.needs(chunk)
+                if key is not None:
+                    async with self._writer.execute(
+                        f"SELECT {_ROW_COLUMNS} FROM messages WHERE session = ? AND key = ?",
+                        (chunk.session, key),
+                    ) as cur:
+                        record = await cur.fetchone()
+                    if record is not None:
+                        fold.adopt(_row_from_db(record))
+                frames, now = fold.apply(chunk, self._clock())
+        else:
+            frames, now = fold.apply(chunk, self._clock())
+        if chunk.update in META_UPDATES:
+            self._meta.extend(_meta_statements(chunk))
+        if now:
+            await self._commit(now)
+        if fold.unsaved or self._meta:
+            self._schedule_flush()
+        return frames
+
+    async def begin_turn(
+        self, session: str, prompt: str, payload: Mapping[str, Any] | None = None
+    ) -> tuple[int, list[Frame]]:
+        """Open the next turn with the user's prompt, committed before it is sent anywhere."""
+        fold = await self._fold(session)
+        async with self._locks[session]:
+            rows = fold.begin_turn(prompt, payload, self._clock())
+            await self._commit(rows)
+            return fold.turn, [rows[-1].frame()]
+
+    async def end_turn(self, session: str) -> None:
+        """Seal the open message and write it: the turn's stop reason has arrived."""
+        fold = await self._fold(session)
+        async with self._locks[session]:
+            await self._commit([fold.seal()])
+
+    async def begin_replay(self, session: str) -> ReplayWindow:
+        """Start applying history an agent replays on `session/load` (rule 5)."""
+        fold = await self._fold(session)
+        async with self._locks[session]:
+            window, sealed = fold.begin_replay()
+            await self._commit([sealed])
+            return window
+
+    async def end_replay(self, session: str) -> None:
+        """Close the replay window: later chunks are live again."""
+        fold = await self._fold(session)
+        async with self._locks[session]:
+            await self._commit([fold.end_replay()])
+
+    def turn_of(self, session: str) -> int | None:
+        """The current turn of a session the writer has touched, else None."""
+        fold = self._folds.get(session)
+        return fold.turn if fold is not None else None
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _schedule_flush(self) -> None:
+        if self._timer is None and not self._closed:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self._flush_interval, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        task = asyncio.ensure_future(self.flush())
+        task.add_done_callback(_log_failure)
+        self._flush_task = task
+
+    async def flush(self) -> None:
+        """Write every row that changed since it was last written, and session metadata."""
+        meta, self._meta = self._meta, []
+        await self._commit(
+            [row for fold in self._folds.values() for row in fold.unsaved.values()], meta
+        )
+
+    async def _commit(
+        self,
+        rows: Iterable[LiveRow | None],
+        statements: Sequence[tuple[str, tuple[Any, ...]]] = (),
+    ) -> None:
+        """Write these rows (as they are now) and statements in one transaction."""
+        batch = [
+            (row, row.version, row.snapshot()) for row in rows if row is not None and row.unsaved
+        ]
+        if not batch and not statements:
+            return
+        values = [
+            (
+                r.session,
+                r.seq,
+                r.key,
+                r.kind,
+                r.role,
+                r.turn,
+                r.bytes,
+                r.created,
+                r.updated,
+                dump_json(r.payload) if r.payload is not None else None,
+                r.text,
+            )
+            for _, _, r in batch
+        ]
+        groups = [values[i : i + _UPSERT_ROWS] for i in range(0, len(values), _UPSERT_ROWS)]
+        writes = [(_upsert(len(group)), tuple(p for row in group for p in row)) for group in groups]
+        writes.extend(statements)
+        async with self._write_lock:
+            if len(writes) == 1:
+                await self._writer.execute(*writes[0])
+            else:
+                await self._writer.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql, params in writes:
+                        await self._writer.execute(sql, params)
+                    await self._writer.execute("COMMIT")
+                except BaseException:
+                    await self._writer.execute("ROLLBACK")
+                    raise
+        for row, version, _ in batch:
+            fold = self._folds.get(row.session)
+            if fold is not None:
+                fold.settle(row, version)
+
+    # -- the read side ------------------------------------------------------------------------
+
+    def _unwritten(self, session: str) -> dict[int, Row]:
+        fold = self._folds.get(session)
+        if fold is None:
+            return {}
+        return {seq: row.snapshot() for seq, row in fold.unsaved.items()}
+
+    async def page_before(
+        self,
+        session: str,
+        before_seq: int | None = None,
+        max_rows: int = PAGE_ROWS,
+        max_bytes: int = PAGE_BYTES,
+    ) -> Page:
+        """The page of rows just before `before_seq` (the tail when None), oldest first.
+
+        The page is filled newest first up to `max_rows` rows and `max_bytes` bytes, and
+        always holds at least one row when any exists. Rows still in memory are included:
+        a read always shows the latest text.
+        """
+        bound = before_seq if before_seq is not None else _NO_SEQ
+        return await self._page(
+            session,
+            "seq < ? ORDER BY seq DESC",
+            bound,
+            lambda seq: seq < bound,
+            max_rows,
+            max_bytes,
+            newest_first=True,
+        )
+
+    async def rows_after(
+        self,
+        session: str,
+        after_seq: int,
+        max_rows: int = PAGE_ROWS,
+        max_bytes: int = PAGE_BYTES,
+    ) -> Page:
+        """The rows just after `after_seq`, oldest first, bounded like a page."""
+        return await self._page(
+            session,
+            "seq > ? ORDER BY seq ASC",
+            after_seq,
+            lambda seq: seq > after_seq,
+            max_rows,
+            max_bytes,
+            newest_first=False,
+        )
+
+    async def _page(
+        self,
+        session: str,
+        where: str,
+        bound: int,
+        in_range: Callable[[int], bool],
+        max_rows: int,
+        max_bytes: int,
+        *,
+        newest_first: bool,
+    ) -> Page:
+        unwritten = {seq: row for seq, row in self._unwritten(session).items() if in_range(seq)}
+        reader = self._reader
+        await reader.execute("BEGIN")
+        try:
+            async with reader.execute(
+                f"SELECT seq, bytes FROM messages WHERE session = ? AND {where} LIMIT ?",
+                (session, bound, max_rows + 1),
+            ) as cur:
+                sizes = {seq: size for seq, size in await cur.fetchall()}
+            for seq, row in unwritten.items():
+                sizes[seq] = row.bytes
+            order = sorted(sizes, reverse=newest_first)[: max_rows + 1]
+            count = page_length([sizes[seq] for seq in order], max_rows, max_bytes)
+            chosen = order[:count]
+            stored: dict[int, Row] = {}
+            if chosen:
+                async with reader.execute(
+                    f"SELECT {_ROW_COLUMNS} FROM messages"
+                    " WHERE session = ? AND seq BETWEEN ? AND ?",
+                    (session, min(chosen), max(chosen)),
+                ) as cur:
+                    stored = {record[1]: _row_from_db(record) for record in await cur.fetchall()}
+        finally:
+            await reader.execute("COMMIT")
+        rows = []
+        for seq in sorted(chosen):
+            memory, disk = unwritten.get(seq), stored.get(seq)
+            if memory is None or (disk is not None and len(disk.text) > len(memory.text)):
+                assert disk is not None
+                rows.append(disk)
+            else:
+                rows.append(memory)
+        return Page(tuple(rows), has_more=len(order) > count)
+
+    async def row(self, session: str, key: str) -> Row | None:
+        """The latest version of one row, by key."""
+        for row in self._unwritten(session).values():
+            if row.key == key:
+                return row
+        async with self._reader.execute(
+            f"SELECT {_ROW_COLUMNS} FROM messages WHERE session = ? AND key = ?", (session, key)
+        ) as cur:
+            record = await cur.fetchone()
+        return _row_from_db(record) if record is not None else None
+
+    async def all_rows(self, session: str) -> list[Row]:
+        """Every row of a session, oldest first, read page by page (for export and tests)."""
+        rows: list[Row] = []
+        after = 0
+        while True:
+            page = await self.rows_after(session, after)
+            rows.extend(page.rows)
+            if not page.has_more or not page.rows:
+                return rows
+            after = page.rows[-1].seq
+
+
+def _meta_statements(chunk: Chunk) -> list[tuple[str, tuple[Any, ...]]]:
+    """The session updates one metadata chunk makes (mode, options, commands, usage, info)."""
+    data, session = chunk.data, chunk.session
+    where = " WHERE id = ?"
+    if chunk.update == "current_mode_update":
+        return [
+            (
+                "UPDATE sessions SET modes = json_set(coalesce(modes, '{}'), '$.currentModeId', ?)"
+                + where,
+                (data.get("currentModeId"), session),
+            )
+        ]
+    if chunk.update == "config_option_update":
+        return [
+            (
+                "UPDATE sessions SET config_options = ?" + where,
+                (dump_json(data.get("configOptions") or []), session),
+            )
+        ]
+    if chunk.update == "available_commands_update":
+        return [
+            (
+                "UPDATE sessions SET commands = ?" + where,
+                (dump_json(data.get("availableCommands") or []), session),
+            )
+        ]
+    fields = {name: value for name, value in data.items() if name != "sessionUpdate"}
+    if chunk.update == "usage_update":
+        return [
+            (
+                "UPDATE sessions SET usage = json_patch(coalesce(usage, '{}'), ?)" + where,
+                (dump_json(fields), session),
+            )
+        ]
+    title = data.get("title")
+    return [
+        (
+            "UPDATE sessions SET title = coalesce(?, title),"
+            " info = json_patch(coalesce(info, '{}'), ?)" + where,
+            (title if isinstance(title, str) else None, dump_json(fields), session),
+        )
+    ]
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("writing the transcript failed", exc_info=task.exception())

@@ -1,0 +1,121 @@
+"""The view-side transcript: how any view folds frames and pages into bubbles.
+
+Pure and shared: the TUI builds its bubbles with it, and the tests rebuild the
+transcript from an engine's live frames with it and compare the result with the rows
+the store persisted, bubble for bubble and character for character.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from store.model import Frame, Row
+
+
+@dataclass(slots=True)
+class Bubble:
+    """What a view shows for one row. One key = one row = one bubble."""
+
+    key: str
+    seq: int
+    kind: str
+    turn: int
+    text: str
+    payload: Mapping[str, Any] | None = None
+    stale: bool = False
+    """True when live frames arrived whose head this view never saw: read the row."""
+
+
+class ViewTranscript:
+    """Bubbles by key, kept in seq order.
+
+    Live frames are guarded by LENGTH, never by seq: a folded row keeps its first seq
+    while it grows, so a seq guard would drop every chunk after the first.
+    """
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, Bubble] = {}
+        self._order: list[tuple[int, str]] = []
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __iter__(self) -> Iterator[Bubble]:
+        return (self._by_key[key] for _, key in self._order)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._by_key
+
+    def get(self, key: str) -> Bubble | None:
+        """The bubble with this key, if the view holds it."""
+        return self._by_key.get(key)
+
+    def texts(self) -> list[str]:
+        """Every bubble's text in seq order."""
+        return [bubble.text for bubble in self]
+
+    def _add(self, bubble: Bubble) -> Bubble:
+        self._by_key[bubble.key] = bubble
+        insort(self._order, (bubble.seq, bubble.key))
+        return bubble
+
+    def apply(self, frame: Frame) -> Bubble | None:
+        """Fold one frame; return the bubble it changed, or None for a duplicate.
+
+        A delta frame appends only what is missing: `missing = n - len(held)`; nothing
+        when `missing <= 0`, else `part[-missing:]` (which also covers a frame whose head
+        the view already holds). A frame that is missing more than it carries marks the
+        bubble stale instead of guessing. A frame without delta replaces the text.
+        """
+        bubble = self._by_key.get(frame.key)
+        if not frame.delta:
+            if bubble is None:
+                return self._add(
+                    Bubble(frame.key, frame.seq, frame.kind, frame.turn, frame.part, frame.payload)
+                )
+            bubble.text = frame.part
+            bubble.payload = frame.payload
+            bubble.stale = False
+            return bubble
+        if bubble is None:
+            bubble = self._add(Bubble(frame.key, frame.seq, frame.kind, frame.turn, ""))
+        missing = frame.n - len(bubble.text)
+        if missing <= 0:
+            return None
+        if missing > len(frame.part):
+            bubble.stale = True
+            return bubble
+        bubble.text += frame.part[-missing:]
+        return bubble
+
+    def read(self, rows: Iterable[Row]) -> None:
+        """Apply stored rows as reads: the store is the truth, so each replaces its bubble."""
+        for row in rows:
+            self.apply(Frame.read(row))
+
+    def merge_page(self, rows: Iterable[Row]) -> None:
+        """Merge a page loaded from the store into what is shown, by key: the longer text
+        wins, so a message straddling a page edge, or still streaming, stays one bubble."""
+        for row in rows:
+            bubble = self._by_key.get(row.key)
+            if bubble is None:
+                self._add(Bubble(row.key, row.seq, row.kind, row.turn, row.text, row.payload))
+            elif len(row.text) > len(bubble.text) or (
+                bubble.stale and len(row.text) == len(bubble.text)
+            ):
+                bubble.text = row.text
+                bubble.payload = row.payload
+                bubble.stale = False
+            elif bubble.payload is None and row.payload is not None:
+                bubble.payload = row.payload
+
+    def drop(self, keys: Iterable[str]) -> None:
+        """Forget bubbles (a view evicting far-away pages)."""
+        for key in keys:
+            bubble = self._by_key.pop(key, None)
+            if bubble is not None:
+                index = bisect_left(self._order, (bubble.seq, key))
+                del self._order[index]

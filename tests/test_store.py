@@ -1,0 +1,517 @@
+"""The Store end to end on a real SQLite file: folding, frames, durability, paging, sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store import Store, UnknownSession, ViewTranscript, note
+from store.folding import NAMED_ROWS
+from store.workload import markdown_reply
+from tests.helpers import feed, new_session, pieces, reply, texts, thought, update
+
+TABLE = (
+    "Here are the results:\n\n| file | lines | status |\n|------|------:|--------|\n"
+    "| store.py | 420 | ok |\n| fold.py | 230 | ok |\n| view.py | 120 | ok |\n\nAll green."
+)
+
+
+def stored(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Read the database file with a separate plain connection: what a crash would leave."""
+    with sqlite3.connect(path) as db:
+        return db.execute(sql, params).fetchall()
+
+
+async def test_a_streamed_reply_is_one_row_and_its_frames_rebuild_it(store: Store) -> None:
+    session = await new_session(store)
+    view = ViewTranscript()
+    _, frames = await store.begin_turn(session, "show me the table")
+    for frame in frames:
+        view.apply(frame)
+    live = await feed(
+        store, [reply(session, "")] + [reply(session, p) for p in pieces(TABLE, 3)], view
+    )
+    assert all(frame.delta for frame in live)
+    assert [frame.n for frame in live] == [*list(range(3, len(TABLE), 3)), len(TABLE)]
+    await store.end_turn(session)
+    rows = await store.all_rows(session)
+    assert texts(rows) == [("user", "show me the table"), ("agent", TABLE)]
+    assert texts(view) == texts(rows)
+
+
+async def test_a_table_cut_by_a_page_boundary_elsewhere_stays_whole_here(store: Store) -> None:
+    # A row-per-token store paged by 120 rows cuts this 700-chunk reply; here it is one row,
+    # so under any page size it arrives whole, in exactly one page.
+    session = await new_session(store)
+    await store.begin_turn(session, "first")
+    await feed(store, [reply(session, p) for p in pieces("before the table " * 10, 4)])
+    table = markdown_reply(__import__("random").Random(3), 2400)
+    await feed(store, [thought(session, "thinking it over")])
+    await feed(store, [reply(session, p) for p in pieces(table, 3)])
+    await feed(store, [update(session, sessionUpdate="tool_call", toolCallId="t1", title="Read")])
+    await feed(store, [reply(session, p) for p in pieces("after the table", 4)])
+    await store.end_turn(session)
+    for max_rows in (1, 2, 3, 120):
+        for max_bytes in (1, 100, 3000, 256 * 1024):
+            holders = []
+            before = None
+            while True:
+                page = await store.page_before(session, before, max_rows, max_bytes)
+                holders += [row for row in page.rows if "|------|" in row.text]
+                if not page.has_more:
+                    break
+                before = page.rows[0].seq
+            assert [row.text for row in holders] == [table]
+
+
+async def test_snapshot_frames_carry_only_the_new_tail(store: Store) -> None:
+    session = await new_session(store)
+    frames = await feed(
+        store,
+        [reply(session, "Hello"), reply(session, "Hello, world"), reply(session, "Hello, world!")],
+    )
+    assert [(f.part, f.n, f.delta) for f in frames] == [
+        ("Hello", 5, True),
+        (", world", 12, True),
+        ("!", 13, True),
+    ]
+    assert len({f.key for f in frames}) == 1
+
+
+async def test_exact_and_whitespace_resends_add_nothing(store: Store) -> None:
+    session = await new_session(store)
+    text = "The migration ran:\n\n- users: 12 rows\n- orders: 40 rows"
+    frames = await feed(
+        store,
+        [
+            reply(session, text),
+            reply(session, text),
+            reply(session, text.replace("\n\n", "\n ") + "  "),
+        ],
+    )
+    assert len(frames) == 1
+    await store.end_turn(session)
+    assert texts(await store.all_rows(session)) == [("agent", text)]
+
+
+async def test_a_short_id_less_resend_is_kept_twice(store: Store) -> None:
+    session = await new_session(store)
+    await feed(
+        store,
+        [
+            reply(session, "Thanks, done"),
+            update(session, sessionUpdate="tool_call", toolCallId="t", title="x"),
+            reply(session, "Thanks, done"),
+        ],
+    )
+    await store.end_turn(session)
+    assert [r.text for r in await store.all_rows(session) if r.kind == "agent"] == [
+        "Thanks, done"
+    ] * 2
+
+
+async def test_a_whole_block_recap_folds_into_the_row_it_repeats(store: Store) -> None:
+    session = await new_session(store)
+    first = "I read the config and the port is 8080 in every environment."
+    view = ViewTranscript()
+    await feed(
+        store,
+        [
+            *(reply(session, p) for p in pieces(first)),
+            update(session, sessionUpdate="tool_call", toolCallId="t", title="Read"),
+            reply(session, first.replace(" ", "  ")),  # the recap, whitespace changed
+            update(session, sessionUpdate="tool_call_update", toolCallId="t", status="completed"),
+            reply(session, first + " Nothing else to change."),
+        ],  # the recap, extended
+        view,
+    )
+    await store.end_turn(session)
+    rows = await store.all_rows(session)
+    assert texts(rows) == [("agent", first + " Nothing else to change."), ("tool", "")]
+    assert texts(view) == texts(rows)
+
+
+async def test_message_ids_key_rows_across_tool_calls_and_kinds(store: Store) -> None:
+    session = await new_session(store)
+    await store.begin_turn(session, "go")
+    await feed(
+        store,
+        [
+            thought(session, "plan: ", "m1"),
+            reply(session, "Working", "m1"),  # same id, other kind: another row
+            thought(session, "read first", "m1"),
+            update(session, sessionUpdate="tool_call", toolCallId="t", title="Read"),
+            reply(session, " on it.", "m1"),  # one id is one message, even after a tool call
+            reply(session, "(aside)"),  # id-less from an id-sending agent: its own row
+            reply(session, " Done.", "m1"),
+        ],
+    )
+    await store.end_turn(session)
+    await store.begin_turn(session, "again")
+    await feed(store, [reply(session, "New turn, same id.", "m1")])
+    await store.end_turn(session)
+    rows = await store.all_rows(session)
+    assert texts(rows) == [
+        ("user", "go"),
+        ("thought", "plan: read first"),
+        ("agent", "Working on it. Done."),
+        ("tool", ""),
+        ("agent", "(aside)"),
+        ("user", "again"),
+        ("agent", "New turn, same id."),
+    ]
+    assert rows[2].key == "agent:1:m1"
+    assert rows[6].key == "agent:2:m1"
+
+
+async def test_replies_separated_only_by_a_tool_call_are_two_rows(store: Store) -> None:
+    session = await new_session(store)
+    await feed(
+        store,
+        [
+            reply(session, "Let me look."),
+            update(session, sessionUpdate="tool_call", toolCallId="a", title="ls"),
+            reply(session, "Found it."),
+            update(session, sessionUpdate="usage_update", used=1, size=2),
+            reply(session, "Bye."),
+        ],
+    )
+    await store.end_turn(session)
+    assert [r.text for r in await store.all_rows(session) if r.kind == "agent"] == [
+        "Let me look.",
+        "Found it.",
+        "Bye.",
+    ]
+
+
+async def test_empty_chunks_open_no_bubble(store: Store) -> None:
+    session = await new_session(store)
+    frames = await feed(store, [reply(session, ""), thought(session, ""), reply(session, "")])
+    assert frames == []
+    await store.end_turn(session)
+    assert await store.all_rows(session) == []
+
+
+async def test_tool_update_before_start_and_repeated_start(store: Store) -> None:
+    session = await new_session(store)
+    frames = await feed(
+        store,
+        [
+            update(
+                session,
+                sessionUpdate="tool_call_update",
+                toolCallId="g1",
+                status="in_progress",
+                content=[{"type": "content", "content": {"type": "text", "text": "a"}}],
+            ),
+            update(
+                session, sessionUpdate="tool_call", toolCallId="g1", title="Shell", kind="execute"
+            ),
+            update(
+                session, sessionUpdate="tool_call", toolCallId="g1", title="Shell", kind="execute"
+            ),
+            update(
+                session,
+                sessionUpdate="tool_call_update",
+                toolCallId="g1",
+                status="completed",
+                content=[{"type": "content", "content": {"type": "text", "text": "b"}}],
+            ),
+        ],
+    )
+    assert len({f.key for f in frames}) == 1
+    assert not any(f.delta for f in frames)
+    rows = await store.all_rows(session)
+    assert len(rows) == 1
+    assert rows[0].payload == {
+        "toolCallId": "g1",
+        "status": "completed",
+        "title": "Shell",
+        "kind": "execute",
+        "content": [{"type": "content", "content": {"type": "text", "text": "b"}}],
+    }
+
+
+async def test_a_tool_row_evicted_from_memory_is_found_again(store: Store) -> None:
+    session = await new_session(store)
+    for number in range(NAMED_ROWS + 5):
+        await store.apply(
+            update(session, sessionUpdate="tool_call", toolCallId=f"c{number}", title=f"t{number}")
+        )
+    await store.apply(
+        update(session, sessionUpdate="tool_call_update", toolCallId="c0", status="failed")
+    )
+    rows = await store.all_rows(session)
+    assert len(rows) == NAMED_ROWS + 5
+    assert rows[0].payload == {"toolCallId": "c0", "title": "t0", "status": "failed"}
+
+
+async def test_a_plan_replaces_its_turns_plan_in_place(store: Store) -> None:
+    session = await new_session(store)
+    step = {"content": "write tests", "priority": "high"}
+    await store.begin_turn(session, "plan it")
+    await store.apply(
+        update(session, sessionUpdate="plan", entries=[{**step, "status": "pending"}])
+    )
+    await store.apply(reply(session, "working"))
+    await store.apply(
+        update(session, sessionUpdate="plan", entries=[{**step, "status": "completed"}])
+    )
+    await store.begin_turn(session, "next")
+    await store.apply(update(session, sessionUpdate="plan", entries=[]))
+    rows = [r for r in await store.all_rows(session) if r.kind == "plan"]
+    assert [r.payload for r in rows] == [
+        {"entries": [{**step, "status": "completed"}]},
+        {"entries": []},
+    ]
+    assert [r.turn for r in rows] == [1, 2]
+
+
+async def test_session_metadata_updates_are_stored_on_the_session(store: Store) -> None:
+    session = await new_session(store)
+    await store.update_session(session, modes={"currentModeId": "default", "availableModes": []})
+    await feed(
+        store,
+        [
+            update(session, sessionUpdate="current_mode_update", currentModeId="plan"),
+            update(
+                session,
+                sessionUpdate="config_option_update",
+                configOptions=[{"id": "model", "currentValue": "x"}],
+            ),
+            update(
+                session,
+                sessionUpdate="available_commands_update",
+                availableCommands=[{"name": "init", "description": "d"}],
+            ),
+            update(session, sessionUpdate="usage_update", used=10, size=100),
+            update(
+                session,
+                sessionUpdate="usage_update",
+                used=20,
+                size=100,
+                cost={"amount": 0.5, "currency": "USD"},
+            ),
+            update(session, sessionUpdate="session_info_update", title="Fix the build"),
+        ],
+    )
+    record = await store.get_session(session)
+    assert record is not None
+    assert record.modes == {"currentModeId": "plan", "availableModes": []}
+    assert record.config_options == ({"id": "model", "currentValue": "x"},)
+    assert record.commands == ({"name": "init", "description": "d"},)
+    assert record.usage == {"used": 20, "size": 100, "cost": {"amount": 0.5, "currency": "USD"}}
+    assert record.title == "Fix the build"
+    assert await store.all_rows(session) == []
+
+
+async def test_the_open_message_waits_in_memory_but_reads_see_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path, flush_interval=3600) as store:
+        session = await new_session(store)
+        await store.begin_turn(session, "hi")
+        await feed(store, [reply(session, p) for p in pieces("streaming along nicely", 4)])
+        on_disk = stored(path, "SELECT kind, text FROM messages ORDER BY seq")
+        assert on_disk == [("user", "hi")]  # the prompt is durable, the open reply not yet
+        page = await store.page_before(session)
+        assert texts(page.rows) == [("user", "hi"), ("agent", "streaming along nicely")]
+        await store.apply(update(session, sessionUpdate="tool_call", toolCallId="t", title="x"))
+        assert stored(path, "SELECT text FROM messages WHERE kind = 'agent'") == [
+            ("streaming along nicely",)
+        ]
+
+
+async def test_the_flush_timer_writes_the_open_message(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path, flush_interval=0.02) as store:
+        session = await new_session(store)
+        await feed(store, [reply(session, "partial answer")])
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if stored(path, "SELECT text FROM messages"):
+                break
+        assert stored(path, "SELECT text FROM messages") == [("partial answer",)]
+        await feed(store, [reply(session, ", continued")])
+    assert stored(path, "SELECT text FROM messages") == [("partial answer, continued",)]
+
+
+async def test_durable_facts_are_committed_before_apply_returns(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path, flush_interval=3600) as store:
+        session = await new_session(store)
+        await store.apply(
+            note(
+                session,
+                "permission",
+                "Allowed once: Write notes.md",
+                optionId="allow",
+                toolCallId="t",
+            )
+        )
+        await store.apply(note(session, "error", "The agent exited with code 3"))
+        assert stored(path, "SELECT kind, text, payload FROM messages ORDER BY seq") == [
+            ("permission", "Allowed once: Write notes.md", '{"optionId":"allow","toolCallId":"t"}'),
+            ("error", "The agent exited with code 3", None),
+        ]
+
+
+async def test_reads_do_not_wait_for_a_writer(store: Store) -> None:
+    session = await new_session(store)
+    await store.apply(note(session, "notice", "hello"))
+    blocker = sqlite3.connect(store.path, timeout=0)
+    blocker.execute("BEGIN IMMEDIATE")
+    blocker.execute("UPDATE sessions SET title = 'locked' WHERE id = ?", (session,))
+    try:
+        page = await asyncio.wait_for(store.page_before(session), timeout=1)
+        assert texts(page.rows) == [("notice", "hello")]
+    finally:
+        blocker.rollback()
+        blocker.close()
+
+
+async def test_seq_and_turn_continue_after_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path) as store:
+        session = await new_session(store)
+        await store.begin_turn(session, "one")
+        await store.apply(reply(session, "first answer"))
+    async with await Store.open(path) as store:
+        turn, frames = await store.begin_turn(session, "two")
+        await store.apply(reply(session, "second answer"))
+        await store.end_turn(session)
+        rows = await store.all_rows(session)
+    assert turn == 2
+    assert frames[0].seq == 3
+    assert [(r.seq, r.turn, r.text) for r in rows] == [
+        (1, 1, "one"),
+        (2, 1, "first answer"),
+        (3, 2, "two"),
+        (4, 2, "second answer"),
+    ]
+
+
+async def test_replay_after_restart_is_dropped_when_the_transcript_is_stored(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path) as store:
+        session = await new_session(store)
+        await store.begin_turn(session, "what is 2+2?")
+        await feed(store, [reply(session, p) for p in pieces("It is 4.", 3)])
+        await store.end_turn(session)
+    async with await Store.open(path) as store:
+        window = await store.begin_replay(session)
+        assert not window.keep
+        replayed = await feed(
+            store,
+            [
+                update(
+                    session,
+                    sessionUpdate="user_message_chunk",
+                    content={"type": "text", "text": "what is 2+2?"},
+                ),
+                reply(session, "It is 4."),
+                update(session, sessionUpdate="tool_call", toolCallId="old", title="x"),
+                update(session, sessionUpdate="current_mode_update", currentModeId="plan"),
+            ],
+        )
+        await store.end_replay(session)
+        assert replayed == []
+        await store.apply(reply(session, "A live line after the load."))
+        rows = await store.all_rows(session)
+        record = await store.get_session(session)
+    assert texts(rows) == [
+        ("user", "what is 2+2?"),
+        ("agent", "It is 4."),
+        ("agent", "A live line after the load."),
+    ]
+    assert record is not None
+    assert record.modes == {"currentModeId": "plan"}
+
+
+async def test_replay_is_kept_when_the_store_holds_nothing(store: Store) -> None:
+    session = await new_session(store)
+    window = await store.begin_replay(session)
+    assert window.keep
+    user = "user_message_chunk"
+    await feed(
+        store,
+        [
+            update(session, sessionUpdate=user, content={"type": "text", "text": "first question"}),
+            reply(session, "first "),
+            reply(session, "answer"),
+            update(session, sessionUpdate=user, content={"type": "text", "text": "second "}),
+            update(session, sessionUpdate=user, content={"type": "text", "text": "question"}),
+            thought(session, "hmm"),
+            reply(session, "second answer"),
+        ],
+    )
+    await store.end_replay(session)
+    turn, _ = await store.begin_turn(session, "third question")
+    rows = await store.all_rows(session)
+    assert [(r.turn, r.kind, r.text) for r in rows] == [
+        (1, "user", "first question"),
+        (1, "agent", "first answer"),
+        (2, "user", "second question"),
+        (2, "thought", "hmm"),
+        (2, "agent", "second answer"),
+        (3, "user", "third question"),
+    ]
+    assert turn == 3
+
+
+async def test_sessions_are_created_listed_updated_and_deleted(store: Store) -> None:
+    first = await store.create_session(agent="demo", command=["python", "demo.py"], cwd="/src")
+    second = await store.create_session(
+        agent="gemini", command=["gemini", "--acp"], cwd="/w", title="T"
+    )
+    assert first.id != second.id
+    assert first.command == ("python", "demo.py")
+    assert first.status == "idle"
+    await store.update_session(
+        first.id, title="Renamed", status="working", agent_session_id="abc", last_read_seq=4
+    )
+    record = await store.get_session(first.id)
+    assert record is not None
+    assert (record.title, record.status, record.agent_session_id, record.last_read_seq) == (
+        "Renamed",
+        "working",
+        "abc",
+        4,
+    )
+    assert [s.id for s in await store.list_sessions()] == [first.id, second.id]
+    await store.apply(note(second.id, "notice", "x"))
+    assert next(s.id for s in await store.list_sessions()) == second.id  # newest activity first
+    await store.delete_session(second.id)
+    assert await store.get_session(second.id) is None
+    assert await store.all_rows(second.id) == []
+    with pytest.raises(UnknownSession):
+        await store.update_session("nope", title="x")
+    with pytest.raises(UnknownSession):
+        await store.apply(reply("nope", "x"))
+    with pytest.raises(ValueError, match="not session fields"):
+        await store.update_session(first.id, colour="red")
+
+
+async def test_eight_sessions_streaming_at_once_lose_nothing(store: Store) -> None:
+    sessions = [await new_session(store, f"a{i}") for i in range(8)]
+    texts_sent = {
+        s: markdown_reply(__import__("random").Random(i), 3000) for i, s in enumerate(sessions)
+    }
+    views = {s: ViewTranscript() for s in sessions}
+
+    async def stream(session: str) -> None:
+        for piece in pieces(texts_sent[session], 4):
+            for frame in await store.apply(reply(session, piece)):
+                views[session].apply(frame)
+            await asyncio.sleep(0)
+        await store.end_turn(session)
+
+    await asyncio.gather(*(stream(s) for s in sessions))
+    for session in sessions:
+        rows = await store.all_rows(session)
+        assert texts(rows) == [("agent", texts_sent[session])]
+        assert texts(views[session]) == texts(rows)
