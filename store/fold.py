@@ -228,7 +228,6 @@ def text_route(
 
 # Rule 4: tool calls and plans -----------------------------------------------------------------
 
-_REPLACED_LISTS = frozenset({"content", "locations"})
 _NOT_STORED = frozenset({"sessionUpdate"})
 
 
@@ -247,8 +246,6 @@ def merge_tool(existing: Mapping[str, Any] | None, update: Mapping[str, Any]) ->
         held = merged.get(name)
         if name == "_meta" and isinstance(held, dict) and isinstance(value, Mapping):
             merged[name] = {**held, **value}
-        elif name in _REPLACED_LISTS:
-            merged[name] = list(value) if isinstance(value, list | tuple) else value
         else:
             merged[name] = value
     return merged

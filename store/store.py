@@ -180,10 +180,14 @@ class Store:
             self._timer = None
         if self._flush_task is not None:
             await asyncio.gather(self._flush_task, return_exceptions=True)
-        await self.flush()
-        self._closed = True
-        await self._reader.close()
-        await self._writer.close()
+        try:
+            await self.flush()
+        finally:
+            # Even when the last write fails, the connections (and their threads) must go,
+            # or the process could never exit.
+            self._closed = True
+            await self._reader.close()
+            await self._writer.close()
 
     async def __aenter__(self) -> Store:
         return self
