@@ -171,15 +171,17 @@ async def build_session(path: Path, messages: int) -> Store:
     return await Store.open(path)
 
 
-async def tail_latency(store: Store, reads: int) -> float:
-    """Median seconds for a cold tail-page read (a fresh page each time)."""
-    samples = []
+async def tail_latencies(big: Store, small: Store, reads: int) -> tuple[float, float]:
+    """Median seconds of a tail-page read in each store, reads alternating between them so
+    that both see the same machine."""
+    samples: tuple[list[float], list[float]] = ([], [])
     for _ in range(reads):
-        started = time.perf_counter()
-        page = await store.page_before(SESSION)
-        samples.append(time.perf_counter() - started)
-        assert page.rows
-    return statistics.median(samples)
+        for store, into in ((big, samples[0]), (small, samples[1])):
+            started = time.perf_counter()
+            page = await store.page_before(SESSION)
+            into.append(time.perf_counter() - started)
+            assert page.rows
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 async def timed(run: Awaitable[object]) -> float:
@@ -213,15 +215,11 @@ async def measure(turns: int, repeat: int) -> dict[str, Any]:
         ratio = await rows_per_message(events, work, base / "check.db")
         big = await build_session(base / "big.db", 100_000)
         small = await build_session(base / "small.db", 1_000)
-        big_tail, small_tail = [], []
-        for _ in range(repeat):
-            big_tail.append(await tail_latency(big, 50))
-            small_tail.append(await tail_latency(small, 50))
+        tail_big, tail_small = await tail_latencies(big, small, 200 * repeat)
         await big.close()
         await small.close()
     best = {name: min(values) for name, values in runs.items()}
     rate = {name: chunks / seconds for name, seconds in best.items() if name != "insert"}
-    tail_big, tail_small = statistics.median(big_tail), statistics.median(small_tail)
     return {
         "chunks": chunks,
         "messages": len(work.messages),

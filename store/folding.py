@@ -17,6 +17,7 @@ from store.chunks import META_UPDATES, NOTE_KINDS, PLAN_UPDATE, TEXT_UPDATES, TO
 from store.fold import (
     RECAP_FLOOR,
     RECAP_LOOKBACK,
+    TEXT_KINDS,
     Growth,
     OpenRow,
     RecentRow,
@@ -240,7 +241,7 @@ class SessionFold:
             del self.unsaved[row.seq]
 
     def seal(self) -> LiveRow | None:
-        """Close the open text row; return it when it holds unwritten text."""
+        """Close the open row; return it when it holds unwritten changes."""
         row = self.open
         if row is None:
             return None
@@ -254,7 +255,7 @@ class SessionFold:
         sealed = self.seal()
         self.open = row
         self._open_info = OpenRow(row.key, row.kind, row.turn, row.named)
-        if row not in self._recent:
+        if row.kind in TEXT_KINDS and row not in self._recent:
             self._recent.append(row)
         return sealed
 
@@ -299,20 +300,24 @@ class SessionFold:
     def apply(self, chunk: Chunk, now: float) -> tuple[list[Frame], list[LiveRow]]:
         """Fold one chunk. Returns the frames for views and the rows to write now.
 
-        Text rows are written when they seal; everything else (tool calls, plans,
-        notices, decisions) is a durable fact written at once. Other changed rows stay in
-        `unsaved` for the Store's flush timer.
+        The open row (a streaming message, or a tool call receiving its updates) is
+        written when it seals; plans, notices and decisions are durable facts written at
+        once. Other changed rows stay in `unsaved` for the Store's flush timer.
         """
         if self.dropping(chunk):
             return [], []
         kind = TEXT_UPDATES.get(chunk.update)
         if kind is not None:
             return self._apply_text(kind, chunk, now)
-        sealed = self.seal()
         if chunk.update in TOOL_UPDATES:
             row = self._named_or_new("tool", tool_key(chunk.tool_call_id or ""), now)
             row.payload = merge_tool(row.payload, chunk.data)
-        elif chunk.update == PLAN_UPDATE:
+            row.touch(now)
+            self._changed(row)
+            sealed = self._make_open(row)
+            return [row.frame()], [sealed] if sealed is not None else []
+        sealed = self.seal()
+        if chunk.update == PLAN_UPDATE:
             row = self._named_or_new("plan", plan_key(self.turn), now)
             row.payload = plan_payload(chunk.data.get("entries") or [])
         elif chunk.update in META_UPDATES:

@@ -324,6 +324,44 @@ async def test_the_open_message_waits_in_memory_but_reads_see_it(tmp_path: Path)
         ]
 
 
+async def test_a_tool_call_receiving_updates_is_written_when_it_seals(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path, flush_interval=3600) as store:
+        session = await new_session(store)
+        await feed(
+            store,
+            [
+                update(
+                    session,
+                    sessionUpdate="tool_call",
+                    toolCallId="t",
+                    title="Run",
+                    status="pending",
+                ),
+                update(
+                    session, sessionUpdate="tool_call_update", toolCallId="t", status="in_progress"
+                ),
+            ],
+        )
+        assert stored(path, "SELECT kind FROM messages") == []
+        page = await store.page_before(session)
+        assert [r.payload for r in page.rows] == [
+            {"toolCallId": "t", "title": "Run", "status": "in_progress"}
+        ]
+        await feed(
+            store,
+            [
+                update(
+                    session, sessionUpdate="tool_call_update", toolCallId="t", status="completed"
+                ),
+                reply(session, "It ran."),
+            ],
+        )
+        assert stored(path, "SELECT kind, payload FROM messages") == [
+            ("tool", '{"toolCallId":"t","title":"Run","status":"completed"}')
+        ]
+
+
 async def test_the_flush_timer_writes_the_open_message(tmp_path: Path) -> None:
     path = tmp_path / "c.db"
     async with await Store.open(path, flush_interval=0.02) as store:
