@@ -1,8 +1,14 @@
-"""Where Cockpit keeps its files: the platform's user data folder, or COCKPIT_HOME."""
+"""Where Cockpit keeps its files.
+
+`COCKPIT_HOME` relocates everything Cockpit owns (the store, logs, its config), which is
+how tests and users isolate one setup from another; otherwise the platform's user data
+and config folders are used.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import platformdirs
@@ -11,15 +17,35 @@ APP_NAME = "cockpit"
 DATABASE_NAME = "cockpit.db"
 
 
-def data_dir(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
-    """The folder holding the store: `$COCKPIT_HOME` when set, else the user data folder."""
-    env = os.environ if environ is None else environ
-    home = env.get("COCKPIT_HOME")
+def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if environ is None else environ
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder holding the store and logs: `$COCKPIT_HOME`, else the user data folder."""
+    home = _env(environ).get("COCKPIT_HOME")
     if home:
         return Path(home).expanduser()
     return platformdirs.user_data_path(APP_NAME, appauthor=False)
 
 
-def database_path(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder holding the user's `agents.toml` and themes: `$COCKPIT_HOME/config` when
+    COCKPIT_HOME is set, else the user config folder."""
+    home = _env(environ).get("COCKPIT_HOME")
+    if home:
+        return Path(home).expanduser() / "config"
+    return platformdirs.user_config_path(APP_NAME, appauthor=False)
+
+
+def database_path(environ: Mapping[str, str] | None = None) -> Path:
     """The store's SQLite file."""
     return data_dir(environ) / DATABASE_NAME
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and parents) owner-only if missing; return it."""
+    if not path.exists():
+        path.mkdir(parents=True, mode=0o700)
+        path.chmod(0o700)
+    return path

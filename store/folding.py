@@ -369,12 +369,9 @@ class SessionFold:
         else:
             target = self._recap_of(kind, text) if key is None else None
             if target is not None:
-                row = target
-                growth = fold_recap(row.text, text)
-                solid = None if growth.text != text else solid
-            else:
-                row = self._new_row(kind, key, named=key is not None, now=now)
-                growth = Growth(text)
+                return self._fold_recap(target, text, now)
+            row = self._new_row(kind, key, named=key is not None, now=now)
+            growth = Growth(text)
         sealed = self._make_open(row)
         frames: list[Frame] = []
         if not growth.is_empty:
@@ -382,6 +379,18 @@ class SessionFold:
             self._changed(row)
             frames.append(row.frame(growth))
         return frames, [sealed] if sealed is not None else []
+
+    def _fold_recap(self, row: LiveRow, text: str, now: float) -> tuple[list[Frame], list[LiveRow]]:
+        """A recap is a whole block re-sent: it folds into the row it repeats and leaves
+        no row open, so the text that follows starts a message of its own."""
+        sealed = self.seal()
+        growth = fold_recap(row.text, text)
+        written = [sealed] if sealed is not None else []
+        if growth.is_empty:
+            return [], written
+        row.grow(growth, now)
+        self._changed(row)
+        return [row.frame(growth)], [*written, row]
 
     def _recap_of(self, kind: str, text: str) -> LiveRow | None:
         if len(text) < RECAP_FLOOR:

@@ -234,8 +234,7 @@ class Store:
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         """The stored session with this id, or None (metadata waiting for a flush included)."""
-        if self._meta:
-            await self.flush()
+        await self._metadata_written()
         async with self._reader.execute(
             "SELECT * FROM sessions WHERE id = ?", (session_id,)
         ) as cur:
@@ -244,11 +243,18 @@ class Store:
 
     async def list_sessions(self) -> list[SessionRecord]:
         """Every stored session, most recently updated first."""
-        if self._meta:
-            await self.flush()
+        await self._metadata_written()
         async with self._reader.execute("SELECT * FROM sessions ORDER BY updated DESC, id") as cur:
             records = await cur.fetchall()
         return [_session_from_db(record) for record in records]
+
+    async def _metadata_written(self) -> None:
+        """Read-your-writes for session metadata: write what waits for the timer, and let a
+        flush already under way finish (the write lock is first come, first served)."""
+        if self._meta:
+            await self.flush()
+        async with self._write_lock:
+            pass
 
     async def update_session(self, session_id: str, **fields: Any) -> None:
         """Change stored fields of a session (title, status, agent_session_id, modes, ...)."""

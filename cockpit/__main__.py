@@ -1,0 +1,5 @@
+"""`python -m cockpit` runs the command line."""
+
+from cockpit.cli import main
+
+raise SystemExit(main())

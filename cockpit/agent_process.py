@@ -1,0 +1,121 @@
+"""One agent subprocess: spawned in its own process group with the user's environment,
+its stderr drained continuously into a log file and a bounded tail for error messages."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from cockpit.processes import GRACE, end_group
+from cockpit.registry import AgentSpec
+
+STDOUT_LIMIT = 1024 * 1024
+"""StreamReader buffer for the agent's stdout; longer lines are read in parts."""
+
+TAIL_BYTES = 8 * 1024
+TAIL_LINES = 20
+
+
+class AgentNotFound(FileNotFoundError):
+    """The agent's program is not installed."""
+
+
+class AgentProcess:
+    """A running agent and the last things it wrote to stderr."""
+
+    def __init__(
+        self, process: asyncio.subprocess.Process, spec: AgentSpec, log_path: Path
+    ) -> None:
+        self.process = process
+        self.spec = spec
+        self.log_path = log_path
+        self._tail = bytearray()
+        self._log = open(log_path, "ab", buffering=0)  # noqa: SIM115 - closed by the drain task
+        assert process.stderr is not None
+        self._drain = asyncio.create_task(self._read_stderr(process.stderr))
+
+    @classmethod
+    async def spawn(
+        cls,
+        spec: AgentSpec,
+        cwd: Path,
+        log_path: Path,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> AgentProcess:
+        """Start the agent. The environment is the user's, plus the entry's `env`, plus
+        `extra_env`: API keys the user exported reach the agent."""
+        env = {**os.environ, **spec.env, **(extra_env or {})}
+        log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *spec.command,
+                cwd=cwd,
+                env=env,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                limit=STDOUT_LIMIT,
+            )
+        except FileNotFoundError as error:
+            hint = f" To install it: {spec.install}" if spec.install else ""
+            raise AgentNotFound(
+                f"The agent program {spec.command[0]!r} was not found.{hint}"
+            ) from error
+        except PermissionError as error:
+            raise AgentNotFound(
+                f"The agent program {spec.command[0]!r} cannot be run: {error}"
+            ) from error
+        return cls(process, spec, log_path)
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once the agent has exited and was reaped."""
+        return self.process.returncode
+
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        try:
+            while chunk := await stream.read(65536):
+                self._log.write(chunk)
+                self._tail += chunk
+                if len(self._tail) > TAIL_BYTES:
+                    del self._tail[: len(self._tail) - TAIL_BYTES]
+        finally:
+            self._log.close()
+
+    def stderr_tail(self, lines: int = TAIL_LINES) -> str:
+        """The last lines the agent wrote to stderr."""
+        text = self._tail.decode("utf-8", "replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    async def wait(self) -> int:
+        """Wait for the agent to exit (and its stderr to be read to the end)."""
+        code = await self.process.wait()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(self._drain), 1)
+        return code
+
+    async def stop(self, grace: float = GRACE) -> int:
+        """Close stdin, then SIGTERM the whole group, then SIGKILL after `grace`."""
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.process.stdin.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), min(0.5, grace))
+        code = await end_group(self.process, grace)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(self._drain), 1)
+        return code

@@ -1,0 +1,396 @@
+"""The `cockpit` command line: headless runs, listing, showing and exporting sessions.
+
+Exit codes of `cockpit run`: 0 when the turn ends normally (`end_turn`); 1 when it stops
+for another reason (max_tokens, refusal...); 3 when the agent cannot start or dies;
+130 when the turn was cancelled (Ctrl-C). Usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TextIO
+
+from cockpit import __version__
+from cockpit.bundled import agents_dir
+from cockpit.engine import Engine
+from cockpit.events import EngineEvent, FramesEvent, PermissionEvent, PermissionRequest, StatusEvent
+from cockpit.live import StartError
+from cockpit.paths import data_dir
+from cockpit.permissions import policy_choice
+from cockpit.registry import DEFAULT_AGENT, AgentSpec, Registry, agent_from_command, load_registry
+from cockpit.sanitize import printable
+from cockpit.textout import plan_lines, tool_line, tool_output, transcript_markdown, transcript_text
+from store import Frame, Row, ViewTranscript
+
+EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_CANCELLED = 0, 1, 2, 3, 130
+
+
+def demo_scenarios() -> dict[str, str]:
+    """The demo agent's scenario words, read from its source without running it."""
+    path = agents_dir() / "demo_agent.py"
+    if not path.is_file():
+        return {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "SCENARIOS" for t in targets):
+            found = ast.literal_eval(value)
+            return {str(word): str(what) for word, what in found.items()}
+    return {}
+
+
+def age(seconds: float) -> str:
+    """A compact age: 42s, 5m, 3h, 2d."""
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{max(int(seconds), 0)}s"
+
+
+class StreamPrinter:
+    """Prints a live session to a stream as it arrives: text as it streams, one line per
+    tool call state, plans, decisions and notices."""
+
+    def __init__(self, out: TextIO, session: str, *, sanitize: bool) -> None:
+        self.out = out
+        self.session = session
+        self.sanitize = sanitize
+        self.view = ViewTranscript()
+        self._last_key: str | None = None
+        self._tool_lines: dict[str, str] = {}
+        self._at_line_start = True
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(printable(text) if self.sanitize else text)
+        self._at_line_start = text.endswith("\n")
+        self.out.flush()
+
+    def _block(self, key: str, header: str = "") -> None:
+        if self._last_key != key:
+            if self._last_key is not None:
+                self.write("\n" if self._at_line_start else "\n\n")
+            self._last_key = key
+            self.write(header)
+
+    def frame(self, frame: Frame) -> None:
+        before = self.view.get(frame.key)
+        held = before.text if before is not None else ""
+        bubble = self.view.apply(frame)
+        if bubble is None or frame.kind == "user":
+            return
+        if frame.kind in ("agent", "thought"):
+            self._block(frame.key, "(thinking) " if frame.kind == "thought" else "")
+            added = bubble.text[len(held) :] if bubble.text.startswith(held) else "\n" + bubble.text
+            self.write(added)
+        elif frame.kind == "tool":
+            line = tool_line(bubble.payload)
+            if self._tool_lines.get(frame.key) != line:
+                self._tool_lines[frame.key] = line
+                self._block(f"{frame.key}:{line}", line)
+                output = (
+                    tool_output(bubble.payload)
+                    if (bubble.payload or {}).get("status") in ("completed", "failed")
+                    else ""
+                )
+                for text in output.splitlines()[:10]:
+                    self.write(f"\n    {text}")
+        elif frame.kind == "plan":
+            self._block(
+                f"plan:{frame.seq}:{len(self.view)}",
+                "Plan:\n" + "\n".join(f"  {line}" for line in plan_lines(bubble.payload)),
+            )
+        else:
+            mark = {"notice": "! ", "error": "ERROR: ", "permission": "* "}.get(frame.kind, "")
+            self._block(frame.key, mark + bubble.text)
+
+    def finish(self) -> None:
+        if not self._at_line_start:
+            self.write("\n")
+
+
+def make_policy(
+    yes: bool, allow: set[str], interactive: bool
+) -> Callable[[PermissionRequest], str | None]:
+    """What `cockpit run` answers without asking: everything with --yes, the kinds listed
+    by --allow; the rest is asked on a terminal and rejected otherwise."""
+
+    def policy(request: PermissionRequest) -> str | None:
+        if yes or request.kind in allow:
+            option = policy_choice(request.options, allow=True)
+        elif interactive:
+            return None
+        else:
+            option = policy_choice(request.options, allow=False)
+        return str(option["optionId"]) if option is not None else None
+
+    return policy
+
+
+async def ask_on_terminal(
+    engine: Engine, request: PermissionRequest, printer: StreamPrinter
+) -> None:
+    """Ask the user to pick one of the agent's options on the terminal."""
+    printer.write(f"\n? The agent asks to: {request.title} [{request.kind}]\n")
+    for diff in request.diffs():
+        printer.write(f"  would change {diff.get('path')}\n")
+    for number, option in enumerate(request.options, start=1):
+        printer.write(f"  {number}. {option.get('name')} ({option.get('kind')})\n")
+    while True:
+        answer = await asyncio.to_thread(input, "choose a number (Enter cancels): ")
+        if not answer.strip():
+            await engine.answer_permission(request.id, None)
+            return
+        if answer.strip().isdigit() and 1 <= int(answer) <= len(request.options):
+            await engine.answer_permission(
+                request.id, str(request.options[int(answer) - 1]["optionId"])
+            )
+            return
+
+
+def resolve_agent(args: argparse.Namespace, registry: Registry) -> AgentSpec:
+    if args.agent_cmd:
+        return agent_from_command(args.agent_cmd)
+    return registry.get(args.agent or DEFAULT_AGENT)
+
+
+async def run_command(args: argparse.Namespace, home: Path) -> int:
+    registry = load_registry()
+    for problem in registry.problems:
+        print(f"cockpit: {problem} (the bundled agents are still available)", file=sys.stderr)
+    try:
+        spec = resolve_agent(args, registry)
+    except (KeyError, ValueError) as error:
+        print(f"cockpit: {error.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    policy = make_policy(args.yes, set(filter(None, (args.allow or "").split(","))), interactive)
+    engine = await Engine.open(
+        home, registry=registry, policy=policy, handshake_timeout=args.timeout
+    )
+    printer = StreamPrinter(sys.stdout, "", sanitize=sys.stdout.isatty())
+    asks: set[asyncio.Task[None]] = set()
+
+    def listen(event: EngineEvent) -> None:
+        if isinstance(event, FramesEvent) and event.session == printer.session:
+            for frame in event.frames:
+                printer.frame(frame)
+        elif (
+            isinstance(event, PermissionEvent)
+            and not event.resolved
+            and event.request.session == printer.session
+        ):
+            task = asyncio.ensure_future(ask_on_terminal(engine, event.request, printer))
+            asks.add(task)
+            task.add_done_callback(asks.discard)
+        elif isinstance(event, StatusEvent) and event.session == printer.session and args.verbose:
+            print(f"[{event.status}] {event.detail}", file=sys.stderr)
+
+    engine.subscribe(listen)
+    loop = asyncio.get_running_loop()
+    try:
+        record = await engine.create_session(spec, args.cwd or os.getcwd())
+        printer.session = record.id
+        cancel = lambda: asyncio.ensure_future(engine.cancel(record.id))  # noqa: E731
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGINT, cancel)
+        try:
+            stop_reason = await engine.prompt(record.id, " ".join(args.prompt))
+        except StartError:
+            stop_reason = "error"
+        printer.finish()
+        print(f"cockpit: session {record.id}", file=sys.stderr) if args.verbose else None
+    except (NotADirectoryError, FileNotFoundError) as error:
+        print(f"cockpit: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)
+        await engine.close()
+    if stop_reason == "end_turn":
+        return EXIT_OK
+    print(f"cockpit: the turn ended with stop reason {stop_reason!r}", file=sys.stderr)
+    return {"cancelled": EXIT_CANCELLED, "error": EXIT_AGENT}.get(stop_reason, EXIT_STOPPED)
+
+
+async def ls_command(args: argparse.Namespace, home: Path) -> int:
+    engine = await Engine.open(home)
+    try:
+        sessions = await engine.sessions()
+    finally:
+        await engine.close()
+    if args.json:
+        print(json.dumps([_session_json(s) for s in sessions], indent=2))
+        return EXIT_OK
+    if not sessions:
+        print('No sessions yet. Start one with: cockpit run "your prompt"')
+        return EXIT_OK
+    now = time.time()
+    for s in sessions:
+        title = printable(s.title or "(untitled)")
+        print(f"{s.id}  {s.status:<8} {s.agent:<12} {age(now - s.updated):>4}  {title}  [{s.cwd}]")
+    return EXIT_OK
+
+
+def _session_json(record: Any) -> dict[str, Any]:
+    data = asdict(record)
+    data["command"] = list(record.command)
+    return data
+
+
+def _row_json(row: Row) -> dict[str, Any]:
+    return {
+        "seq": row.seq,
+        "key": row.key,
+        "kind": row.kind,
+        "role": row.role,
+        "turn": row.turn,
+        "text": row.text,
+        "payload": row.payload,
+        "created": row.created,
+        "updated": row.updated,
+    }
+
+
+async def show_command(args: argparse.Namespace, home: Path) -> int:
+    engine = await Engine.open(home)
+    try:
+        try:
+            record = await engine.find_session(args.session)
+        except KeyError as error:
+            print(f"cockpit: {error.args[0]}", file=sys.stderr)
+            return EXIT_USAGE
+        rows = await engine.store.all_rows(record.id)
+    finally:
+        await engine.close()
+    if args.json:
+        print(
+            json.dumps(
+                {"session": _session_json(record), "rows": [_row_json(r) for r in rows]}, indent=2
+            )
+        )
+    elif args.md:
+        text = transcript_markdown(rows, record.title or f"Session {record.id}")
+        sys.stdout.write(printable(text) if sys.stdout.isatty() else text)
+    else:
+        text = transcript_text(rows)
+        sys.stdout.write(printable(text) if sys.stdout.isatty() else text)
+    return EXIT_OK
+
+
+def agents_command(args: argparse.Namespace) -> int:
+    registry = load_registry()
+    rows: list[dict[str, Any]] = []
+    for spec in registry.agents.values():
+        rows.append(
+            {
+                "name": spec.name,
+                "title": spec.label,
+                "command": list(spec.command),
+                "available": spec.executable() is not None,
+                "install": spec.install,
+                "description": spec.description,
+                "source": spec.source,
+            }
+        )
+    scenarios = demo_scenarios()
+    if args.json:
+        print(
+            json.dumps(
+                {"agents": rows, "problems": registry.problems, "demo_scenarios": scenarios},
+                indent=2,
+            )
+        )
+        return EXIT_OK
+    for row in rows:
+        mark = "available" if row["available"] else "not installed"
+        print(f"{row['name']:<12} {mark:<13} {row['title']}")
+        print(f"{'':<12} {' '.join(row['command'])}")
+        if not row["available"] and row["install"]:
+            print(f"{'':<12} install: {row['install']}")
+    if scenarios:
+        print("\nThe demo agent answers these words in a prompt:")
+        for word, what in scenarios.items():
+            print(f"  {word:<11} {what}")
+    for problem in registry.problems:
+        print(f"\ncockpit: {problem} (the bundled agents are still available)", file=sys.stderr)
+    print('\nRun any other ACP agent with: cockpit run --agent-cmd "CMD ARGS" "prompt"')
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(
+        prog="cockpit", description="A cockpit for many ACP coding-agent sessions."
+    )
+    main.add_argument("--version", action="version", version=f"cockpit {__version__}")
+    main.add_argument(
+        "--data-dir",
+        type=Path,
+        help="where the store lives (default: COCKPIT_HOME or the user data folder)",
+    )
+    commands = main.add_subparsers(dest="command", metavar="COMMAND")
+    run = commands.add_parser("run", help="run one prompt in a new session and stream the reply")
+    chosen = run.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--agent", help=f"a registered agent (default: {DEFAULT_AGENT}; see `cockpit agents`)"
+    )
+    chosen.add_argument(
+        "--agent-cmd", metavar="CMD", help='any ACP agent command, e.g. "my-agent --acp"'
+    )
+    run.add_argument("--cwd", help="the session's folder (default: the current folder)")
+    allow = run.add_mutually_exclusive_group()
+    allow.add_argument("--yes", action="store_true", help="allow every permission request")
+    allow.add_argument("--allow", metavar="KINDS", help="allow these tool kinds, e.g. read,edit")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds the agent may take to start (default 30)",
+    )
+    run.add_argument(
+        "--verbose", action="store_true", help="print session status changes on stderr"
+    )
+    run.add_argument("prompt", nargs="+", help="the prompt")
+    ls = commands.add_parser("ls", help="list stored sessions")
+    ls.add_argument("--json", action="store_true")
+    show = commands.add_parser(
+        "show", help="print a stored session's transcript (the agent is not started)"
+    )
+    show.add_argument("session", help="a session id, or the start of one")
+    form = show.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true")
+    form.add_argument("--md", action="store_true", help="as Markdown")
+    agents = commands.add_parser("agents", help="list known agents and whether they are installed")
+    agents.add_argument("--json", action="store_true")
+    return main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    home = args.data_dir.expanduser() if args.data_dir else data_dir()
+    if args.command == "run":
+        return asyncio.run(run_command(args, home))
+    if args.command == "ls":
+        return asyncio.run(ls_command(args, home))
+    if args.command == "show":
+        return asyncio.run(show_command(args, home))
+    if args.command == "agents":
+        return agents_command(args)
+    parser().print_help()
+    return EXIT_OK

@@ -1,0 +1,268 @@
+"""The session engine: the one interface the TUI and the command line talk to.
+
+It owns the store and every live session. A view reads pages from it and subscribes to
+its events; it never touches ACP or SQL. Nothing here imports Textual, which is what
+lets the engine later run as a background process that a terminal attaches to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cockpit.events import EngineEvent, PermissionRequest, SessionEvent, Status
+from cockpit.live import ContentBlock, LiveSession, PermissionPolicy
+from cockpit.paths import data_dir as default_data_dir
+from cockpit.paths import private_dir
+from cockpit.registry import AgentSpec, Registry, load_registry
+from store import Page, SessionRecord, Store
+from store.paging import PAGE_BYTES, PAGE_ROWS
+
+log = logging.getLogger(__name__)
+
+HANDSHAKE_TIMEOUT = 30.0
+"""Seconds an agent may take to answer initialize and session/new."""
+
+Listener = Callable[[EngineEvent], None]
+
+
+class Engine:
+    """Sessions, their agents and their transcripts."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: Registry,
+        data_dir: Path,
+        *,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        policy: PermissionPolicy | None = None,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.data_dir = data_dir
+        self.handshake_timeout = handshake_timeout
+        self.policy = policy
+        self._live: dict[str, LiveSession] = {}
+        self._listeners: list[Listener] = []
+        self._specs: dict[str, AgentSpec] = {}
+
+    @classmethod
+    async def open(
+        cls,
+        data_dir: Path | None = None,
+        *,
+        registry: Registry | None = None,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        policy: PermissionPolicy | None = None,
+    ) -> Engine:
+        """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default)."""
+        folder = private_dir(data_dir or default_data_dir())
+        store = await Store.open(folder / "cockpit.db")
+        return cls(
+            store,
+            registry or load_registry(),
+            folder,
+            handshake_timeout=handshake_timeout,
+            policy=policy,
+        )
+
+    async def close(self) -> None:
+        """Stop every agent and close the store."""
+        await asyncio.gather(*(live.stop() for live in self._live.values()), return_exceptions=True)
+        self._live.clear()
+        await self.store.close()
+
+    async def __aenter__(self) -> Engine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- events -------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every event; returns the function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: EngineEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("an engine listener failed")
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    async def create_session(
+        self, agent: str | AgentSpec, cwd: str | Path, title: str | None = None
+    ) -> SessionRecord:
+        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`."""
+        spec = self.registry.get(agent) if isinstance(agent, str) else agent
+        folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
+        if not await asyncio.to_thread(folder.is_dir):
+            raise NotADirectoryError(f"{folder} is not a folder")
+        record = await self.store.create_session(
+            agent=spec.name, command=spec.command, cwd=str(folder), title=title
+        )
+        self._specs[record.id] = spec
+        self._emit(SessionEvent(record.id))
+        return record
+
+    async def sessions(self) -> list[SessionRecord]:
+        """Every stored session, most recent first."""
+        return await self.store.list_sessions()
+
+    async def session(self, session_id: str) -> SessionRecord:
+        """One stored session (KeyError when unknown)."""
+        record = await self.store.get_session(session_id)
+        if record is None:
+            raise KeyError(f"no session {session_id!r}")
+        return record
+
+    async def find_session(self, prefix: str) -> SessionRecord:
+        """The session whose id starts with `prefix` (KeyError when none or several)."""
+        matches = [s for s in await self.store.list_sessions() if s.id.startswith(prefix)]
+        if len(matches) != 1:
+            what = "no session" if not matches else f"{len(matches)} sessions"
+            raise KeyError(f"{what} with an id starting {prefix!r}")
+        return matches[0]
+
+    def spec_for(self, record: SessionRecord) -> AgentSpec:
+        """How to run a stored session's agent: the registry's entry for its name, else the
+        command it was created with."""
+        if record.id in self._specs:
+            return self._specs[record.id]
+        if record.agent in self.registry.agents:
+            return self.registry.agents[record.agent]
+        return AgentSpec(name=record.agent, command=tuple(record.command), source="stored session")
+
+    async def rename(self, session_id: str, title: str) -> None:
+        """Give a session a title."""
+        await self.store.update_session(session_id, title=title)
+        self._emit(SessionEvent(session_id))
+
+    async def delete(self, session_id: str) -> None:
+        """Stop a session's agent and forget the session and its transcript."""
+        await self.stop(session_id)
+        await self.store.delete_session(session_id)
+        self._live.pop(session_id, None)
+        self._emit(SessionEvent(session_id))
+
+    async def mark_read(self, session_id: str, seq: int) -> None:
+        """Remember that the user has seen the session up to `seq`."""
+        await self.store.update_session(session_id, last_read_seq=seq)
+
+    # -- live sessions ------------------------------------------------------------------------
+
+    async def _live_session(self, session_id: str) -> LiveSession:
+        live = self._live.get(session_id)
+        if live is None:
+            record = await self.session(session_id)
+            live = LiveSession(
+                record,
+                self.spec_for(record),
+                self.store,
+                self._emit,
+                data_dir=self.data_dir,
+                handshake_timeout=self.handshake_timeout,
+                policy=self.policy,
+            )
+            self._live[session_id] = live
+        return live
+
+    def status(self, session_id: str) -> str:
+        """The live state of a session (CLOSED when no agent runs for it)."""
+        live = self._live.get(session_id)
+        return live.status if live is not None else Status.CLOSED
+
+    async def start(self, session_id: str) -> None:
+        """Start the session's agent (reloading its session when it was stored)."""
+        live = await self._live_session(session_id)
+        if not live.running:
+            await live.start()
+
+    async def stop(self, session_id: str) -> None:
+        """Stop the session's agent; the transcript stays and reopens without it."""
+        live = self._live.get(session_id)
+        if live is not None:
+            await live.stop()
+
+    async def restart(self, session_id: str) -> None:
+        """Stop the agent and start it again."""
+        await self.stop(session_id)
+        await self.start(session_id)
+
+    async def prompt(self, session_id: str, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
+        """Send a prompt (starting the agent if needed); returns the turn's stop reason."""
+        live = await self._live_session(session_id)
+        return await live.prompt(text, blocks)
+
+    async def cancel(self, session_id: str) -> bool:
+        """Cancel the running turn; False when none runs."""
+        live = self._live.get(session_id)
+        return await live.cancel() if live is not None else False
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """Switch the agent's mode."""
+        await (await self._running(session_id)).set_mode(mode_id)
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> None:
+        """Set one of the agent's config options (the model is one)."""
+        await (await self._running(session_id)).set_config_option(config_id, value)
+
+    async def _running(self, session_id: str) -> LiveSession:
+        await self.start(session_id)
+        return self._live[session_id]
+
+    # -- permissions --------------------------------------------------------------------------
+
+    def pending_permissions(self, session_id: str | None = None) -> list[PermissionRequest]:
+        """Requests waiting for the user, oldest first."""
+        requests = [
+            pending.request
+            for live in self._live.values()
+            if session_id is None or live.id == session_id
+            for pending in live.pending.values()
+        ]
+        return sorted(requests, key=lambda request: request.created)
+
+    async def answer_permission(self, request_id: str, option_id: str | None) -> None:
+        """Answer a pending request with one of the agent's options (None cancels it)."""
+        for live in self._live.values():
+            if request_id in live.pending:
+                await live.answer(request_id, option_id)
+                return
+        raise KeyError(f"no pending permission request {request_id!r}")
+
+    # -- reading ------------------------------------------------------------------------------
+
+    async def page(
+        self,
+        session_id: str,
+        before_seq: int | None = None,
+        max_rows: int = PAGE_ROWS,
+        max_bytes: int = PAGE_BYTES,
+    ) -> Page:
+        """The page of rows before `before_seq` (the tail by default), from the store."""
+        return await self.store.page_before(session_id, before_seq, max_rows, max_bytes)
+
+    async def rows_after(self, session_id: str, seq: int) -> Page:
+        """The rows after `seq`, bounded like a page."""
+        return await self.store.rows_after(session_id, seq)
+
+    def live_info(self, session_id: str) -> dict[str, Any]:
+        """What the running agent advertised (empty when none runs)."""
+        live = self._live.get(session_id)
+        return dict(live.capabilities) if live is not None else {}
+
+
+async def shutdown(engine: Engine) -> None:
+    """Close the engine, whatever state the loop is in."""
+    with contextlib.suppress(Exception):
+        await engine.close()

@@ -1,0 +1,80 @@
+"""The files an agent may read and write: everything inside the session's root, nothing else.
+
+Paths are resolved through symlinks before they are checked, so `..`, absolute paths
+elsewhere and links that point out of the root are all refused.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from store.text import clean_text
+
+MAX_READ_BYTES = 16 * 1024 * 1024
+"""Largest file an agent may read in one request."""
+
+
+class OutsideRoot(PermissionError):
+    """The path resolves outside the session's root."""
+
+
+class FileTooLarge(OSError):
+    """The file is larger than an agent may read at once."""
+
+
+def confine(root: Path, path: str) -> Path:
+    """The real path of `path` (absolute, or relative to `root`), if it lies inside `root`.
+
+    Raises OutsideRoot otherwise, naming both paths.
+    """
+    candidate = Path(path) if os.path.isabs(path) else root / path
+    real = Path(os.path.realpath(candidate))
+    real_root = Path(os.path.realpath(root))
+    if real != real_root and real_root not in real.parents:
+        raise OutsideRoot(f"{path} is outside the session's folder {real_root}")
+    return real
+
+
+def select_lines(text: str, line: int | None, limit: int | None) -> str:
+    """The `limit` lines of `text` starting at 1-based `line` (the whole text by default)."""
+    if line is None and limit is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = max((line or 1) - 1, 0)
+    end = start + limit if limit is not None else None
+    return "".join(lines[start:end])
+
+
+def read_text(root: Path, path: str, line: int | None = None, limit: int | None = None) -> str:
+    """Read a text file inside `root` as UTF-8 (undecodable bytes become U+FFFD)."""
+    real = confine(root, path)
+    size = real.stat().st_size
+    if size > MAX_READ_BYTES:
+        raise FileTooLarge(f"{path} is {size} bytes; an agent may read at most {MAX_READ_BYTES}")
+    return select_lines(real.read_bytes().decode("utf-8", "replace"), line, limit)
+
+
+def write_text(root: Path, path: str, content: str) -> Path:
+    """Write a text file inside `root`, creating missing folders; the write is atomic (a
+    reader never sees half a file) and keeps an existing file's permissions."""
+    real = confine(root, path)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    mode = real.stat().st_mode & 0o7777 if real.exists() else None
+    fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".cockpit")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(clean_text(content).encode("utf-8"))
+        os.chmod(temporary, mode if mode is not None else 0o666 & ~_umask())
+        os.replace(temporary, real)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return real
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current

@@ -1,0 +1,893 @@
+"""One running session: its agent process, the ACP connection, and the ordered path from
+what the agent sends to rows in the store.
+
+Every update the agent sends is tapped by the transport, in arrival order, into this
+session's inbox; ONE consumer applies the inbox to the store and emits the frames. The
+turn, permission answers and cancel go through the same inbox, so a decision row always
+lands in order, and is committed before the agent hears the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn, cast
+
+from acp.core import ClientSideConnection
+from acp.schema import (
+    AllowedOutcome,
+    AudioContentBlock,
+    ClientCapabilities,
+    CreateTerminalResponse,
+    DeniedOutcome,
+    EmbeddedResourceContentBlock,
+    FileSystemCapabilities,
+    ImageContentBlock,
+    Implementation,
+    KillTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    ResourceContentBlock,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    TextContentBlock,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
+from pydantic import ValidationError
+
+from acp import PROTOCOL_VERSION, RequestError, text_block
+from cockpit import __version__
+from cockpit.agent_process import AgentProcess
+from cockpit.events import (
+    EngineEvent,
+    FramesEvent,
+    PermissionEvent,
+    PermissionRequest,
+    SessionEvent,
+    Status,
+    StatusEvent,
+)
+from cockpit.files import FileTooLarge, OutsideRoot, read_text, write_text
+from cockpit.permissions import decision_text, find_option, remembered_key
+from cockpit.processes import describe_exit
+from cockpit.registry import AgentSpec
+from cockpit.terminals import Terminals, default_env
+from cockpit.transport import AgentTransport
+from store import Chunk, Frame, SessionRecord, Store, chunk_from_update, note
+from store.chunks import META_UPDATES
+
+log = logging.getLogger(__name__)
+
+ContentBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+"""A block of a prompt, as the SDK models it."""
+
+PermissionPolicy = Callable[[PermissionRequest], str | None]
+"""Given a request, the optionId to answer without asking, or None to ask the user."""
+
+FINISHED_TOOL_STATES = frozenset({"completed", "failed", "cancelled"})
+
+
+class StartError(RuntimeError):
+    """The agent could not be started; the session holds an error row saying why."""
+
+
+@dataclass
+class _Pending:
+    request: PermissionRequest
+    answer: asyncio.Future[str | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+@dataclass
+class _Barrier:
+    """Resolved by the consumer once everything queued before it is applied."""
+
+    done: asyncio.Future[None]
+
+
+class _Client:
+    """The ACP client side the SDK calls: a thin adapter onto the live session."""
+
+    def __init__(self, live: LiveSession) -> None:
+        self._live = live
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Updates are taken, in order, from the transport tap; nothing to do here."""
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: Sequence[Any], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        return await self._live.ask_permission(
+            tool_call.model_dump(by_alias=True, exclude_none=True),
+            [option.model_dump(by_alias=True, exclude_none=True) for option in options],
+        )
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        return ReadTextFileResponse(content=await self._live.read_file(path, line, limit))
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        await self._live.write_file(path, content)
+        return WriteTextFileResponse()
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: Sequence[str] | None = None,
+        env: Sequence[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        variables = {item.name: item.value for item in env or ()}
+        terminal_id = await self._live.create_terminal(
+            command, list(args or ()), variables, cwd, output_byte_limit
+        )
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        terminal = self._live.terminal(terminal_id)
+        status = terminal.exit_status()
+        return TerminalOutputResponse(
+            output=terminal.text(),
+            truncated=terminal.truncated,
+            exit_status=TerminalExitStatus(exit_code=status[0], signal=status[1])
+            if status
+            else None,
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        terminal = await self._live.wait_terminal(terminal_id)
+        code, signal_name = terminal.exit_status() or (None, None)
+        return WaitForTerminalExitResponse(exit_code=code, signal=signal_name)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse:
+        self._live.kill_terminal(terminal_id)
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
+        await self._live.release_terminal(terminal_id)
+        return ReleaseTerminalResponse()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+
+class LiveSession:
+    """A stored session with an agent process attached."""
+
+    def __init__(
+        self,
+        record: SessionRecord,
+        spec: AgentSpec,
+        store: Store,
+        emit: Callable[[EngineEvent], None],
+        *,
+        data_dir: Path,
+        handshake_timeout: float,
+        policy: PermissionPolicy | None = None,
+    ) -> None:
+        self.id = record.id
+        self.record = record
+        self.spec = spec
+        self.root = Path(record.cwd)
+        self._store = store
+        self._emit = emit
+        self._data_dir = data_dir
+        self._handshake_timeout = handshake_timeout
+        self.policy = policy
+        self.status = Status.CLOSED
+        self.process: AgentProcess | None = None
+        self.conn: ClientSideConnection | None = None
+        self.agent_session_id: str | None = record.agent_session_id
+        self.capabilities: dict[str, Any] = {}
+        self._inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._consumer: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self.pending: dict[str, _Pending] = {}
+        self._always: set[tuple[str, str]] = set()
+        self._terminals = Terminals(self.root, default_env())
+        self._terminal_tools: dict[str, str] = {}
+        self._open_tools: dict[str, str] = {}
+        self._permission_ids: dict[Any, str] = {}
+        self._turn_lock = asyncio.Lock()
+        self.turn_active = False
+        self._cancelling = False
+        self._stopping = False
+        self._exit_reported = False
+        self._replayed_users = 0
+        self._background: set[asyncio.Future[None]] = set()
+
+    # -- status -------------------------------------------------------------------------------
+
+    def _set_status(self, status: str, detail: str = "") -> None:
+        self.status = status
+        self._emit(StatusEvent(self.id, status, detail))
+
+    # -- the ordered inbox --------------------------------------------------------------------
+
+    def _tap(self, message: dict[str, Any]) -> None:
+        """Called by the transport for every incoming message, in arrival order."""
+        method = message.get("method")
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return
+        if method == "session/update":
+            if (
+                params.get("sessionId") != self.agent_session_id
+                and self.agent_session_id is not None
+            ):
+                self._inbox.put_nowait(
+                    note(
+                        self.id,
+                        "notice",
+                        "The agent sent an update for another session "
+                        f"({params.get('sessionId')!r}); it was ignored.",
+                    )
+                )
+                return
+            update = params.get("update")
+            self._inbox.put_nowait(update if isinstance(update, dict) else {})
+        elif method == "session/request_permission":
+            tool_call = params.get("toolCall")
+            if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
+                # The tool call a permission is about becomes (or updates) its row, in order:
+                # some agents ask before they ever send the tool call itself.
+                self._inbox.put_nowait({**tool_call, "sessionUpdate": "tool_call_update"})
+                self._permission_ids[message.get("id")] = tool_call["toolCallId"]
+        elif method == "$/cancel_request":
+            tool_call_id = self._permission_ids.pop(params.get("requestId"), None)
+            for pending in list(self.pending.values()):
+                if pending.request.tool_call_id == tool_call_id and not pending.answer.done():
+                    task = asyncio.ensure_future(self._decide(pending, None, "agent"))
+                    self._background.add(task)
+                    task.add_done_callback(self._background.discard)
+
+    def _dropped(self, what: str) -> None:
+        self._inbox.put_nowait(note(self.id, "notice", f"Ignored {what} from the agent."))
+
+    async def _consume(self) -> None:
+        """Apply the inbox to the store, in order, and emit frames in batches."""
+        while True:
+            items = [await self._inbox.get()]
+            while not self._inbox.empty() and len(items) < 512:
+                items.append(self._inbox.get_nowait())
+            frames: list[Frame] = []
+            changed = False
+            for item in items:
+                if isinstance(item, _Barrier):
+                    self._flush_frames(frames)
+                    frames = []
+                    if not item.done.done():
+                        item.done.set_result(None)
+                    continue
+                chunk = item if isinstance(item, Chunk) else chunk_from_update(self.id, item)
+                try:
+                    applied = await self._store.apply(chunk)
+                except Exception:
+                    log.exception("could not store an update of session %s", self.id)
+                    continue
+                frames += applied
+                if chunk.update in META_UPDATES:
+                    changed = True
+                elif chunk.update == "user_message_chunk":
+                    self._replayed_users += 1
+                self._track_tools(applied)
+            self._flush_frames(frames)
+            if changed:
+                self._emit(SessionEvent(self.id))
+
+    def _flush_frames(self, frames: list[Frame]) -> None:
+        if frames:
+            self._emit(FramesEvent(self.id, tuple(frames)))
+
+    def _track_tools(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            if frame.kind != "tool" or frame.payload is None:
+                continue
+            tool_call_id = str(frame.payload.get("toolCallId", ""))
+            status = str(frame.payload.get("status") or "pending")
+            if status in FINISHED_TOOL_STATES:
+                self._open_tools.pop(tool_call_id, None)
+            else:
+                self._open_tools[tool_call_id] = status
+            for item in frame.payload.get("content") or ():
+                if isinstance(item, Mapping) and item.get("type") == "terminal":
+                    self._terminal_tools[str(item.get("terminalId"))] = tool_call_id
+
+    async def _settle(self) -> None:
+        """Wait until everything queued so far is in the store."""
+        barrier = _Barrier(asyncio.get_running_loop().create_future())
+        self._inbox.put_nowait(barrier)
+        await barrier.done
+
+    async def _record(self, chunk: Chunk) -> None:
+        """Queue a row Cockpit writes itself and wait until it is committed."""
+        self._inbox.put_nowait(chunk)
+        await self._settle()
+
+    # -- starting and stopping ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Spawn the agent, shake hands, and open (or reload) its ACP session."""
+        self._stopping = False
+        self._exit_reported = False
+        if self._consumer is None or self._consumer.done():
+            self._consumer = asyncio.create_task(self._consume(), name=f"consume-{self.id}")
+        self._set_status(Status.STARTING, self.spec.label)
+        log_path = self._data_dir / "logs" / f"{self.id}.log"
+        try:
+            self.process = await AgentProcess.spawn(
+                self.spec, self.root, log_path, {"COCKPIT_DATA_DIR": str(self._data_dir)}
+            )
+        except (FileNotFoundError, NotADirectoryError, PermissionError) as error:
+            await self._fail(str(error))
+        transport = AgentTransport(
+            self.process.stdout, self.process.stdin, tap=self._tap, on_dropped=self._dropped
+        )
+        self.conn = ClientSideConnection(cast(Any, _Client(self)), transport)
+        self._watcher = asyncio.create_task(self._watch(self.process), name=f"watch-{self.id}")
+        try:
+            await self._handshake()
+        except StartError:
+            raise
+        except TimeoutError:
+            await self._fail(
+                f"The agent did not answer within {self._handshake_timeout:g} s while starting.",
+                stop=True,
+            )
+        except (RequestError, ValidationError, ConnectionError, OSError) as error:
+            await self._fail(f"The agent failed while starting: {_describe(error)}", stop=True)
+        self._set_status(Status.READY)
+
+    async def _fail(self, message: str, *, stop: bool = False) -> NoReturn:
+        if stop:
+            await self._shutdown()
+        tail = self.process.stderr_tail() if self.process is not None else ""
+        if tail:
+            message += f"\n\nLast lines the agent wrote to stderr:\n{tail}"
+        self._exit_reported = True
+        await self._record(note(self.id, "error", message))
+        await self._store.update_session(self.id, status=Status.ERROR)
+        self._set_status(Status.ERROR, message.splitlines()[0])
+        raise StartError(message)
+
+    async def _handshake(self) -> None:
+        assert self.conn is not None
+        init = await asyncio.wait_for(
+            self.conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                    terminal=True,
+                ),
+                client_info=Implementation(name="cockpit", title="Cockpit", version=__version__),
+            ),
+            self._handshake_timeout,
+        )
+        if init.protocol_version != PROTOCOL_VERSION:
+            await self._fail(
+                f"The agent speaks ACP version {init.protocol_version}; Cockpit speaks version "
+                f"{PROTOCOL_VERSION}.",
+                stop=True,
+            )
+        self.capabilities = (
+            init.agent_capabilities.model_dump(by_alias=True, exclude_none=True)
+            if init.agent_capabilities
+            else {}
+        )
+        if self.agent_session_id is None:
+            await self._new_session()
+        else:
+            await self._reopen()
+
+    async def _new_session(self) -> None:
+        assert self.conn is not None
+        response = await asyncio.wait_for(
+            self.conn.new_session(cwd=str(self.root), mcp_servers=[]), self._handshake_timeout
+        )
+        self.agent_session_id = response.session_id
+        await self._save_session_state(response)
+
+    async def _save_session_state(self, response: Any) -> None:
+        fields: dict[str, Any] = {"agent_session_id": self.agent_session_id, "status": Status.READY}
+        if getattr(response, "modes", None) is not None:
+            fields["modes"] = response.modes.model_dump(by_alias=True, exclude_none=True)
+        if getattr(response, "config_options", None) is not None:
+            fields["config_options"] = [
+                o.model_dump(by_alias=True, exclude_none=True) for o in response.config_options
+            ]
+        await self._store.update_session(self.id, **fields)
+        self._emit(SessionEvent(self.id))
+
+    async def _reopen(self) -> None:
+        """Reconnect to the agent's own session: load it (replay), resume it, or say honestly
+        that the agent starts afresh."""
+        assert self.conn is not None
+        assert self.agent_session_id is not None
+        stored = await self._store.page_before(self.id, max_rows=1)
+        session_caps = self.capabilities.get("sessionCapabilities") or {}
+        if self.capabilities.get("loadSession"):
+            window = await self._store.begin_replay(self.id)
+            self._replayed_users = 0
+            try:
+                response = await asyncio.wait_for(
+                    self.conn.load_session(
+                        cwd=str(self.root), session_id=self.agent_session_id, mcp_servers=[]
+                    ),
+                    self._handshake_timeout * 4,
+                )
+            except RequestError as error:
+                await self._settle()
+                await self._store.end_replay(self.id)
+                await self._fresh_session(
+                    f"the agent could not load its session ({_describe(error)})"
+                )
+                return
+            await self._settle()
+            await self._store.end_replay(self.id)
+            turns = self._store.turn_of(self.id) or 0
+            if window.keep:
+                message = (
+                    "Reconnected: the agent reloaded its session and replayed "
+                    f"{self._replayed_users} turn(s) into the transcript."
+                )
+            elif stored.rows and turns > 0 and self._replayed_users == 0:
+                message = (
+                    f"Reconnected, but the agent replayed none of the {turns} earlier turn(s): it "
+                    "may not remember them. The transcript above is Cockpit's own record."
+                )
+            else:
+                message = (
+                    "Reconnected: the agent reloaded its session; the transcript is "
+                    "Cockpit's own record."
+                )
+            await self._record(note(self.id, "notice", message))
+            await self._save_session_state(response)
+        elif "resume" in session_caps:
+            resumed = await asyncio.wait_for(
+                self.conn.resume_session(
+                    cwd=str(self.root), session_id=self.agent_session_id, mcp_servers=[]
+                ),
+                self._handshake_timeout,
+            )
+            await self._record(
+                note(self.id, "notice", "Reconnected: the agent resumed its session.")
+            )
+            await self._save_session_state(resumed)
+        else:
+            await self._fresh_session("the agent cannot reload sessions")
+
+    async def _fresh_session(self, why: str) -> None:
+        self.agent_session_id = None
+        await self._new_session()
+        await self._record(
+            note(
+                self.id,
+                "notice",
+                f"Started a new agent session: {why}. The agent does not remember the earlier "
+                "turns; the transcript above is Cockpit's own record.",
+            )
+        )
+
+    async def _watch(self, process: AgentProcess) -> None:
+        """Notice the agent's death even when no call is pending."""
+        code = await process.wait()
+        if self._stopping or self._exit_reported:
+            return
+        if self.turn_active:
+            return  # the turn reports it, with the exit code
+        await self._report_exit(code)
+
+    async def _report_exit(self, code: int) -> None:
+        if self._exit_reported:
+            return
+        self._exit_reported = True
+        tail = self.process.stderr_tail() if self.process is not None else ""
+        message = f"The agent exited with {describe_exit(code)}."
+        if tail:
+            message += f"\n\nLast lines the agent wrote to stderr:\n{tail}"
+        message += "\n\nSend a prompt to restart it."
+        await self._record(note(self.id, "error", message))
+        await self._store.update_session(self.id, status=Status.EXITED)
+        self._set_status(Status.EXITED, f"exited with {describe_exit(code)}")
+        if self.conn is not None:
+            await self.conn.close()
+        await self._terminals.close()
+
+    async def stop(self) -> None:
+        """Stop the agent (its whole process group); the transcript stays."""
+        if self.turn_active:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.cancel(), 2)
+        await self._shutdown()
+        if self.status not in (Status.ERROR, Status.EXITED):
+            with contextlib.suppress(Exception):
+                await self._store.update_session(self.id, status=Status.CLOSED)
+            self._set_status(Status.CLOSED)
+        if self._consumer is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._settle(), 2)
+            self._consumer.cancel()
+            with contextlib.suppress(BaseException):
+                await self._consumer
+            self._consumer = None
+
+    async def _shutdown(self) -> None:
+        self._stopping = True
+        for pending in list(self.pending.values()):
+            if not pending.answer.done():
+                pending.answer.set_result(None)
+        conn, process = self.conn, self.process
+        if (
+            conn is not None
+            and process is not None
+            and process.returncode is None
+            and (
+                "close" in (self.capabilities.get("sessionCapabilities") or {})
+                and self.agent_session_id
+            )
+        ):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.close_session(session_id=self.agent_session_id), 2)
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+        if process is not None:
+            await process.stop()
+        if self._watcher is not None:
+            with contextlib.suppress(BaseException):
+                await self._watcher
+        await self._terminals.close()
+        self.conn = None
+
+    @property
+    def running(self) -> bool:
+        """True while an agent process is attached and alive."""
+        return (
+            self.process is not None and self.process.returncode is None and self.conn is not None
+        )
+
+    # -- turns --------------------------------------------------------------------------------
+
+    async def prompt(self, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
+        """Run one turn; returns its stop reason ("error" when the agent failed)."""
+        async with self._turn_lock:
+            payload = (
+                {"blocks": [b.model_dump(by_alias=True, exclude_none=True) for b in blocks]}
+                if blocks
+                else None
+            )
+            _, frames = await self._store.begin_turn(self.id, text, payload)
+            self._emit(FramesEvent(self.id, tuple(frames)))
+            await self._name_after(text)
+            if not self.running:
+                try:
+                    await self.start()  # the prompt is stored first: a failed start loses no word
+                except StartError:
+                    await self._store.end_turn(self.id)
+                    return "error"
+            assert self.conn is not None
+            assert self.agent_session_id is not None
+            self.turn_active = True
+            self._cancelling = False
+            self._set_status(Status.WORKING)
+            await self._store.update_session(self.id, status=Status.WORKING)
+            try:
+                response = await self.conn.prompt(
+                    session_id=self.agent_session_id, prompt=[text_block(text), *blocks]
+                )
+                stop_reason = str(response.stop_reason)
+                await self._settle()
+                usage = _usage_of(response)
+                if usage:
+                    await self._record(Chunk(self.id, "usage_update", data={"lastTurn": usage}))
+                    self._emit(SessionEvent(self.id))
+                if stop_reason not in ("end_turn", "cancelled"):
+                    await self._record(
+                        note(
+                            self.id,
+                            "notice",
+                            _STOP_WORDS.get(stop_reason, f"The turn stopped: {stop_reason}."),
+                        )
+                    )
+            except ConnectionError:
+                stop_reason = "error"
+                code = await self.process.wait() if self.process is not None else None
+                await self._settle()
+                await self._report_exit(code if code is not None else -1)
+            except (RequestError, ValidationError) as error:
+                stop_reason = "error"
+                await self._settle()
+                await self._record(
+                    note(self.id, "error", f"The agent failed the turn: {_describe(error)}")
+                )
+            finally:
+                self.turn_active = False
+            await self._store.end_turn(self.id)
+            if self.status not in (Status.EXITED, Status.ERROR):
+                await self._store.update_session(self.id, status=Status.READY)
+                self._set_status(Status.READY, stop_reason)
+            return stop_reason
+
+    async def _name_after(self, prompt: str) -> None:
+        """A session is titled by its first prompt line until the user or the agent names it."""
+        record = await self._store.get_session(self.id)
+        if record is not None and record.title is None:
+            await self._store.update_session(self.id, title=first_line(prompt))
+            self._emit(SessionEvent(self.id))
+
+    async def cancel(self) -> bool:
+        """Cancel the running turn as the spec says; the prompt still returns its stop reason."""
+        if not self.turn_active or self.conn is None or self.agent_session_id is None:
+            return False
+        self._cancelling = True
+        with contextlib.suppress(ConnectionError):
+            await self.conn.cancel(session_id=self.agent_session_id)
+        for pending in list(self.pending.values()):
+            await self._decide(pending, None, "cancel")
+        await self._settle()
+        for tool_call_id in list(self._open_tools):
+            self._inbox.put_nowait(
+                Chunk(
+                    self.id,
+                    "tool_call_update",
+                    data={"toolCallId": tool_call_id, "status": "cancelled"},
+                )
+            )
+        await self._settle()
+        return True
+
+    async def set_mode(self, mode_id: str) -> None:
+        """Switch the agent's session mode."""
+        assert self.conn is not None
+        assert self.agent_session_id is not None
+        await self.conn.set_session_mode(session_id=self.agent_session_id, mode_id=mode_id)
+        self._inbox.put_nowait(
+            Chunk(self.id, "current_mode_update", data={"currentModeId": mode_id})
+        )
+        await self._settle()
+        self._emit(SessionEvent(self.id))
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> None:
+        """Set a config option (the model is one); the agent answers with the full list."""
+        assert self.conn is not None
+        assert self.agent_session_id is not None
+        response = await self.conn.set_config_option(
+            config_id=config_id, session_id=self.agent_session_id, value=value
+        )
+        options = [o.model_dump(by_alias=True, exclude_none=True) for o in response.config_options]
+        self._inbox.put_nowait(
+            Chunk(self.id, "config_option_update", data={"configOptions": options})
+        )
+        await self._settle()
+        self._emit(SessionEvent(self.id))
+
+    # -- permissions --------------------------------------------------------------------------
+
+    async def ask_permission(
+        self, tool_call: dict[str, Any], options: list[dict[str, Any]]
+    ) -> RequestPermissionResponse:
+        """A permission request: answered by a remembered "always", a policy, or the user."""
+        request = PermissionRequest(uuid.uuid4().hex[:10], self.id, tool_call, tuple(options))
+        pending = _Pending(request)
+        if self._cancelling or self._stopping:
+            await self._decide(pending, None, "cancel")
+        elif (chosen := self._automatic(request)) is not None:
+            await self._decide(pending, *chosen)
+        else:
+            self.pending[request.id] = pending
+            self._set_status(Status.WAITING, request.title)
+            self._emit(PermissionEvent(request, resolved=False))
+        option_id = await pending.answer
+        if option_id is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=option_id)
+        )
+
+    def _automatic(self, request: PermissionRequest) -> tuple[str, str] | None:
+        if remembered_key(request.kind, request.title) in self._always:
+            option = next((o for o in request.options if o.get("kind") == "allow_always"), None)
+            option = option or next(
+                (o for o in request.options if o.get("kind") == "allow_once"), None
+            )
+            if option is not None:
+                return str(option["optionId"]), "remembered"
+        if self.policy is not None:
+            option_id = self.policy(request)
+            if option_id is not None:
+                return option_id, "policy"
+        return None
+
+    async def answer(self, request_id: str, option_id: str | None) -> None:
+        """The user's answer to a pending request (None cancels it)."""
+        pending = self.pending.get(request_id)
+        if pending is None:
+            raise KeyError(f"no pending permission request {request_id!r}")
+        if option_id is not None and find_option(pending.request.options, option_id) is None:
+            raise ValueError(f"the agent offered no option {option_id!r}")
+        await self._decide(pending, option_id, "user")
+
+    async def _decide(self, pending: _Pending, option_id: str | None, decided_by: str) -> None:
+        """Write the decision row, THEN answer the agent."""
+        if pending.answer.done():
+            return
+        request = pending.request
+        option = find_option(request.options, option_id) if option_id is not None else None
+        if option is not None and option.get("kind") == "allow_always":
+            self._always.add(remembered_key(request.kind, request.title))
+        await self._record(
+            note(
+                self.id,
+                "permission",
+                decision_text(request.title, option, decided_by),
+                toolCallId=request.tool_call_id,
+                optionId=option_id,
+                optionKind=option.get("kind") if option else None,
+                decidedBy=decided_by,
+                options=list(request.options),
+            )
+        )
+        if not pending.answer.done():
+            pending.answer.set_result(option_id)
+        if self.pending.pop(request.id, None) is not None:
+            self._emit(PermissionEvent(request, resolved=True, option_id=option_id))
+            if not self.pending and self.status == Status.WAITING:
+                self._set_status(Status.WORKING)
+
+    # -- files and terminals ------------------------------------------------------------------
+
+    async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
+        try:
+            return await asyncio.to_thread(read_text, self.root, path, line, limit)
+        except OutsideRoot as error:
+            await self._refused("read", path, error)
+            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
+        except FileNotFoundError as error:
+            if self.spec.missing_file == "empty":
+                return ""
+            raise RequestError.resource_not_found(path) from error
+        except (FileTooLarge, IsADirectoryError, OSError) as error:
+            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
+
+    async def write_file(self, path: str, content: str) -> None:
+        try:
+            await asyncio.to_thread(write_text, self.root, path, content)
+        except OutsideRoot as error:
+            await self._refused("write", path, error)
+            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
+        except OSError as error:
+            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
+
+    async def _refused(self, action: str, path: str, error: Exception) -> None:
+        await self._record(
+            note(self.id, "notice", f"Refused the agent's {action} of {path}: {error}.")
+        )
+
+    async def create_terminal(
+        self, command: str, args: list[str], env: dict[str, str], cwd: str | None, limit: int | None
+    ) -> str:
+        try:
+            terminal = await self._terminals.create(command, args, env, cwd, limit)
+        except OutsideRoot as error:
+            await self._refused("terminal in", cwd or "", error)
+            raise RequestError.invalid_params({"cwd": cwd, "reason": str(error)}) from error
+        except OSError as error:
+            raise RequestError.invalid_params({"command": command, "reason": str(error)}) from error
+        return terminal.id
+
+    def terminal(self, terminal_id: str) -> Any:
+        try:
+            return self._terminals.get(terminal_id)
+        except KeyError as error:
+            raise RequestError.invalid_params(
+                {"terminalId": terminal_id, "reason": str(error)}
+            ) from error
+
+    async def wait_terminal(self, terminal_id: str) -> Any:
+        self.terminal(terminal_id)
+        terminal = await self._terminals.wait(terminal_id)
+        self._attach_output(terminal)
+        return terminal
+
+    def kill_terminal(self, terminal_id: str) -> None:
+        self.terminal(terminal_id)
+        self._terminals.kill(terminal_id)
+
+    async def release_terminal(self, terminal_id: str) -> None:
+        self.terminal(terminal_id)
+        terminal = await self._terminals.release(terminal_id)
+        self._attach_output(terminal)
+
+    def _attach_output(self, terminal: Any) -> None:
+        """Keep a terminal's output on its tool call row, so it survives restarts."""
+        tool_call_id = self._terminal_tools.get(terminal.id)
+        if tool_call_id is None:
+            return
+        status = terminal.exit_status()
+        output = {
+            "output": terminal.text(),
+            "truncated": terminal.truncated,
+            "exitStatus": {"exitCode": status[0], "signal": status[1]} if status else None,
+            "command": terminal.argv,
+        }
+        self._inbox.put_nowait(
+            Chunk(
+                self.id,
+                "tool_call_update",
+                data={"toolCallId": tool_call_id, "terminalOutput": {terminal.id: output}},
+            )
+        )
+
+
+_STOP_WORDS = {
+    "max_tokens": "The agent stopped: it reached its output token limit.",
+    "max_turn_requests": "The agent stopped: it reached its limit of model requests for one turn.",
+    "refusal": (
+        "The agent refused to continue. This prompt and what follows it will not be in its context."
+    ),
+}
+
+
+def first_line(text: str, width: int = 60) -> str:
+    """The first non-empty line of `text`, cut to `width` characters."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _usage_of(response: Any) -> dict[str, Any]:
+    usage: dict[str, Any] = {}
+    if getattr(response, "usage", None) is not None:
+        usage.update(response.usage.model_dump(by_alias=True, exclude_none=True))
+    meta = getattr(response, "field_meta", None)
+    if meta:
+        usage["_meta"] = meta
+    if usage:
+        usage["at"] = time.time()
+    return usage
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, RequestError):
+        data = f" {error.data}" if getattr(error, "data", None) else ""
+        return f"{error} (code {error.code}){data}"
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]["msg"]
+        return f"it sent a reply Cockpit cannot read ({error.error_count()} problem(s): {first})"
+    return str(error) or type(error).__name__

@@ -1,0 +1,57 @@
+"""Pure rules for permission requests: which option a policy or an earlier "always" picks,
+and how a decision reads in the transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+ALLOW_KINDS = ("allow_once", "allow_always")
+REJECT_KINDS = ("reject_once", "reject_always")
+
+OUTCOME_WORDS = {
+    "allow_once": "Allowed once",
+    "allow_always": "Always allowed",
+    "reject_once": "Rejected",
+    "reject_always": "Always rejected",
+}
+
+
+def option_of_kind(
+    options: Iterable[Mapping[str, Any]], kinds: Iterable[str]
+) -> Mapping[str, Any] | None:
+    """The first option whose kind is one of `kinds`, in the order of `kinds`."""
+    listed = list(options)
+    for kind in kinds:
+        for option in listed:
+            if option.get("kind") == kind:
+                return option
+    return None
+
+
+def find_option(options: Iterable[Mapping[str, Any]], option_id: str) -> Mapping[str, Any] | None:
+    """The option with this id, if the agent offered it."""
+    return next((o for o in options if o.get("optionId") == option_id), None)
+
+
+def remembered_key(kind: str, title: str) -> tuple[str, str]:
+    """What an "allow always" answer is remembered by, per session: tool kind and title."""
+    return kind, title
+
+
+def policy_choice(options: Iterable[Mapping[str, Any]], allow: bool) -> Mapping[str, Any] | None:
+    """The option a blanket policy picks: the narrowest allow, or the narrowest reject."""
+    return option_of_kind(options, ALLOW_KINDS if allow else REJECT_KINDS)
+
+
+def decision_text(title: str, option: Mapping[str, Any] | None, decided_by: str) -> str:
+    """One line for the decision row: what was decided, about what, and by whom."""
+    if option is None:
+        return f"Cancelled: {title} (the turn was cancelled before an answer)"
+    words = OUTCOME_WORDS.get(str(option.get("kind")), str(option.get("name") or "Answered"))
+    by = {
+        "user": "",
+        "policy": " (by policy)",
+        "remembered": " (remembered from an earlier 'always')",
+    }.get(decided_by, f" ({decided_by})")
+    return f"{words}: {title}{by}"

@@ -1,0 +1,26 @@
+"""Text from an agent is untrusted: before it reaches a terminal, escape sequences and
+control characters are removed, so an agent cannot retitle, recolour or clear the
+user's terminal, or write to the clipboard."""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPES = re.compile(
+    r"""
+    \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC ... BEL or ST (titles, clipboard, links)
+    | \x1b[P^_X][^\x1b]*(?:\x1b\\)?     # DCS, PM, APC, SOS strings
+    | \x1b\[[0-?]*[ -/]*[@-~]           # CSI sequences (colours, cursor moves, clears)
+    | \x1b[ -/]*[0-~]                   # other two-character escapes
+    | \x1b                              # a lone ESC
+    | \x9b[0-?]*[ -/]*[@-~]             # 8-bit CSI
+    | [\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]  # other controls (keeps \t \n \r)
+    """,
+    re.VERBOSE,
+)
+
+
+def printable(text: str) -> str:
+    """`text` without escape sequences or control characters (tabs and newlines stay;
+    a carriage return that is not part of a CRLF goes)."""
+    return _ESCAPES.sub("", text.replace("\r\n", "\n")).replace("\r", "")

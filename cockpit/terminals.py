@@ -1,0 +1,166 @@
+"""Terminals an agent runs through `terminal/*`: a command in the session's root, its
+output kept within the agent's byte limit, killed with its whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cockpit.files import confine
+from cockpit.processes import end_group, signal_group
+
+UNBOUNDED_OUTPUT = 8 * 1024 * 1024
+"""Output kept when the agent sets no limit, so a chatty command cannot fill memory."""
+
+
+def trim_output(output: bytes, limit: int) -> tuple[bytes, bool]:
+    """Keep the newest `limit` bytes of `output`, cut at a UTF-8 character boundary.
+
+    Returns the kept bytes and whether anything was dropped. The oldest output goes
+    first, as the ACP spec asks, and no character is ever split in half.
+    """
+    if len(output) <= limit:
+        return output, False
+    start = len(output) - limit
+    while start < len(output) and (output[start] & 0xC0) == 0x80:
+        start += 1
+    return output[start:], True
+
+
+def shell_command(command: str, args: Sequence[str]) -> list[str]:
+    """The argv to run. An agent that sends a whole command line as `command` with no
+    `args` (and no such program exists) gets it run by `/bin/sh -c`, as a terminal would."""
+    if not args and shutil.which(command) is None and any(c.isspace() for c in command):
+        return ["/bin/sh", "-c", command]
+    return [command, *args]
+
+
+@dataclass
+class Terminal:
+    """One command started for an agent."""
+
+    id: str
+    argv: list[str]
+    process: asyncio.subprocess.Process
+    limit: int
+    output: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+    reader: asyncio.Task[None] | None = None
+    released: bool = False
+
+    def text(self) -> str:
+        """The kept output as text."""
+        return self.output.decode("utf-8", "replace")
+
+    def exit_status(self) -> tuple[int | None, str | None] | None:
+        """(exit code, signal name) once the command ended, else None."""
+        code = self.process.returncode
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                return None, signal.Signals(-code).name
+            except ValueError:
+                return None, str(-code)
+        return code, None
+
+    async def _read(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            self.output += chunk
+            if len(self.output) > self.limit:
+                kept, _ = trim_output(bytes(self.output), self.limit)
+                self.output = bytearray(kept)
+                self.truncated = True
+
+
+class Terminals:
+    """The terminals of one session."""
+
+    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+        self.root = root
+        self.env = dict(env)
+        self._terminals: dict[str, Terminal] = {}
+
+    async def create(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+    ) -> Terminal:
+        """Start a command; its working folder must lie inside the session's root."""
+        folder = confine(self.root, cwd) if cwd else self.root
+        argv = shell_command(command, args)
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=folder,
+            env={**self.env, **(env or {})},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        limit = output_byte_limit if output_byte_limit is not None else UNBOUNDED_OUTPUT
+        terminal = Terminal(f"term-{secrets.token_hex(4)}", argv, process, max(limit, 0))
+        assert process.stdout is not None
+        terminal.reader = asyncio.create_task(terminal._read(process.stdout))
+        self._terminals[terminal.id] = terminal
+        return terminal
+
+    def get(self, terminal_id: str) -> Terminal:
+        """The terminal with this id (KeyError for an unknown or released one)."""
+        terminal = self._terminals.get(terminal_id)
+        if terminal is None or terminal.released:
+            raise KeyError(f"no terminal {terminal_id!r} in this session")
+        return terminal
+
+    async def wait(self, terminal_id: str) -> Terminal:
+        """Wait until the command exits and its output is read."""
+        terminal = self.get(terminal_id)
+        await terminal.process.wait()
+        if terminal.reader is not None:
+            await terminal.reader
+        return terminal
+
+    def kill(self, terminal_id: str) -> Terminal:
+        """Kill the command and its children; the terminal stays readable until released."""
+        terminal = self.get(terminal_id)
+        if terminal.process.returncode is None:
+            signal_group(terminal.process.pid, signal.SIGKILL)
+        return terminal
+
+    async def release(self, terminal_id: str) -> Terminal:
+        """Kill the command if it still runs and free the terminal."""
+        terminal = self.get(terminal_id)
+        await self._end(terminal)
+        terminal.released = True
+        return terminal
+
+    async def _end(self, terminal: Terminal) -> None:
+        if terminal.process.returncode is None:
+            await end_group(terminal.process, grace=0.5)
+        else:
+            signal_group(terminal.process.pid, signal.SIGKILL)  # children it left behind
+        if terminal.reader is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(terminal.reader, 1)
+
+    async def close(self) -> None:
+        """End every terminal (the session is stopping)."""
+        for terminal in list(self._terminals.values()):
+            if not terminal.released:
+                await self._end(terminal)
+        self._terminals.clear()
+
+
+def default_env() -> dict[str, str]:
+    """The environment terminals inherit: the user's."""
+    return dict(os.environ)

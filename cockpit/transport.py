@@ -1,0 +1,114 @@
+"""The agent's stdio as an SDK message transport, hardened against an untrusted agent.
+
+The SDK's own newline framing dies on a line that is valid JSON but not an object
+(`42`, `null`...) and drops unknown updates silently. This transport frames the same
+NDJSON itself, hands the SDK only JSON objects, reports every line it had to drop, and
+taps each incoming message in arrival order before the SDK dispatches it (the SDK runs
+every notification as its own task, which may reorder them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+MAX_LINE = 64 * 1024 * 1024
+"""A longer line from the agent is dropped, with a notice."""
+
+PREVIEW = 120
+
+
+def preview(line: bytes) -> str:
+    """A short, printable rendering of a dropped line for a notice."""
+    text = line[:PREVIEW].decode("utf-8", "replace")
+    text = "".join(
+        c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else "?" for c in text
+    )
+    return text + ("..." if len(line) > PREVIEW else "")
+
+
+class AgentTransport:
+    """JSON-RPC messages over an agent's stdin and stdout (an SDK `Transport`)."""
+
+    def __init__(
+        self,
+        stdout: asyncio.StreamReader,
+        stdin: asyncio.StreamWriter,
+        *,
+        tap: Callable[[dict[str, Any]], None],
+        on_dropped: Callable[[str], None],
+        max_line: int = MAX_LINE,
+    ) -> None:
+        self._stdout = stdout
+        self._stdin = stdin
+        self._tap = tap
+        self._on_dropped = on_dropped
+        self._max_line = max_line
+        self._lock = asyncio.Lock()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Write one message as one line."""
+        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8", "replace"
+        )
+        async with self._lock:
+            if self._stdin.is_closing():
+                raise ConnectionError("the agent's stdin is closed")
+            self._stdin.write(data + b"\n")
+            try:
+                await self._stdin.drain()
+            except (BrokenPipeError, ConnectionResetError) as error:
+                raise ConnectionError("the agent's stdin is closed") from error
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next JSON object from the agent, or None at end of stream."""
+        while True:
+            line = await self._read_line()
+            if line is None:
+                return None
+            stripped = line.strip()
+            if not stripped:
+                continue
+            try:
+                message = json.loads(stripped)
+            except ValueError:
+                self._on_dropped(f"a line that is not JSON: {preview(stripped)}")
+                continue
+            if not isinstance(message, dict):
+                self._on_dropped(f"a JSON line that is not an object: {preview(stripped)}")
+                continue
+            self._tap(message)
+            return message
+
+    async def close(self) -> None:
+        """Close the agent's stdin (the agent may take that as a request to exit)."""
+        if not self._stdin.is_closing():
+            self._stdin.close()
+
+    async def _read_line(self) -> bytes | None:
+        """One line, whatever its length; lines past `max_line` are skipped and reported."""
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                part = await self._stdout.readuntil(b"\n")
+            except asyncio.LimitOverrunError as error:
+                part = await self._stdout.readexactly(error.consumed)
+                size += len(part)
+                if size <= self._max_line:
+                    parts.append(part)
+                continue
+            except asyncio.IncompleteReadError as error:
+                if not error.partial and not parts:
+                    return None
+                part = error.partial
+            size += len(part)
+            if size > self._max_line:
+                self._on_dropped(
+                    f"a line of {size:,} bytes, over the {self._max_line:,}-byte limit"
+                )
+                return b""
+            parts.append(part)
+            return b"".join(parts)

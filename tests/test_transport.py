@@ -1,0 +1,108 @@
+"""The hardened transport: only JSON objects reach the SDK; everything dropped is reported."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, cast
+
+from cockpit.transport import AgentTransport
+
+
+class Sink:
+    """A StreamWriter stand-in that records what was written."""
+
+    def __init__(self) -> None:
+        self.data = b""
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def drain(self) -> None:
+        return None
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def transport_for(
+    data: bytes, max_line: int = 1000
+) -> tuple[AgentTransport, list[dict[str, Any]], list[str], Sink]:
+    reader = asyncio.StreamReader(limit=64)
+    reader.feed_data(data)
+    reader.feed_eof()
+    tapped: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    sink = Sink()
+    writer = cast(asyncio.StreamWriter, sink)
+    transport = AgentTransport(
+        reader, writer, tap=tapped.append, on_dropped=dropped.append, max_line=max_line
+    )
+    return transport, tapped, dropped, sink
+
+
+async def test_garbage_is_dropped_and_reported_and_objects_pass_in_order() -> None:
+    good = [{"jsonrpc": "2.0", "method": "session/update", "params": {"n": n}} for n in range(3)]
+    lines = [
+        json.dumps(good[0]),
+        "this is not json",
+        "\x1b[31mcoloured\x1b[0m",
+        "42",
+        "[1, 2]",
+        '"a string"',
+        "null",
+        "",
+        "   ",
+        json.dumps(good[1]),
+        json.dumps({"pad": "x" * 1500}),  # over the 1000-byte limit, read in 64-byte parts
+        json.dumps(good[2]),
+    ]
+    transport, tapped, dropped, _ = transport_for(("\n".join(lines) + "\n").encode())
+    received = []
+    while (message := await transport.receive()) is not None:
+        received.append(message)
+    assert received == good
+    assert tapped == good
+    assert dropped[:6] == [
+        "a line that is not JSON: this is not json",
+        "a line that is not JSON: \\x1b[31mcoloured\\x1b[0m",
+        "a JSON line that is not an object: 42",
+        "a JSON line that is not an object: [1, 2]",
+        'a JSON line that is not an object: "a string"',
+        "a JSON line that is not an object: null",
+    ]
+    assert dropped[6].startswith("a line of 1,") and "1,000-byte limit" in dropped[6]
+    assert len(dropped) == 7
+
+
+async def test_a_long_line_within_the_limit_arrives_whole_and_a_last_line_without_newline_counts() -> (
+    None
+):
+    big = {"jsonrpc": "2.0", "method": "x", "params": {"text": "y" * 5000}}
+    transport, _, dropped, _ = transport_for(
+        json.dumps(big).encode() + b"\n" + b'{"id": 1}', max_line=10_000
+    )
+    assert await transport.receive() == big
+    assert await transport.receive() == {"id": 1}
+    assert await transport.receive() is None
+    assert dropped == []
+
+
+async def test_send_writes_one_line_per_message() -> None:
+    transport, _, _, sink = transport_for(b"")
+    await transport.send(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"t": "é\n"}}
+    )
+    assert sink.data.count(b"\n") == 1
+    assert json.loads(sink.data) == {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"t": "é\n"},
+    }
+    await transport.close()
+    assert sink.closed
