@@ -12,6 +12,8 @@ this order with `think` first):
   plan        a three-step plan, each step marked in progress, then completed
   ids         a thought and a reply whose chunks all carry a messageId
   table       a long markdown reply: headings, tables, lists and code
+  bench       the streaming benchmark: ~50 KB of markdown in 4-character chunks, as fast
+              as possible, ending with a marker line (`bench 25000` sets the size)
   resend      one message re-sent whole, re-spaced, as a snapshot and as a recap
   tools       reads a file, edits one and runs a command, asking permission
   permission  one edit that waits for your permission decision
@@ -29,6 +31,7 @@ this order with `think` first):
 Flags:
 
   --hang-initialize   never answer `initialize`
+  --protocol-version N  answer `initialize` with protocol version N (to test refusal)
   --slow              stream every turn slowly
   --exit-on-start N   exit with code N before reading anything
 """
@@ -46,7 +49,7 @@ import sys
 import tempfile
 import uuid
 import zlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -112,10 +115,10 @@ from acp.schema import (
 )
 
 try:
-    from store.workload import markdown_reply, paragraph, token_pieces
+    from store.workload import BENCH_SIZE, benchmark_reply, markdown_reply, paragraph, token_pieces
 except ImportError:  # run by path from a checkout: put the project root on the path
     sys.path.append(str(Path(__file__).resolve().parent.parent))
-    from store.workload import markdown_reply, paragraph, token_pieces
+    from store.workload import BENCH_SIZE, benchmark_reply, markdown_reply, paragraph, token_pieces
 
 SCENARIOS: dict[str, str] = {
     "tour": "a guided tour of Cockpit (the reply when no word is given)",
@@ -123,6 +126,7 @@ SCENARIOS: dict[str, str] = {
     "plan": "a three-step plan, each step marked in progress, then completed",
     "ids": "a thought and a reply whose chunks all carry a messageId",
     "table": "a long markdown reply: headings, tables, lists and code",
+    "bench": "the streaming benchmark: ~50 KB in 4-character chunks, ending with a marker",
     "resend": "one message re-sent whole, re-spaced, as a snapshot and as a recap",
     "tools": "reads a file, edits one and runs a command, asking permission",
     "permission": "one edit that waits for your permission decision",
@@ -602,9 +606,11 @@ class Turn:
         kind: TextKind = "agent",
         message_id: str | None = None,
         whole: bool = False,
+        piece_size: int | None = None,
     ) -> None:
-        """Stream a block: an empty opening chunk, then 3-4 character pieces (or the text
-        as one chunk when `whole`), yielding between chunks."""
+        """Stream a block: an empty opening chunk, then 3-4 character pieces (exactly
+        `piece_size` when given, or the text as one chunk when `whole`), yielding between
+        chunks."""
         continuing = kind == "agent" and message_id is None and self.reply_open
         if continuing and not whole:
             text = PARAGRAPH_BREAK + text  # a client glues this onto the open reply
@@ -612,7 +618,13 @@ class Turn:
             self.replies.append("")
         self.reply_open = False
         await self.chunk(kind, "", message_id)
-        for piece in [text] if whole else token_pieces(text, self.rng):
+        if whole:
+            pieces: Iterable[str] = [text]
+        elif piece_size:
+            pieces = (text[i : i + piece_size] for i in range(0, len(text), piece_size))
+        else:
+            pieces = token_pieces(text, self.rng)
+        for piece in pieces:
             await self.pause()
             await self.chunk(kind, piece, message_id)
             if kind == "agent":
@@ -1014,6 +1026,12 @@ async def run_garbage(turn: Turn) -> None:
     await turn.say(GARBAGE_REPLY)
 
 
+async def run_bench(turn: Turn) -> None:
+    """The streaming benchmark's reply, in 4-character chunks as fast as they can go."""
+    sizes = [int(number) for number in re.findall(r"\b(\d{3,7})\b", turn.prompt)]
+    await turn.stream(benchmark_reply(sizes[0] if sizes else BENCH_SIZE), piece_size=4)
+
+
 async def run_huge(turn: Turn) -> None:
     """One 10 MiB message chunk after the usual empty opener."""
     await turn.stream(huge_text(), whole=True)
@@ -1047,6 +1065,7 @@ HANDLERS: dict[str, Callable[[Turn], Awaitable[None]]] = {
     "plan": run_plan,
     "ids": run_ids,
     "table": run_table,
+    "bench": run_bench,
     "resend": run_resend,
     "tools": run_tools,
     "permission": run_permission,
@@ -1098,6 +1117,8 @@ class DemoAgent:
         self.writer = writer
         self.slow = slow
         self.hang = hang
+        self.protocol_version: int | None = None
+        """A version to answer initialize with instead of negotiating (a test switch)."""
         self.sessions: dict[str, Session] = {}
         self.client_caps: ClientCapabilities | None = None
         self._conn: AgentSideConnection | None = None
@@ -1168,7 +1189,7 @@ class DemoAgent:
             await asyncio.Event().wait()
         self.client_caps = client_capabilities
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=self.protocol_version or min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, embedded_context=True),
@@ -1293,6 +1314,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--hang-initialize", action="store_true", help="never answer initialize")
     parser.add_argument("--slow", action="store_true", help="stream every turn slowly")
     parser.add_argument(
+        "--protocol-version", type=int, metavar="N", help="answer initialize with version N"
+    )
+    parser.add_argument(
         "--exit-on-start", type=int, metavar="CODE", help="exit with CODE before reading"
     )
     return parser.parse_args(argv)
@@ -1318,6 +1342,7 @@ async def serve(options: argparse.Namespace) -> None:
     """Run the agent until the client closes stdin."""
     reader, writer = await protocol_streams()
     agent = DemoAgent(writer, slow=options.slow, hang=options.hang_initialize)
+    agent.protocol_version = options.protocol_version
     # A plain class on purpose: acp.Agent is a Protocol whose stubs would answer the methods
     # this agent does not implement with null instead of "method not found".
     await run_agent(

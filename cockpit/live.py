@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
+from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.core import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -43,7 +44,6 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from acp import PROTOCOL_VERSION, RequestError, text_block
 from cockpit import __version__
 from cockpit.agent_process import AgentProcess
 from cockpit.events import (
@@ -330,8 +330,13 @@ class LiveSession:
                 if isinstance(item, Mapping) and item.get("type") == "terminal":
                     self._terminal_tools[str(item.get("terminalId"))] = tool_call_id
 
+    def _ensure_consumer(self) -> None:
+        if self._consumer is None or self._consumer.done():
+            self._consumer = asyncio.create_task(self._consume(), name=f"consume-{self.id}")
+
     async def _settle(self) -> None:
         """Wait until everything queued so far is in the store."""
+        self._ensure_consumer()
         barrier = _Barrier(asyncio.get_running_loop().create_future())
         self._inbox.put_nowait(barrier)
         await barrier.done
@@ -347,8 +352,7 @@ class LiveSession:
         """Spawn the agent, shake hands, and open (or reload) its ACP session."""
         self._stopping = False
         self._exit_reported = False
-        if self._consumer is None or self._consumer.done():
-            self._consumer = asyncio.create_task(self._consume(), name=f"consume-{self.id}")
+        self._ensure_consumer()
         self._set_status(Status.STARTING, self.spec.label)
         log_path = self._data_dir / "logs" / f"{self.id}.log"
         try:

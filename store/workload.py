@@ -156,3 +156,95 @@ def realistic_stream(turns: int = 20, seed: int = 7, reply_size: int = 1500) -> 
         work.update({"sessionUpdate": "usage_update", "used": 1000 * turn, "size": 200000})
         work.events.append(("end", None))
     return work
+
+
+BENCH_MARKER = "<<< END OF THE BENCHMARK REPLY >>>"
+"""The last line of `benchmark_reply`: when it is on screen, the whole reply is."""
+
+BENCH_SIZE = 49_904
+"""The benchmark reply's size: 12,476 chunks of 4 characters."""
+
+_CODE = {
+    "python": (
+        "def fold(held, incoming):\n"
+        "    if incoming.startswith(held):\n"
+        "        return incoming[len(held):]\n"
+        "    return incoming\n"
+    ),
+    "rust": (
+        "fn fold(held: &str, incoming: &str) -> String {\n"
+        "    incoming.strip_prefix(held).unwrap_or(incoming).to_string()\n"
+        "}\n"
+    ),
+    "sql": (
+        "SELECT seq, bytes FROM messages\n"
+        " WHERE session = ?1 AND seq < ?2\n"
+        " ORDER BY seq DESC LIMIT 121;\n"
+    ),
+    "typescript": (
+        "export function fold(held: string, incoming: string): string {\n"
+        "  return incoming.startsWith(held) ? incoming.slice(held.length) : incoming;\n"
+        "}\n"
+    ),
+}
+_SECTIONS = (
+    "table",
+    "python",
+    "bullets",
+    "rust",
+    "numbered",
+    "table",
+    "sql",
+    "bullets",
+    "typescript",
+    "numbered",
+    "table",
+    "prose",
+)
+
+
+def _wrapped(rng: random.Random, words: int) -> str:
+    """A paragraph hard-wrapped near 110 columns, as models often write."""
+    lines, line = [], ""
+    for word in paragraph(rng, words).split():
+        if len(line) + len(word) + 1 > 110:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return "\n".join([*lines, line]) + "\n\n"
+
+
+def _block(kind: str, rng: random.Random, scale: float) -> str:
+    if kind == "table":
+        rows = "".join(
+            f"| {rng.choice(WORDS)} | {rng.randint(0, 9999)} "
+            f"| {rng.choice(WORDS)} {rng.choice(WORDS)} |\n"
+            for _ in range(max(3, round(12 * scale)))
+        )
+        return f"| name | count | note |\n|------|------:|------|\n{rows}\n"
+    if kind in _CODE:
+        return f"```{kind}\n{_CODE[kind] * max(1, round(3 * scale))}```\n\n"
+    if kind in ("bullets", "numbered"):
+        items = range(1, max(3, round(10 * scale)) + 1)
+        marks = ["-" if kind == "bullets" else f"{n}." for n in items]
+        return "".join(f"{mark} {paragraph(rng, rng.randint(10, 18))}\n" for mark in marks) + "\n"
+    return _wrapped(rng, round(90 * scale) + 5)
+
+
+def benchmark_reply(size: int = BENCH_SIZE, seed: int = 50) -> str:
+    """The streaming benchmark's reply: exactly `size` characters of markdown in twelve
+    sections (headings, paragraphs, three tables, four fenced code blocks in different
+    languages, bullet and numbered lists), ending with the BENCH_MARKER line."""
+    rng = random.Random(seed)
+    scale = size / BENCH_SIZE
+    parts: list[str] = ["# Streaming benchmark\n\n"]
+    for number, kind in enumerate(_SECTIONS, start=1):
+        parts.append(f"## {number}. {paragraph(rng, 4)[:-1]}\n\n")
+        parts.extend(_wrapped(rng, 90) for _ in range(max(1, round(4.6 * scale))))
+        parts.append(_block(kind, rng, scale))
+    ending = f"\n{BENCH_MARKER}\n"
+    body = "".join(parts)
+    while len(body) < size - len(ending):
+        body += _wrapped(rng, 40)
+    return body[: size - len(ending)] + ending

@@ -11,9 +11,11 @@ import os
 from pathlib import Path
 
 import pytest
+from acp import RequestError
 
 from cockpit.events import PermissionRequest, Status
-from cockpit.live import StartError
+from cockpit.live import LiveSession, StartError
+from cockpit.registry import AgentSpec
 from tests.engine_helpers import (
     allow_all,
     assert_live_equals_stored,
@@ -386,3 +388,38 @@ async def test_eight_sessions_streaming_at_once(home: Path, project: Path) -> No
             texts.add(rows[1].text)
             assert_live_equals_stored(recorder, record.id, rows)
         assert len(texts) == 1  # the same deterministic reply, no character lost or doubled
+
+
+async def test_an_agent_speaking_another_protocol_version_is_refused(
+    home: Path, project: Path
+) -> None:
+    async with open_engine(home) as (engine, _recorder):
+        record = await engine.create_session(demo("--protocol-version", "2"), project)
+        with pytest.raises(StartError, match="speaks ACP version 2; Cockpit speaks version 1"):
+            await engine.start(record.id)
+        assert engine.status(record.id) == Status.ERROR
+        live = engine._live[record.id]
+        assert live.process is not None and live.process.returncode is not None
+
+
+async def test_a_missing_file_is_not_found_unless_the_agent_needs_empty_content(
+    home: Path, project: Path
+) -> None:
+    async with open_engine(home) as (engine, _recorder):
+        record = await engine.create_session("demo", project)
+        live = LiveSession(
+            record,
+            AgentSpec(name="demo", command=("x",)),
+            engine.store,
+            lambda event: None,
+            data_dir=home,
+            handshake_timeout=1,
+        )
+        with pytest.raises(RequestError) as raised:
+            await live.read_file(str(project / "missing.md"), None, None)
+        assert raised.value.code == -32002
+        live.spec = AgentSpec(name="gemini", command=("gemini",), missing_file="empty")
+        assert await live.read_file(str(project / "missing.md"), None, None) == ""
+        with pytest.raises(RequestError):
+            await live.read_file("/etc/hostname", None, None)
+        await live.stop()

@@ -37,6 +37,30 @@ def test_store_imports_no_ui_and_no_sdk() -> None:
     assert not loaded & {"textual", "rich", "acp", "anthropic", "platformdirs"}
 
 
+ENGINE_MODULES = [
+    "cockpit.engine",
+    "cockpit.live",
+    "cockpit.cli",
+    "cockpit.agent_process",
+    "cockpit.transport",
+    "cockpit.registry",
+    "cockpit.files",
+    "cockpit.terminals",
+    "cockpit.permissions",
+    "cockpit.events",
+    "cockpit.sanitize",
+    "cockpit.textout",
+    "cockpit.paths",
+    "cockpit.bundled",
+]
+
+
+def test_the_engine_and_command_line_import_no_textual() -> None:
+    loaded = loaded_after_import(ENGINE_MODULES)
+    assert {"cockpit", "store", "acp"} <= loaded
+    assert "textual" not in loaded
+
+
 def test_acp_folder_is_not_an_importable_package() -> None:
     assert not (ROOT / "acp" / "__init__.py").exists()
     code = "import acp, sys; print(acp.__file__)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import sqlite3
 from pathlib import Path
 
@@ -48,7 +49,7 @@ async def test_a_table_cut_by_a_page_boundary_elsewhere_stays_whole_here(store: 
     session = await new_session(store)
     await store.begin_turn(session, "first")
     await feed(store, [reply(session, p) for p in pieces("before the table " * 10, 4)])
-    table = markdown_reply(__import__("random").Random(3), 2400)
+    table = markdown_reply(random.Random(3), 2400)
     await feed(store, [thought(session, "thinking it over")])
     await feed(store, [reply(session, p) for p in pieces(table, 3)])
     await feed(store, [update(session, sessionUpdate="tool_call", toolCallId="t1", title="Read")])
@@ -536,9 +537,7 @@ async def test_sessions_are_created_listed_updated_and_deleted(store: Store) -> 
 
 async def test_eight_sessions_streaming_at_once_lose_nothing(store: Store) -> None:
     sessions = [await new_session(store, f"a{i}") for i in range(8)]
-    texts_sent = {
-        s: markdown_reply(__import__("random").Random(i), 3000) for i, s in enumerate(sessions)
-    }
+    texts_sent = {s: markdown_reply(random.Random(i), 3000) for i, s in enumerate(sessions)}
     views = {s: ViewTranscript() for s in sessions}
 
     async def stream(session: str) -> None:
