@@ -29,7 +29,7 @@ import aiosqlite
 
 from store.chunks import Chunk, chunk_from_update
 from store.folding import SessionFold, dump_json
-from store.store import Store
+from store.store import WRITE_COLUMNS, Store, row_values
 from store.workload import Workload, realistic_stream
 
 SESSION = "bench"
@@ -89,24 +89,8 @@ async def ceiling(events: list[Event], path: Path) -> float:
         await db.execute("PRAGMA synchronous = NORMAL")
         await db.execute("BEGIN")
         await db.executemany(
-            "INSERT INTO messages (session, seq, key, kind, role, turn, bytes, created, updated,"
-            " payload, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    r.session,
-                    r.seq,
-                    r.key,
-                    r.kind,
-                    r.role,
-                    r.turn,
-                    r.bytes,
-                    r.created,
-                    r.updated,
-                    dump_json(r.payload) if r.payload is not None else None,
-                    r.text,
-                )
-                for r in rows
-            ],
+            f"INSERT INTO messages ({WRITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [row_values(row) for row in rows],
         )
         await db.execute("COMMIT")
     return time.perf_counter() - started

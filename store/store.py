@@ -49,13 +49,35 @@ _UPSERT_ROWS: Final = 512
 """Rows per upsert statement (11 parameters each, well under SQLite's 32766)."""
 
 
+WRITE_COLUMNS: Final = "session, seq, key, kind, role, turn, bytes, created, updated, payload, text"
+"""The columns a written row fills, in the order of `row_values`."""
+
+
+def row_values(row: Row) -> tuple[Any, ...]:
+    """A row as the values of WRITE_COLUMNS."""
+    payload = dump_json(row.payload) if row.payload is not None else None
+    return (
+        row.session,
+        row.seq,
+        row.key,
+        row.kind,
+        row.role,
+        row.turn,
+        row.bytes,
+        row.created,
+        row.updated,
+        payload,
+        row.text,
+    )
+
+
 def _upsert(rows: int) -> str:
     """One statement writing `rows` rows: a single statement is atomic on its own, so a
     commit of up to _UPSERT_ROWS rows costs one round trip to the database thread."""
     values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * rows)
     return (
-        "INSERT INTO messages (session, seq, key, kind, role, turn, bytes, created, updated,"
-        f" payload, text) VALUES {values} ON CONFLICT (session, seq) DO UPDATE SET"
+        f"INSERT INTO messages ({WRITE_COLUMNS}) VALUES {values}"
+        " ON CONFLICT (session, seq) DO UPDATE SET"
         " bytes = excluded.bytes, updated = excluded.updated,"
         " payload = excluded.payload, text = excluded.text"
     )
@@ -405,22 +427,7 @@ class Store:
         ]
         if not batch and not statements:
             return
-        values = [
-            (
-                r.session,
-                r.seq,
-                r.key,
-                r.kind,
-                r.role,
-                r.turn,
-                r.bytes,
-                r.created,
-                r.updated,
-                dump_json(r.payload) if r.payload is not None else None,
-                r.text,
-            )
-            for _, _, r in batch
-        ]
+        values = [row_values(r) for _, _, r in batch]
         groups = [values[i : i + _UPSERT_ROWS] for i in range(0, len(values), _UPSERT_ROWS)]
         writes = [(_upsert(len(group)), tuple(p for row in group for p in row)) for group in groups]
         writes.extend(statements)
