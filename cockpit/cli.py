@@ -31,6 +31,7 @@ from cockpit.permissions import policy_choice
 from cockpit.registry import DEFAULT_AGENT, AgentSpec, Registry, agent_from_command, load_registry
 from cockpit.sanitize import printable
 from cockpit.textout import plan_lines, tool_line, tool_output, transcript_markdown, transcript_text
+from cockpit.viewmodel import age
 from store import Frame, Row, ViewTranscript
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_CANCELLED = 0, 1, 2, 3, 130
@@ -52,14 +53,6 @@ def demo_scenarios() -> dict[str, str]:
             found = ast.literal_eval(value)
             return {str(word): str(what) for word, what in found.items()}
     return {}
-
-
-def age(seconds: float) -> str:
-    """A compact age: 42s, 5m, 3h, 2d."""
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{max(int(seconds), 0)}s"
 
 
 class StreamPrinter:
@@ -381,7 +374,67 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
+SUBCOMMANDS = frozenset({"run", "ls", "show", "agents"})
+
+
+def tui_parser() -> argparse.ArgumentParser:
+    tui = argparse.ArgumentParser(
+        prog="cockpit",
+        description="Open the Cockpit TUI on PATH. Other commands: run, ls, show, agents.",
+    )
+    tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
+    tui.add_argument(
+        "--data-dir",
+        type=Path,
+        help="where the store lives (default: COCKPIT_HOME or the user data folder)",
+    )
+    tui.add_argument(
+        "path", nargs="?", default=".", help="the folder new sessions start in (default: here)"
+    )
+    tui.add_argument("--agent", help=f"the agent of the first session (default: {DEFAULT_AGENT})")
+    return tui
+
+
+def tui_command(args: argparse.Namespace, home: Path) -> int:
+    from cockpit.ui.app import CockpitApp  # the TUI loads Textual; the other commands do not
+
+    folder = Path(args.path).expanduser().resolve()
+    if not folder.is_dir():
+        print(f"cockpit: {folder} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    registry = load_registry()
+    try:
+        registry.get(args.agent or DEFAULT_AGENT)
+    except KeyError as error:
+        print(f"cockpit: {error.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def open_engine() -> Engine:
+        return await Engine.open(home, registry=registry)
+
+    CockpitApp(open_engine, folder=folder, agent=args.agent).run()
+    return EXIT_OK
+
+
+def subcommand(arguments: Sequence[str]) -> str | None:
+    """The command word of a command line, skipping `--data-dir DIR`; None opens the TUI."""
+    rest = list(arguments)
+    while rest:
+        word = rest.pop(0)
+        if word == "--data-dir":
+            rest = rest[1:]
+        elif not word.startswith("-"):
+            return word if word in SUBCOMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if subcommand(arguments) is None:
+        tui_args = tui_parser().parse_args(arguments)
+        return tui_command(
+            tui_args, tui_args.data_dir.expanduser() if tui_args.data_dir else data_dir()
+        )
     args = parser().parse_args(argv)
     home = args.data_dir.expanduser() if args.data_dir else data_dir()
     if args.command == "run":
@@ -390,7 +443,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(ls_command(args, home))
     if args.command == "show":
         return asyncio.run(show_command(args, home))
-    if args.command == "agents":
-        return agents_command(args)
-    parser().print_help()
-    return EXIT_OK
+    return agents_command(args)

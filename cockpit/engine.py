@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 HANDSHAKE_TIMEOUT = 30.0
 """Seconds an agent may take to answer initialize and session/new."""
 
-Listener = Callable[[EngineEvent], None]
+Listener = Callable[[EngineEvent], object]
 
 
 class Engine:
@@ -59,10 +60,12 @@ class Engine:
         registry: Registry | None = None,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         policy: PermissionPolicy | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> Engine:
-        """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default)."""
+        """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default);
+        `clock` stamps rows and sessions (tests fix it)."""
         folder = private_dir(data_dir or default_data_dir())
-        store = await Store.open(folder / "cockpit.db")
+        store = await Store.open(folder / "cockpit.db", clock=clock)
         return cls(
             store,
             registry or load_registry(),
@@ -255,6 +258,10 @@ class Engine:
     async def rows_after(self, session_id: str, seq: int) -> Page:
         """The rows after `seq`, bounded like a page."""
         return await self.store.rows_after(session_id, seq)
+
+    async def latest_seqs(self) -> dict[str, int]:
+        """The newest row of every session, for telling unread sessions apart."""
+        return await self.store.latest_seqs()
 
     def live_info(self, session_id: str) -> dict[str, Any]:
         """What the running agent advertised (empty when none runs)."""

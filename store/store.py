@@ -554,6 +554,17 @@ class Store:
             record = await cur.fetchone()
         return _row_from_db(record) if record is not None else None
 
+    async def latest_seqs(self) -> dict[str, int]:
+        """The newest seq of every session that has rows (one index probe per session)."""
+        async with self._reader.execute(
+            "SELECT session, MAX(seq) FROM messages GROUP BY session"
+        ) as cur:
+            latest = {session: seq for session, seq in await cur.fetchall()}
+        for session, fold in self._folds.items():
+            if fold.next_seq > 1:
+                latest[session] = max(latest.get(session, 0), fold.next_seq - 1)
+        return latest
+
     async def all_rows(self, session: str) -> list[Row]:
         """Every row of a session, oldest first, read page by page (for export and tests)."""
         rows: list[Row] = []

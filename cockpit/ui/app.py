@@ -1,0 +1,503 @@
+"""The Cockpit TUI: the session rail, the transcript and the composer, over the engine.
+
+The app holds no ACP or SQL code: it calls the engine's interface and folds the engine's
+events (posted to the app as messages, in order) into its widgets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Footer, OptionList, Static
+
+from cockpit.bundled import bundled_dir
+from cockpit.engine import Engine
+from cockpit.events import (
+    EngineEvent,
+    FramesEvent,
+    PermissionEvent,
+    SessionEvent,
+    Status,
+    StatusEvent,
+)
+from cockpit.paths import config_dir
+from cockpit.registry import DEFAULT_AGENT
+from cockpit.settings import load_settings, save_settings, settings_path
+from cockpit.ui.bubbles import AgentBubble, BubbleWidget
+from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
+from cockpit.ui.composer import Composer
+from cockpit.ui.rail import RailEntry, SessionRail
+from cockpit.ui.screens import (
+    ConfirmScreen,
+    HelpScreen,
+    NewSessionChoice,
+    NewSessionScreen,
+    PermissionScreen,
+    RenameScreen,
+)
+from cockpit.ui.themes import DEFAULT_THEME, load_themes
+from cockpit.ui.transcript import TranscriptView
+from cockpit.viewmodel import RailState, rail_state, session_title, short_folder, status_line
+from store import SessionRecord
+
+NARROW = 100
+"""Below this many columns the rail shows glyphs and titles only."""
+
+STATE_VARIABLES = {
+    RailState.NEEDS_YOU: "status-needs-you",
+    RailState.ERROR: "status-error",
+    RailState.UNREAD: "status-unread",
+    RailState.WORKING: "status-working",
+    RailState.STARTING: "status-starting",
+    RailState.IDLE: "status-idle",
+    RailState.CLOSED: "status-closed",
+}
+
+EngineFactory = Callable[[], Awaitable[Engine]]
+
+
+@functools.cache
+def default_variables() -> dict[str, str]:
+    """The app variables of the default theme."""
+    themes, _ = load_themes(bundled_dir("themes"), None)
+    return next(dict(theme.variables) for theme in themes if theme.name == DEFAULT_THEME)
+
+
+class EngineMessage(Message):
+    """An engine event, delivered on the app's message queue (so in order)."""
+
+    def __init__(self, event: EngineEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class CockpitApp(App[None]):
+    """Many agent sessions, one screen."""
+
+    CSS_PATH = str(bundled_dir("themes") / "cockpit.tcss")
+    TITLE = "Cockpit"
+    COMMANDS: ClassVar = App.COMMANDS | {SessionCommands, AgentCommands, ActionCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+n", "new_session", "New"),
+        Binding("f2", "rename_session", "Rename"),
+        Binding("f4", "close_session", "Close"),
+        Binding("f8", "delete_session", "Delete", show=False),
+        Binding("ctrl+up", "previous_session", "Prev", show=False),
+        Binding("ctrl+down", "next_session", "Next", show=False),
+        Binding("ctrl+b", "toggle_rail", "Rail"),
+        Binding("ctrl+end", "jump_end", "Newest", show=False),
+        Binding("f3", "copy_last", "Copy", show=False),
+        Binding("f1", "help", "Help"),
+    ]
+
+    def __init__(
+        self,
+        engine: Engine | EngineFactory,
+        *,
+        folder: Path,
+        agent: str | None = None,
+        clock: Callable[[], float] = time.time,
+        blink: bool = True,
+        settings_file: Path | None = None,
+        themes_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self._engine = engine if isinstance(engine, Engine) else None
+        self._engine_factory = None if isinstance(engine, Engine) else engine
+        self.folder = folder
+        self.agent = agent
+        self.clock = clock
+        self.blink = blink
+        self.settings_file = settings_file or settings_path()
+        self.themes_dir = themes_dir if themes_dir is not None else config_dir() / "themes"
+        self.current: str | None = None
+        self.records: dict[str, SessionRecord] = {}
+        self.latest: dict[str, int] = {}
+        self._asking: str | None = None
+        self._settings: dict[str, Any] = {}
+        self._load_themes()
+
+    @property
+    def engine(self) -> Engine:
+        assert self._engine is not None, "the engine is not open yet"
+        return self._engine
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            yield SessionRail(id="rail")
+            with Vertical(id="main"):
+                yield Static("", id="status")
+                yield Static("▼ new output below — Ctrl+End to jump", id="new-output")
+                yield Composer(id="composer", blink=self.blink)
+        yield Footer()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Cockpit's own variables, from the default theme, for any theme that lacks them
+        (Textual asks before `__init__` has run, so this reads the bundled file)."""
+        return default_variables()
+
+    async def on_mount(self) -> None:
+        if self._engine is None:
+            assert self._engine_factory is not None
+            self._engine = await self._engine_factory()
+        for problem in self._problems:
+            self.notify(problem, severity="warning", timeout=10)
+        transcript = TranscriptView(self.engine, id="transcript")
+        await self.query_one("#main", Vertical).mount(transcript, before=0)
+        self.engine.subscribe(lambda event: self.post_message(EngineMessage(event)))
+        self.query_one("#new-output").display = False
+        self._apply_width(self.size.width)
+        await self._reload_records()
+        self.latest = await self.engine.latest_seqs()
+        if not self.records:
+            await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
+        else:
+            await self.switch_to(self._ordered()[0].id)
+        self.set_interval(30, self._refresh_rail)
+        self.query_one(Composer).focus()
+
+    async def on_unmount(self) -> None:
+        if self._engine_factory is not None and self._engine is not None:
+            await self._engine.close()
+
+    # -- themes -------------------------------------------------------------------------------
+
+    def _load_themes(self) -> None:
+        """Register the bundled and user themes and choose the saved one; a broken theme or
+        settings file is reported once the screen is up, and never stops the app."""
+        themes, problems = load_themes(bundled_dir("themes"), self.themes_dir)
+        for theme in themes:
+            self.register_theme(theme)
+        self._settings, broken = load_settings(self.settings_file)
+        self._problems = [*problems, *([broken] if broken else [])]
+        wanted = self._settings.get("theme", DEFAULT_THEME)
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+
+    def watch_theme(self, theme: str) -> None:
+        if self._settings.get("theme", DEFAULT_THEME) != theme and self.is_mounted(self):
+            self._settings["theme"] = theme
+            try:
+                save_settings(self.settings_file, self._settings)
+            except OSError as error:
+                self.notify(f"Could not save the theme choice: {error}", severity="warning")
+        if self.is_mounted(self):
+            self._restyle_rail()
+
+    def is_mounted(self, widget: Any) -> bool:
+        return bool(getattr(widget, "_is_mounted", False))
+
+    def _restyle_rail(self) -> None:
+        variables = self.get_css_variables()
+        rail = self.query_one(SessionRail)
+        rail.set_state_colours(
+            {state: variables.get(name, "") for state, name in STATE_VARIABLES.items()}
+        )
+        rail.restyle()
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    async def _reload_records(self) -> None:
+        self.records = {record.id: record for record in await self.engine.sessions()}
+
+    def _ordered(self) -> list[SessionRecord]:
+        return sorted(self.records.values(), key=lambda record: (-record.created, record.id))
+
+    def _entry(self, record: SessionRecord) -> RailEntry:
+        pending = len(self.engine.pending_permissions(record.id))
+        state = rail_state(
+            self.engine.status(record.id),
+            record.status,
+            pending,
+            self.latest.get(record.id, 0),
+            record.last_read_seq,
+            record.id == self.current,
+        )
+        return RailEntry(
+            record.id,
+            state,
+            session_title(record),
+            record.agent,
+            record.cwd,
+            max(self.clock() - record.updated, 0),
+        )
+
+    def _refresh_rail(self) -> None:
+        rail = self.query_one(SessionRail)
+        if not rail._styles:
+            self._restyle_rail()
+        rail.show([self._entry(record) for record in self._ordered()], self.current)
+
+    def session_choices(self) -> list[tuple[str, str, str]]:
+        """(id, title, details) of every session, for the command palette."""
+        return [
+            (r.id, session_title(r), f"{r.agent} · {short_folder(r.cwd)}") for r in self._ordered()
+        ]
+
+    async def switch_to(self, session: str) -> None:
+        """Show another session: its tail page from the store, at once."""
+        if session not in self.records:
+            return
+        previous = self.current
+        if previous is not None and previous != session:
+            await self._mark_read(previous)
+        self.current = session
+        await self.query_one(TranscriptView).show_session(session)
+        await self._mark_read(session)
+        composer = self.query_one(Composer)
+        composer.prompts.entries = [
+            b.text for b in self.query_one(TranscriptView).model if b.kind == "user"
+        ]
+        self._refresh_rail()
+        self._refresh_status()
+        self._ask_pending()
+
+    async def _mark_read(self, session: str) -> None:
+        latest = self.latest.get(session, 0)
+        record = self.records.get(session)
+        if record is not None and latest > record.last_read_seq:
+            await self.engine.mark_read(session, latest)
+            self.records[session] = await self.engine.session(session)
+
+    async def _create_session(self, agent: str, folder: str) -> None:
+        try:
+            record = await self.engine.create_session(agent, folder)
+        except (KeyError, NotADirectoryError) as error:
+            self.notify(str(error.args[0] if error.args else error), severity="error")
+            return
+        self.records[record.id] = record
+        await self.switch_to(record.id)
+        self._start(record.id)
+
+    @work(group="start", exit_on_error=False)
+    async def _start(self, session: str) -> None:
+        try:
+            await self.engine.start(session)
+        except Exception as error:  # the error row in the transcript says why
+            self.log.warning(f"session {session} did not start: {error}")
+
+    async def new_session_with(self, agent: str) -> None:
+        """Start a session with `agent` in the start folder (command palette)."""
+        await self._create_session(agent, str(self.folder))
+
+    # -- engine events ------------------------------------------------------------------------
+
+    async def on_engine_message(self, message: EngineMessage) -> None:
+        event = message.event
+        if isinstance(event, FramesEvent):
+            self.latest[event.session] = max(
+                [self.latest.get(event.session, 0), *(f.seq for f in event.frames)]
+            )
+            if event.session == self.current:
+                await self.query_one(TranscriptView).apply_frames(event.frames)
+        elif isinstance(event, StatusEvent):
+            finished = event.status in (Status.READY, Status.EXITED, Status.ERROR, Status.CLOSED)
+            if finished and event.session == self.current:
+                await self.query_one(TranscriptView).finish_live()
+            record = await self._fresh(event.session)
+            if record is not None:
+                self._refresh_rail()
+                if event.session == self.current:
+                    self._refresh_status()
+        elif isinstance(event, PermissionEvent):
+            self._refresh_rail()
+            if not event.resolved:
+                self._ask_pending()
+            if event.request.session == self.current:
+                self._refresh_status()
+        elif isinstance(event, SessionEvent):
+            await self._fresh(event.session)
+            self._refresh_rail()
+            if event.session == self.current:
+                self._refresh_status()
+
+    async def _fresh(self, session: str) -> SessionRecord | None:
+        try:
+            record = await self.engine.session(session)
+        except KeyError:
+            self.records.pop(session, None)
+            return None
+        self.records[session] = record
+        return record
+
+    def _refresh_status(self) -> None:
+        status = self.query_one("#status", Static)
+        record = self.records.get(self.current or "")
+        if record is None:
+            status.update("")
+            return
+        spec = self.engine.spec_for(record)
+        waiting = len(self.engine.pending_permissions(record.id))
+        line = status_line(record, spec.label, self.engine.status(record.id))
+        status.update(
+            f"{session_title(record)} — {line}" + (f" · {waiting} waiting" if waiting else "")
+        )
+
+    def _ask_pending(self) -> None:
+        """Show the oldest permission request of the session on screen."""
+        if self._asking is not None or self.current is None:
+            return
+        requests = self.engine.pending_permissions(self.current)
+        if not requests:
+            return
+        request = requests[0]
+        self._asking = request.id
+        record = self.records.get(self.current)
+
+        async def answered(option: str | None) -> None:
+            self._asking = None
+            with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
+                await self.engine.answer_permission(request.id, option)
+            self._ask_pending()
+
+        self.push_screen(
+            PermissionScreen(request, session_title(record) if record else "The agent"), answered
+        )
+
+    # -- the composer -------------------------------------------------------------------------
+
+    def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        if self.current is None:
+            return
+        self._prompt(self.current, message.text)
+
+    @work(exit_on_error=False)
+    async def _prompt(self, session: str, text: str) -> None:
+        try:
+            await self.engine.prompt(session, text)
+        except Exception as error:
+            self.notify(f"The prompt failed: {error}", severity="error")
+
+    async def on_composer_cancel_requested(self) -> None:
+        await self.action_cancel_turn()
+
+    def on_transcript_view_unseen(self, message: TranscriptView.Unseen) -> None:
+        self.query_one("#new-output").display = message.unseen
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "rail" and event.option.id and event.option.id != self.current:
+            self.run_worker(self.switch_to(event.option.id), group="switch", exclusive=True)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "rail":
+            self.query_one(Composer).focus()
+
+    # -- layout actions -----------------------------------------------------------------------
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        rail = self.query_one(SessionRail)
+        narrow = width < NARROW
+        self.set_class(narrow, "-narrow")
+        if rail.compact != narrow:
+            rail.compact = narrow
+            rail.restyle()
+
+    def action_toggle_rail(self) -> None:
+        """Show or hide the session rail."""
+        rail = self.query_one(SessionRail)
+        rail.display = not rail.display
+
+    async def action_jump_end(self) -> None:
+        """Scroll to the newest output."""
+        await self.query_one(TranscriptView).jump_to_end()
+
+    def action_help(self) -> None:
+        """Show every key."""
+        self.push_screen(HelpScreen())
+
+    # -- session actions ----------------------------------------------------------------------
+
+    def action_new_session(self) -> None:
+        """Pick an agent and a folder for a new session."""
+        agents = list(self.engine.registry.agents.values())
+        available = {spec.name: spec.executable() is not None for spec in agents}
+
+        async def chosen(choice: NewSessionChoice | None) -> None:
+            if choice is not None:
+                await self._create_session(choice.agent, choice.folder)
+
+        self.push_screen(
+            NewSessionScreen(agents, available, str(self.folder), DEFAULT_AGENT), chosen
+        )
+
+    def action_rename_session(self) -> None:
+        """Give the session on screen a title."""
+        record = self.records.get(self.current or "")
+        if record is None:
+            return
+
+        async def renamed(title: str | None) -> None:
+            if title:
+                await self.engine.rename(record.id, title)
+
+        self.push_screen(RenameScreen(session_title(record)), renamed)
+
+    async def action_close_session(self) -> None:
+        """Stop the agent of the session on screen; its transcript stays."""
+        if self.current is not None:
+            await self.engine.stop(self.current)
+            self.notify("Session closed: its agent stopped. A prompt starts it again.", timeout=4)
+
+    def action_delete_session(self) -> None:
+        """Delete the session on screen, after asking."""
+        record = self.records.get(self.current or "")
+        if record is None:
+            return
+
+        async def confirmed(yes: bool | None) -> None:
+            if not yes:
+                return
+            await self.engine.delete(record.id)
+            self.records.pop(record.id, None)
+            self.current = None
+            if self.records:
+                await self.switch_to(self._ordered()[0].id)
+            else:
+                await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
+
+        self.push_screen(
+            ConfirmScreen(f"Delete “{session_title(record)}” and its transcript?"), confirmed
+        )
+
+    async def action_previous_session(self) -> None:
+        """Show the session above in the rail."""
+        await self._step(-1)
+
+    async def action_next_session(self) -> None:
+        """Show the session below in the rail."""
+        await self._step(1)
+
+    async def _step(self, delta: int) -> None:
+        order = [record.id for record in self._ordered()]
+        if not order or self.current not in order:
+            return
+        await self.switch_to(order[(order.index(self.current) + delta) % len(order)])
+
+    async def action_cancel_turn(self) -> None:
+        """Cancel the running turn of the session on screen."""
+        if self.current is not None and await self.engine.cancel(self.current):
+            self.notify("Cancelling the turn…", timeout=2)
+
+    def action_copy_last(self) -> None:
+        """Copy the focused bubble, or else the newest reply (OSC 52: works over SSH)."""
+        focused = self.focused
+        if isinstance(focused, BubbleWidget):
+            focused.action_copy()
+            return
+        replies = [w for w in self.query(AgentBubble)]
+        if replies:
+            replies[-1].action_copy()

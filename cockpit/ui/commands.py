@@ -1,0 +1,81 @@
+"""Command palette providers: switch to a session, start one with an agent, run an action.
+(Themes come from Textual's own theme command.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from cockpit.ui.app import CockpitApp
+
+
+class _Commands(Provider):
+    """A provider over a fixed list of (title, help, callback)."""
+
+    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
+        raise NotImplementedError
+
+    @property
+    def cockpit(self) -> CockpitApp:
+        return cast("CockpitApp", self.app)
+
+    async def discover(self) -> Hits:
+        for title, text, callback in self.items():
+            yield DiscoveryHit(title, callback, help=text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, text, callback in self.items():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=text)
+
+
+class SessionCommands(_Commands):
+    """Every session, to switch to."""
+
+    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
+        app = self.cockpit
+        return [
+            (f"Session: {title}", detail, partial(app.switch_to, session))
+            for session, title, detail in app.session_choices()
+        ]
+
+
+class AgentCommands(_Commands):
+    """A new session with any installed agent, in the start folder."""
+
+    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
+        app = self.cockpit
+        return [
+            (
+                f"New session with {spec.label}",
+                " ".join(spec.command),
+                partial(app.new_session_with, spec.name),
+            )
+            for spec in app.engine.registry.agents.values()
+            if spec.executable() is not None
+        ]
+
+
+class ActionCommands(_Commands):
+    """The app's actions, by name."""
+
+    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
+        app = self.cockpit
+        actions = [
+            ("New session…", "pick an agent and a folder", app.action_new_session),
+            ("Rename session", "give this session a title", app.action_rename_session),
+            ("Close session", "stop its agent; the transcript stays", app.action_close_session),
+            ("Delete session", "forget the session and its transcript", app.action_delete_session),
+            ("Cancel turn", "stop what the agent is doing", app.action_cancel_turn),
+            ("Copy last reply", "the agent's newest reply, to the clipboard", app.action_copy_last),
+            ("Toggle session rail", "show or hide the list of sessions", app.action_toggle_rail),
+            ("Jump to newest output", "scroll to the end of the transcript", app.action_jump_end),
+            ("Help", "every key", app.action_help),
+        ]
+        return [(title, text, callback) for title, text, callback in actions]

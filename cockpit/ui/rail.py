@@ -1,0 +1,88 @@
+"""The session rail: every session as one cheap option line (an OptionList), with a status
+glyph, its title, agent, folder and age. Compact mode (narrow terminals) keeps the glyph
+and title only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from cockpit.sanitize import printable
+from cockpit.viewmodel import GLYPHS, age, short_folder
+
+
+@dataclass(frozen=True)
+class RailEntry:
+    """What the rail shows for one session."""
+
+    session: str
+    state: str
+    title: str
+    agent: str
+    folder: str
+    seconds_old: float
+
+
+def entry_text(entry: RailEntry, compact: bool) -> Text:
+    """The option's prompt: a glyph coloured by state, the title, then details."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(GLYPHS.get(entry.state, " "))
+    text.append(
+        " " + printable(entry.title), style="bold" if entry.state in ("needs-you", "unread") else ""
+    )
+    if not compact:
+        details = f"{entry.agent} · {short_folder(entry.folder)} · {age(entry.seconds_old)}"
+        text.append("\n  " + printable(details), style="dim")
+    return text
+
+
+class SessionRail(OptionList):
+    """The list of sessions; highlighting one shows it."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.compact = False
+        self._entries: dict[str, RailEntry] = {}
+        self._styles: dict[str, str] = {}
+
+    def set_state_colours(self, styles: dict[str, str]) -> None:
+        """The colour of each state (from the theme's status variables)."""
+        self._styles = styles
+
+    def _prompt(self, entry: RailEntry) -> Text:
+        text = entry_text(entry, self.compact)
+        colour = self._styles.get(entry.state)
+        if colour:
+            text.stylize(f"bold {colour}", 0, 1)
+        return text
+
+    def show(self, entries: list[RailEntry], current: str | None) -> None:
+        """Show these sessions, in this order, with `current` highlighted."""
+        order = [entry.session for entry in entries]
+        if order != list(self._entries) or any(e != self._entries.get(e.session) for e in entries):
+            if order != list(self._entries):
+                self.clear_options()
+                self.add_options(Option(self._prompt(entry), id=entry.session) for entry in entries)
+            else:
+                for entry in entries:
+                    if entry != self._entries[entry.session]:
+                        self.replace_option_prompt(entry.session, self._prompt(entry))
+            self._entries = {entry.session: entry for entry in entries}
+        if current is not None and current in self._entries:
+            index = order.index(current)
+            if self.highlighted != index:
+                self.highlighted = index
+
+    def restyle(self) -> None:
+        """Redraw every entry (the theme or the compact mode changed)."""
+        entries = list(self._entries.values())
+        self._entries = {}
+        current = self.highlighted
+        self.clear_options()
+        self.show(
+            entries,
+            entries[current].session if current is not None and current < len(entries) else None,
+        )

@@ -1,0 +1,245 @@
+"""Pure rules behind the TUI: what the rail shows for a session, the status line, prompt
+history, and which bubbles a bounded transcript window keeps. No Textual here, so every
+rule is tested without an app."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cockpit.events import Status
+from store import SessionRecord
+
+
+class RailState:
+    """What a session needs from the user, in the order the rail ranks attention."""
+
+    NEEDS_YOU = "needs-you"
+    ERROR = "error"
+    UNREAD = "unread"
+    WORKING = "working"
+    STARTING = "starting"
+    IDLE = "idle"
+    CLOSED = "closed"
+
+
+GLYPHS: Mapping[str, str] = {
+    RailState.NEEDS_YOU: "!",
+    RailState.ERROR: "✗",
+    RailState.UNREAD: "◆",
+    RailState.WORKING: "●",
+    RailState.STARTING: "◌",
+    RailState.IDLE: "○",
+    RailState.CLOSED: "·",
+}
+"""One character per state, distinct in shape as well as colour (16-colour terminals)."""
+
+STATE_WORDS: Mapping[str, str] = {
+    RailState.NEEDS_YOU: "needs you",
+    RailState.ERROR: "error",
+    RailState.UNREAD: "finished, unread",
+    RailState.WORKING: "working",
+    RailState.STARTING: "starting",
+    RailState.IDLE: "idle",
+    RailState.CLOSED: "closed",
+}
+
+
+def rail_state(
+    live_status: str,
+    stored_status: str,
+    pending: int,
+    latest_seq: int,
+    last_read_seq: int,
+    current: bool,
+) -> str:
+    """The state a session shows in the rail.
+
+    A pending permission trumps everything; then a dead agent; then a finished turn the
+    user has not looked at (never for the session on screen); then what the agent is doing.
+    """
+    if pending:
+        return RailState.NEEDS_YOU
+    status = live_status if live_status != Status.CLOSED else stored_status
+    if status in (Status.ERROR, Status.EXITED):
+        return RailState.ERROR
+    if status == Status.WAITING:
+        return RailState.NEEDS_YOU
+    if status in (Status.WORKING,):
+        return RailState.WORKING
+    if status == Status.STARTING:
+        return RailState.STARTING
+    if not current and latest_seq > last_read_seq:
+        return RailState.UNREAD
+    if live_status == Status.READY:
+        return RailState.IDLE
+    return RailState.CLOSED
+
+
+def age(seconds: float) -> str:
+    """A compact age: now, 42s, 5m, 3h, 2d."""
+    if seconds < 5:
+        return "now"
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def short_folder(path: str, home: str | None = None) -> str:
+    """A folder as a user reads it: `~` for home, else the last two parts."""
+    home = home if home is not None else os.path.expanduser("~")
+    if home and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    parts = [part for part in path.split(os.sep) if part]
+    return os.sep.join(parts[-2:]) if len(parts) > 2 else path
+
+
+def session_title(record: SessionRecord) -> str:
+    """The title a session shows: its name, or a placeholder before the first prompt."""
+    return record.title or "New session"
+
+
+def current_mode(record: SessionRecord) -> str | None:
+    """The name of the session's current mode, from its modes or its mode config option."""
+    for option in record.config_options or ():
+        if option.get("category") == "mode":
+            return option_value_name(option)
+    modes = record.modes or {}
+    current = modes.get("currentModeId")
+    for mode in modes.get("availableModes") or ():
+        if isinstance(mode, Mapping) and mode.get("id") == current:
+            return str(mode.get("name") or current)
+    return str(current) if current else None
+
+
+def option_value_name(option: Mapping[str, Any]) -> str | None:
+    """The display name of a select option's current value."""
+    value = option.get("currentValue")
+    choices: list[Any] = []
+    for entry in option.get("options") or ():
+        if isinstance(entry, Mapping) and "options" in entry:  # a group
+            choices.extend(entry.get("options") or ())
+        else:
+            choices.append(entry)
+    for choice in choices:
+        if isinstance(choice, Mapping) and choice.get("value") == value:
+            return str(choice.get("name") or value)
+    return str(value) if value is not None else None
+
+
+def current_model(record: SessionRecord) -> str | None:
+    """The name of the model the session uses, when the agent exposes it as an option."""
+    for option in record.config_options or ():
+        if option.get("category") == "model" or option.get("id") == "model":
+            return option_value_name(option)
+    return None
+
+
+def usage_text(usage: Mapping[str, Any] | None) -> str | None:
+    """Context use and cost, as far as the agent reports them: "12.3k/200k ctx · $0.42"."""
+    if not usage:
+        return None
+    parts = []
+    used, size = usage.get("used"), usage.get("size")
+    if isinstance(used, int | float) and isinstance(size, int | float) and size:
+        parts.append(f"{_kilo(used)}/{_kilo(size)} ctx")
+    cost = usage.get("cost")
+    if isinstance(cost, Mapping) and isinstance(cost.get("amount"), int | float):
+        currency = cost.get("currency") or "USD"
+        symbol = "$" if currency == "USD" else f"{currency} "
+        parts.append(f"{symbol}{cost['amount']:.2f}")
+    return " · ".join(parts) or None
+
+
+def _kilo(value: float) -> str:
+    return f"{value / 1000:.1f}k" if value >= 1000 else str(int(value))
+
+
+TURN_WORDS = {
+    Status.STARTING: "starting the agent",
+    Status.READY: "ready",
+    Status.WORKING: "working (Esc cancels)",
+    Status.WAITING: "waiting for your answer",
+    Status.CLOSED: "agent stopped (a prompt restarts it)",
+    Status.EXITED: "agent exited (a prompt restarts it)",
+    Status.ERROR: "agent failed to start",
+}
+
+
+def status_line(record: SessionRecord, agent_title: str, live_status: str) -> str:
+    """The status line under the composer: agent, mode, model, turn state, usage."""
+    parts = [agent_title]
+    if mode := current_mode(record):
+        parts.append(f"mode: {mode}")
+    if model := current_model(record):
+        parts.append(f"model: {model}")
+    parts.append(TURN_WORDS.get(live_status, live_status))
+    if usage := usage_text(record.usage):
+        parts.append(usage)
+    return " · ".join(parts)
+
+
+class PromptHistory:
+    """Up/Down through earlier prompts, keeping what was being typed as the newest entry."""
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        self.entries: list[str] = [entry for entry in entries if entry.strip()]
+        self._index: int | None = None
+        self._draft = ""
+
+    def add(self, prompt: str) -> None:
+        """Remember a sent prompt (not twice in a row) and stop browsing."""
+        if prompt.strip() and (not self.entries or self.entries[-1] != prompt):
+            self.entries.append(prompt)
+        self._index = None
+
+    def older(self, current: str) -> str | None:
+        """The previous prompt, or None at the oldest."""
+        if not self.entries:
+            return None
+        if self._index is None:
+            self._draft = current
+            self._index = len(self.entries)
+        if self._index == 0:
+            return None
+        self._index -= 1
+        return self.entries[self._index]
+
+    def newer(self) -> str | None:
+        """The next prompt, the draft after the newest, or None when not browsing."""
+        if self._index is None:
+            return None
+        self._index += 1
+        if self._index >= len(self.entries):
+            self._index = None
+            return self._draft
+        return self.entries[self._index]
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """Which mounted bubbles a window drops, by seq."""
+
+    seqs: tuple[int, ...]
+    from_top: bool
+
+
+def evict(
+    mounted: Sequence[int], pinned: frozenset[int], limit: int, keep_bottom: bool
+) -> Eviction:
+    """Bubbles to unmount so that at most `limit` stay, `mounted` being in seq order.
+
+    Near the bottom (`keep_bottom`) the oldest go, except pinned ones (the live turn),
+    so a long turn never scrolls itself away. Reading far up, the newest go instead and
+    the window detaches from the tail; the view then says new output is below and
+    reloads the tail when the user returns.
+    """
+    excess = len(mounted) - limit
+    if excess <= 0:
+        return Eviction((), keep_bottom)
+    if keep_bottom:
+        return Eviction(tuple(seq for seq in mounted if seq not in pinned)[:excess], True)
+    return Eviction(tuple(reversed(mounted))[:excess], False)

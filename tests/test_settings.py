@@ -1,0 +1,171 @@
+"""The settings store: round trips, atomic private writes, and broken files that give
+defaults plus a message instead of an exception."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cockpit.settings import load_settings, save_settings, settings_path
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_settings_live_in_the_config_folder(isolated_home: Path) -> None:
+    assert settings_path() == isolated_home / "config" / "settings.json"
+    assert settings_path({"COCKPIT_HOME": "/elsewhere"}) == Path("/elsewhere/config/settings.json")
+
+
+def test_a_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    settings: dict[str, Any] = {"theme": "cockpit-light", "width": 42, "nested": {"é": [1, None]}}
+    save_settings(path, settings)
+    assert load_settings(path) == (settings, None)
+
+
+def test_saving_replaces_the_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    save_settings(path, {"a": 1, "b": 2})
+    save_settings(path, {"b": 3})
+    assert load_settings(path) == ({"b": 3}, None)
+
+
+def test_the_file_is_owner_only_and_no_temporary_file_is_left(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{}", encoding="utf-8")
+    path.chmod(0o644)
+    save_settings(path, {"theme": "cockpit-dark"})
+    assert mode(path) == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["settings.json"]
+
+
+def test_a_missing_folder_is_created_owner_only(tmp_path: Path) -> None:
+    path = tmp_path / "config" / "cockpit" / "settings.json"
+    save_settings(path, {"x": True})
+    assert mode(path.parent) == 0o700
+    assert mode(path) == 0o600
+    assert load_settings(path) == ({"x": True}, None)
+
+
+def test_the_write_is_atomic_through_a_rename_in_the_same_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "settings.json"
+    save_settings(path, {"old": 1})
+    renames: list[tuple[str, str]] = []
+    real_replace = os.replace
+
+    def spy(source: str | Path, target: str | Path) -> None:
+        renames.append((str(source), str(target)))
+        assert json.loads(path.read_text(encoding="utf-8")) == {"old": 1}  # untouched till now
+        assert json.loads(Path(source).read_text(encoding="utf-8")) == {"new": 2}
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", spy)
+    save_settings(path, {"new": 2})
+    [(source, target)] = renames
+    assert Path(source).parent == tmp_path
+    assert target == str(path)
+    assert sorted(os.listdir(tmp_path)) == ["settings.json"]
+
+
+def test_a_failed_rename_keeps_the_old_file_and_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "settings.json"
+    save_settings(path, {"old": 1})
+
+    def fail(source: str | Path, target: str | Path) -> None:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk on fire"):
+        save_settings(path, {"new": 2})
+    assert load_settings(path) == ({"old": 1}, None)
+    assert sorted(os.listdir(tmp_path)) == ["settings.json"]
+
+
+def test_a_value_json_cannot_hold_fails_before_touching_the_disk(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    save_settings(path, {"old": 1})
+    with pytest.raises(TypeError):
+        save_settings(path, {"bad": object()})
+    assert load_settings(path) == ({"old": 1}, None)
+    assert sorted(os.listdir(tmp_path)) == ["settings.json"]
+
+
+def test_a_missing_file_is_empty_settings_and_no_message(tmp_path: Path) -> None:
+    assert load_settings(tmp_path / "absent.json") == ({}, None)
+    assert load_settings(tmp_path / "no" / "folder" / "settings.json") == ({}, None)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b'{"theme": "cockpit-dark",', "not valid JSON"),
+        (b"", "not valid JSON"),
+        (b'["a", "list"]', "must hold a JSON object, not list"),
+        (b"42", "must hold a JSON object, not int"),
+        (b'{"theme": "\xff"}', "cannot be read"),
+    ],
+)
+def test_a_corrupt_file_gives_empty_settings_and_a_message(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(content)
+    settings, message = load_settings(path)
+    assert settings == {}
+    assert message is not None
+    assert message.startswith(f"{path}: ")
+    assert expected in message
+    assert "default settings" in message
+
+
+def test_an_unreadable_path_gives_empty_settings_and_a_message(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.mkdir()  # a folder where the file should be: unreadable even as root
+    settings, message = load_settings(path)
+    assert settings == {}
+    assert message is not None and "cannot be read" in message
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_an_unreadable_file_gives_a_message(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads files whatever their mode")
+    path = tmp_path / "settings.json"
+    path.write_text("{}", encoding="utf-8")
+    path.chmod(0)
+    settings, message = load_settings(path)
+    assert settings == {}
+    assert message is not None and "cannot be read" in message
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(), JSON_VALUES, max_size=6))
+def test_any_json_object_round_trips(settings: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "settings.json"
+        save_settings(path, settings)
+        assert load_settings(path) == (settings, None)
+        assert os.listdir(folder) == ["settings.json"]

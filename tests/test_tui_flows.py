@@ -1,0 +1,222 @@
+"""Pilot tests of the TUI's flows, with real demo-agent subprocesses and a real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cockpit.events import Status
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ThoughtBubble
+from cockpit.ui.composer import Composer
+from cockpit.ui.rail import SessionRail
+from cockpit.ui.transcript import BUBBLE_LIMIT, TranscriptView
+from tests.ui_helpers import add_rows, add_session, fill, make_app, wait_until
+
+SIZE = (120, 40)
+
+
+def transcript(app: CockpitApp) -> TranscriptView:
+    return app.query_one(TranscriptView)
+
+
+def shown(app: CockpitApp) -> list[tuple[str, str]]:
+    return [(b.kind, b.text) for b in transcript(app).model]
+
+
+async def send(app: CockpitApp, pilot: object, text: str) -> None:
+    composer = app.query_one(Composer)
+    composer.focus()
+    composer.text = text
+    await pilot.press("enter")  # type: ignore[attr-defined]
+
+
+async def test_first_start_creates_a_session_and_a_prompt_streams(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            lambda: len(app.records) == 1 and app.engine.status(app.current or "") == Status.READY
+        )
+        await send(app, pilot, "think please")
+        session = app.current or ""
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and len(transcript(app).model) == 3
+        )
+        await pilot.pause()
+        rows = await app.engine.store.all_rows(session)
+        assert shown(app) == [(r.kind, r.text) for r in rows]
+        assert [r.kind for r in rows] == ["user", "thought", "agent"]
+        assert not any(w.live for w in app.query(AgentBubble)), "a finished reply is cheap"
+        assert app.records[session].title == "think please"
+        status = str(app.query_one("#status").render())
+        assert (
+            "Cockpit demo agent" in status
+            and "mode: Ask before edits" in status
+            and "model: Fast" in status
+        )
+
+
+async def test_switch_rename_close_and_reopen(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+
+    async def build(engine: object) -> None:
+        await add_session(engine, project, "first", [("one", "reply one")])  # type: ignore[arg-type]
+        await add_session(engine, project, "second", [("two", "reply two")])  # type: ignore[arg-type]
+
+    await fill(tmp_path / "home", build)
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        first_shown = shown(app)
+        await pilot.press("ctrl+down")
+        await wait_until(lambda: shown(app) != first_shown)
+        assert {shown(app)[0][1], first_shown[0][1]} == {"one", "two"}
+        # rename
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("ctrl+a", *"Renamed", "enter")
+        await wait_until(
+            lambda: (
+                app.records[app.current or ""].title is not None
+                and "Renamed" in (app.records[app.current or ""].title or "")
+            )
+        )
+        # prompt starts the agent; close stops it; the transcript stays and reopens
+        session = app.current or ""
+        await send(app, pilot, "hello")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and len(shown(app)) == 4
+        )
+        await pilot.press("f4")
+        await wait_until(lambda: app.engine.status(session) == Status.CLOSED)
+        before = shown(app)
+        await pilot.press("ctrl+up")
+        await wait_until(lambda: app.current != session)
+        await pilot.press("ctrl+down")
+        await wait_until(lambda: app.current == session)
+        assert shown(app) == before
+        live = app.engine._live[session]
+        assert not live.running  # reopened from the store, no agent
+
+
+async def test_cancel_with_escape(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+        )
+        session = app.current or ""
+        await send(app, pilot, "slow")
+        await wait_until(
+            lambda: any(b.kind == "agent" and len(b.text) > 20 for b in transcript(app).model)
+        )
+        await pilot.press("escape")
+        await wait_until(lambda: app.engine.status(session) == Status.READY)
+        rows = await app.engine.store.all_rows(session)
+        assert [r.kind for r in rows] == ["user", "agent"]
+        await pilot.pause()
+        assert shown(app) == [(r.kind, r.text) for r in rows]
+
+
+async def test_restarting_the_app_restores_sessions_and_transcripts(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+        )
+        await send(app, pilot, "hello")
+        session = app.current or ""
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and len(shown(app)) == 2
+        )
+        before = shown(app)
+    again = make_app(tmp_path)
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: again.current is not None)
+        assert again.current == session
+        assert shown(again) == before
+        assert again.engine.status(session) == Status.CLOSED  # no agent until a prompt
+
+
+async def test_scroll_up_to_the_first_message_and_back_down(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    ids: list[str] = []
+
+    async def build(engine: object) -> None:
+        session = await add_session(engine, project, "long", [])  # type: ignore[arg-type]
+        await add_rows(engine, session, 1000)  # type: ignore[arg-type]
+        ids.append(session)
+
+    await fill(tmp_path / "home", build)
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        view = transcript(app)
+        await wait_until(lambda: len(view.model) > 0)
+        assert view.mounted_seqs()[-1] == 1000
+        most = 0
+        for _ in range(200):
+            view.scroll_home(animate=False, immediate=True)
+            await pilot.pause()
+            await view.load_earlier()
+            most = max(most, len(app.query(BubbleWidget)))
+            if view.mounted_seqs()[0] == 1 and not view.more_before:
+                break
+        assert view.mounted_seqs()[0] == 1
+        assert next(iter(view.model)).text.startswith("row 00000")
+        assert most <= BUBBLE_LIMIT + 120
+        assert len(app.query(BubbleWidget)) <= BUBBLE_LIMIT
+        assert view.detached
+        for _ in range(200):
+            view.scroll_end(animate=False, immediate=True)
+            await pilot.pause()
+            await view.load_later()
+            if not view.detached:
+                break
+        assert view.mounted_seqs()[-1] == 1000
+        assert len(app.query(BubbleWidget)) <= BUBBLE_LIMIT
+
+
+async def test_a_thought_expands_and_folds(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+        )
+        await send(app, pilot, "think")
+        await wait_until(
+            lambda: (
+                len(app.query(ThoughtBubble)) == 1
+                and app.engine.status(app.current or "") == Status.READY
+            )
+        )
+        thought = app.query_one(ThoughtBubble)
+        assert thought.size.height == 1
+        thought.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert thought.expanded and thought.size.height > 1
+        await pilot.press("enter")
+        await pilot.pause()
+        assert thought.size.height == 1
+
+
+async def test_the_rail_lists_sessions_and_a_narrow_terminal_compacts_it(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+
+    async def build(engine: object) -> None:
+        for n in range(3):
+            await add_session(engine, project, f"session {n}", [("p", "r")])  # type: ignore[arg-type]
+
+    await fill(tmp_path / "home", build)
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(lambda: app.current is not None)
+        rail = app.query_one(SessionRail)
+        assert rail.option_count == 3
+        assert rail.compact
+        await pilot.press("ctrl+b")
+        assert not rail.display
+        await pilot.press("ctrl+b")
+        assert rail.display

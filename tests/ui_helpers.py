@@ -1,0 +1,86 @@
+"""Building apps for the TUI tests: an isolated home, a fixed clock, stores filled without
+any agent (for deterministic pictures), and waiting for the engine."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from cockpit.engine import Engine
+from cockpit.registry import load_registry
+from cockpit.ui.app import CockpitApp
+from store import chunk_from_update, note
+from store.workload import text_update
+
+NOW = 1_800_000_000.0
+"""The fixed time of the tests' clocks."""
+
+
+def engine_factory(
+    home: Path, clock: Callable[[], float] = lambda: NOW
+) -> Callable[[], Awaitable[Engine]]:
+    async def open_engine() -> Engine:
+        return await Engine.open(
+            home, registry=load_registry(home / "config"), clock=clock, handshake_timeout=15
+        )
+
+    return open_engine
+
+
+def make_app(tmp_path: Path, folder: Path | None = None, *, agent: str | None = None) -> CockpitApp:
+    """An app on an isolated home in `tmp_path`, its clock two minutes after NOW."""
+    home = tmp_path / "home"
+    project = folder or tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    return CockpitApp(
+        engine_factory(home),
+        folder=project,
+        agent=agent,
+        clock=lambda: NOW + 120,
+        blink=False,
+        settings_file=home / "config" / "settings.json",
+        themes_dir=home / "config" / "themes",
+    )
+
+
+async def fill(home: Path, build: Callable[[Engine], Awaitable[None]]) -> None:
+    """Open an engine on `home` (fixed clock), run `build`, close it."""
+    engine = await engine_factory(home)()
+    try:
+        await build(engine)
+    finally:
+        await engine.close()
+
+
+def fill_now(home: Path, build: Callable[[Engine], Awaitable[None]]) -> None:
+    """`fill`, from synchronous code (snapshot tests)."""
+    asyncio.run(fill(home, build))
+
+
+async def add_session(
+    engine: Engine, folder: Path, title: str, turns: list[tuple[str, str]], status: str = "closed"
+) -> str:
+    """A stored session with these (prompt, reply) turns, no agent involved."""
+    record = await engine.create_session("demo", folder, title=title)
+    for prompt, reply in turns:
+        await engine.store.begin_turn(record.id, prompt)
+        for i in range(0, len(reply), 4):
+            await engine.store.apply(
+                chunk_from_update(record.id, text_update("agent_message_chunk", reply[i : i + 4]))
+            )
+        await engine.store.end_turn(record.id)
+    await engine.store.update_session(record.id, status=status)
+    return record.id
+
+
+async def add_rows(engine: Engine, session: str, count: int, size: int = 60) -> None:
+    """`count` notice rows, numbered, for paging tests."""
+    for number in range(count):
+        await engine.store.apply(note(session, "notice", f"row {number:05d} " + "x" * size))
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float = 15) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
