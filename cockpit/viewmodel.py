@@ -163,8 +163,8 @@ TURN_WORDS = {
     Status.READY: "ready",
     Status.WORKING: "working (Esc cancels)",
     Status.WAITING: "waiting for your answer",
-    Status.CLOSED: "agent stopped (a prompt restarts it)",
-    Status.EXITED: "agent exited (a prompt restarts it)",
+    Status.CLOSED: "stopped: a prompt starts it",
+    Status.EXITED: "exited: a prompt restarts it",
     Status.ERROR: "agent failed to start",
 }
 

@@ -340,9 +340,7 @@ class CockpitApp(App[None]):
         spec = self.engine.spec_for(record)
         waiting = len(self.engine.pending_permissions(record.id))
         line = status_line(record, spec.label, self.engine.status(record.id))
-        status.update(
-            f"{session_title(record)} — {line}" + (f" · {waiting} waiting" if waiting else "")
-        )
+        status.update(line + (f" · {waiting} waiting for you" if waiting else ""))
 
     def _ask_pending(self) -> None:
         """Show the oldest permission request of the session on screen."""

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.style import Style
 from rich.text import Text
+from textual.color import Color
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -26,16 +28,22 @@ class RailEntry:
     seconds_old: float
 
 
-def entry_text(entry: RailEntry, compact: bool) -> Text:
-    """The option's prompt: a glyph coloured by state, the title, then details."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+def clip(text: str, width: int) -> str:
+    """`text` cut to `width` cells with an ellipsis (rail lines never wrap)."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
+    """The option's prompt: a glyph coloured by state, the title, then (unless compact) a
+    second line with agent, folder and age; every line cut to the rail's width."""
+    text = Text()
     text.append(GLYPHS.get(entry.state, " "))
-    text.append(
-        " " + printable(entry.title), style="bold" if entry.state in ("needs-you", "unread") else ""
-    )
+    title = clip(printable(entry.title), width - 2)
+    text.append(" " + title, style="bold" if entry.state in ("needs-you", "unread") else "")
     if not compact:
-        details = f"{entry.agent} · {short_folder(entry.folder)} · {age(entry.seconds_old)}"
-        text.append("\n  " + printable(details), style="dim")
+        when = age(entry.seconds_old)
+        place = clip(f"{entry.agent} · {short_folder(entry.folder)}", width - len(when) - 5)
+        text.append(f"\n  {printable(place)} · {when}", style="dim")
     return text
 
 
@@ -53,10 +61,10 @@ class SessionRail(OptionList):
         self._styles = styles
 
     def _prompt(self, entry: RailEntry) -> Text:
-        text = entry_text(entry, self.compact)
+        text = entry_text(entry, self.compact, max(self.scrollable_content_region.width, 10))
         colour = self._styles.get(entry.state)
         if colour:
-            text.stylize(f"bold {colour}", 0, 1)
+            text.stylize(Style(bold=True, color=Color.parse(colour).rich_color), 0, 1)
         return text
 
     def show(self, entries: list[RailEntry], current: str | None) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -51,12 +52,12 @@ class NewSessionScreen(ModalScreen[NewSessionChoice | None]):
             options = []
             for spec in self.agents:
                 ready = self.available.get(spec.name, False)
-                prompt = Text(f"{spec.label}", style="" if ready else "dim")
-                prompt.append(
-                    f"  ({spec.name})" if ready else f"  not installed: {spec.install}", style="dim"
-                )
+                word = spec.name if ready else "not installed"
+                prompt = Text(f"{spec.label}  {word}")
+                prompt.stylize("dim", 0 if not ready else len(spec.label))
                 options.append(Option(prompt, id=spec.name, disabled=not ready))
             yield OptionList(*options, id="agents")
+            yield Static("", id="agent-hint", classes="hint")
             yield Label("Folder")
             yield Input(self.folder, id="folder")
             with Horizontal(classes="buttons"):
@@ -67,6 +68,13 @@ class NewSessionScreen(ModalScreen[NewSessionChoice | None]):
         agents = self.query_one("#agents", OptionList)
         agents.highlighted = 0
         agents.focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        spec = next((a for a in self.agents if a.name == event.option.id), None)
+        if spec is not None:
+            ready = self.available.get(spec.name, False)
+            hint = (spec.description or spec.name) if ready else f"install: {spec.install}"
+            self.query_one("#agent-hint", Static).update(Text(printable(hint)))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.query_one("#folder", Input).focus()
@@ -171,33 +179,31 @@ class PermissionScreen(ModalScreen[str | None]):
         self.dismiss(str(self.request.options[number - 1]["optionId"]))
 
 
-HELP = """\
-# Cockpit keys
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the prompt"),
+    ("Ctrl+J, Shift+Enter", "new line in the prompt (Ctrl+J works over any SSH)"),
+    ("Up / Down", "earlier prompts (from the first / last line)"),
+    ("Esc", "cancel the running turn"),
+    ("Ctrl+N", "new session"),
+    ("Ctrl+Up / Ctrl+Down", "previous / next session"),
+    ("F2", "rename the session"),
+    ("F4", "close the session: its agent stops, the transcript stays"),
+    ("F8", "delete the session"),
+    ("Ctrl+B", "show or hide the session rail"),
+    ("Ctrl+End", "jump to the newest output"),
+    ("F3", "copy the newest reply, or the focused bubble"),
+    ("Tab, Shift+Tab", "move between the rail, the transcript and the prompt"),
+    ("c  on a bubble", "copy it to the clipboard (works over SSH)"),
+    ("Enter  on a thought", "expand or fold it"),
+    ("Ctrl+P", "command palette: sessions, agents, themes, actions"),
+    ("F1", "this help"),
+    ("Ctrl+Q", "quit"),
+)
+"""Every key, as the help screen lists it."""
 
-| key | what it does |
-|---|---|
-| Enter | send the prompt |
-| Ctrl+J (or Shift/Alt+Enter) | new line in the prompt |
-| Up / Down | earlier prompts (on the first / last line) |
-| Esc | cancel the running turn |
-| Ctrl+N | new session |
-| Ctrl+Up / Ctrl+Down | previous / next session |
-| F2 | rename the session |
-| F4 | close the session (stops its agent; the transcript stays) |
-| F8 | delete the session |
-| Ctrl+B | show or hide the session rail |
-| Ctrl+End | jump to the newest output |
-| F3 | copy the newest reply (or the focused bubble) |
-| Tab / Shift+Tab | move between the rail, the transcript and the prompt |
-| c (on a bubble) | copy it to the clipboard (works over SSH) |
-| Enter (on a thought) | expand or fold it |
-| Ctrl+P | command palette: sessions, agents, themes, actions |
-| F1 | this help |
-| Ctrl+Q | quit |
-
-The rail marks each session: `!` needs you, `✗` error, `◆` finished and unread,
-`●` working, `◌` starting, `○` idle, `·` closed.
-"""
+RAIL_LEGEND = (
+    "Rail:  ! needs you   ✗ error   ◆ finished, unread   ● working   ◌ starting   ○ idle   · closed"
+)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -206,7 +212,13 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss(None)", "Close")]
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Markdown
-
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for key, what in KEYS:
+            table.add_row(key, what)
         with VerticalScroll(id="dialog", classes="help"):
-            yield Markdown(HELP)
+            yield Label("Cockpit keys", classes="dialog-title")
+            yield Static(table)
+            yield Label(RAIL_LEGEND, classes="hint")
+            yield Label("Esc closes this help", classes="hint")

@@ -1,0 +1,278 @@
+"""Snapshot tests of the TUI (pytest-textual-snapshot). Every picture is deterministic: a
+fixed clock, no blinking cursor, stores filled without agents except where the picture is
+of the demo agent starting."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.engine import Engine
+from cockpit.events import FramesEvent, StatusEvent
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.bubbles import ThoughtBubble
+from cockpit.ui.transcript import TranscriptView
+from store import chunk_from_update, note
+from store.workload import markdown_reply, text_update
+from tests.ui_helpers import add_rows, add_session, fill_now, make_app, wait_until
+
+TABLE_REPLY = (
+    "Here is what I found in the project:\n\n"
+    "| file | lines | status |\n|------|------:|--------|\n"
+    "| store.py | 420 | ok |\n| fold.py | 230 | ok |\n| view.py | 120 | needs work |\n\n"
+    "The fold is the part to read first. It keeps **one row per message**, whatever the "
+    "agent sends.\n"
+)
+
+Snap = Callable[..., bool]
+
+
+def project_of(tmp_path: Path) -> Path:
+    """A project folder whose path is the same in every run (it shows in the pictures)."""
+    folder = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "project"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def app_with(tmp_path: Path, build: Callable[[Engine, Path], Any] | None = None) -> CockpitApp:
+    project = project_of(tmp_path)
+    if build is not None:
+        fill_now(tmp_path / "home", lambda engine: build(engine, project))
+    return make_app(tmp_path, project)
+
+
+async def settle(pilot: Any) -> None:
+    await pilot.app.workers.wait_for_complete()
+    for _ in range(3):
+        await pilot.pause()
+
+
+def test_first_start_with_no_sessions(snap_compare: Snap, tmp_path: Path) -> None:
+    """A first session on the demo agent is created and started; the status line shows the
+    agent, its mode and model, and that it is ready."""
+    app = app_with(tmp_path)
+
+    async def ready(pilot: Any) -> None:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == "ready"
+        )
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
+
+
+def test_the_new_session_dialog(snap_compare: Snap, tmp_path: Path) -> None:
+    """Ctrl+N: the agents, installed ones first, others with how to install them; the folder."""
+
+    async def build(engine: Engine, project: Path) -> None:
+        await add_session(engine, project, "existing", [("hello", "Hi!")])
+
+    app = app_with(tmp_path, build)
+
+    async def open_dialog(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=open_dialog)
+
+
+def stream_into(app: CockpitApp, text: str, upto: int, finish: bool) -> Callable[[Any], Any]:
+    """A run_before that streams `text[:upto]` in 4-character frames through the engine's
+    store and event path, as an agent would, and optionally ends the turn."""
+
+    async def run(pilot: Any) -> None:
+        await settle(pilot)
+        engine, session = app.engine, app.current or ""
+        _, frames = await engine.store.begin_turn(session, "Show me the files")
+        engine._emit(FramesEvent(session, tuple(frames)))
+        for index in range(0, upto, 4):
+            chunk = chunk_from_update(
+                session, text_update("agent_message_chunk", text[index : min(index + 4, upto)])
+            )
+            engine._emit(FramesEvent(session, tuple(await engine.store.apply(chunk))))
+            await pilot.pause()
+        if finish:
+            await engine.store.end_turn(session)
+            engine._emit(StatusEvent(session, "ready"))
+        await settle(pilot)
+
+    return run
+
+
+def one_session(engine_title: str = "table") -> Callable[[Engine, Path], Any]:
+    async def build(engine: Engine, project: Path) -> None:
+        await add_session(engine, project, engine_title, [])
+
+    return build
+
+
+def test_a_streamed_table_mid_stream(snap_compare: Snap, tmp_path: Path) -> None:
+    """A reply with a table, stopped two thirds of the way: the table so far, live."""
+    app = app_with(tmp_path, one_session())
+    upto = TABLE_REPLY.index("| view.py")
+    assert snap_compare(
+        app, terminal_size=(100, 30), run_before=stream_into(app, TABLE_REPLY, upto, finish=False)
+    )
+
+
+def test_a_streamed_table_finished(snap_compare: Snap, tmp_path: Path) -> None:
+    """The same reply complete and the turn over: the whole table, rendered as history."""
+    app = app_with(tmp_path, one_session())
+    run = stream_into(app, TABLE_REPLY, len(TABLE_REPLY), finish=True)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run)
+
+
+def thought_session() -> Callable[[Engine, Path], Any]:
+    async def build(engine: Engine, project: Path) -> None:
+        session = await add_session(engine, project, "thinking", [])
+        await engine.store.begin_turn(session, "Why is the build slow?")
+        thought = "The build runs the tests twice.\nOnce in CI, once in the pre-commit hook.\nThat doubles the time."
+        await engine.store.apply(
+            chunk_from_update(session, text_update("agent_thought_chunk", thought))
+        )
+        await engine.store.apply(
+            chunk_from_update(
+                session, text_update("agent_message_chunk", "It runs the tests twice.")
+            )
+        )
+        await engine.store.end_turn(session)
+
+    return build
+
+
+def test_a_thought_collapsed(snap_compare: Snap, tmp_path: Path) -> None:
+    """A thought shows as one line."""
+    app = app_with(tmp_path, thought_session())
+    assert snap_compare(app, terminal_size=(100, 24), run_before=settle)
+
+
+def test_a_thought_expanded(snap_compare: Snap, tmp_path: Path) -> None:
+    """Enter on the thought shows all of it."""
+    app = app_with(tmp_path, thought_session())
+
+    async def expand(pilot: Any) -> None:
+        await settle(pilot)
+        pilot.app.query_one(ThoughtBubble).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 24), run_before=expand)
+
+
+def test_sessions_with_different_statuses(snap_compare: Snap, tmp_path: Path) -> None:
+    """The rail: an agent that exited (✗), a finished turn not yet read (◆), the session on
+    screen (closed, ·)."""
+
+    async def build(engine: Engine, project: Path) -> None:
+        await add_session(engine, project, "refactor the store", [("go", "Done.")], status="exited")
+        await add_session(
+            engine, project, "write the docs", [("docs", "Written.")], status="closed"
+        )
+        await add_session(engine, project, "fix the tests", [("fix", "Fixed.")], status="closed")
+
+    app = app_with(tmp_path, build)
+
+    async def show(pilot: Any) -> None:
+        await settle(pilot)
+        records = app._ordered()
+        await app.engine.mark_read(records[2].id, 0)
+        await app._fresh(records[2].id)
+        app._refresh_rail()
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 24), run_before=show)
+
+
+def test_an_earlier_page_with_a_message_straddling_the_edge(
+    snap_compare: Snap, tmp_path: Path
+) -> None:
+    """Scrolled to the top after loading the earlier page: the long reply that sits where
+    the two pages meet is one whole bubble."""
+
+    async def build(engine: Engine, project: Path) -> None:
+        session = await add_session(engine, project, "long history", [])
+        await add_rows(engine, session, 20, size=10)
+        long_reply = markdown_reply(random.Random(4), 900)
+        await engine.store.apply(
+            chunk_from_update(session, text_update("agent_message_chunk", long_reply))
+        )
+        await engine.store.apply(note(session, "notice", "the page edge is just above this line"))
+        await add_rows(engine, session, 119, size=10)
+
+    app = app_with(tmp_path, build)
+
+    async def page_in(pilot: Any) -> None:
+        await settle(pilot)
+        view = pilot.app.query_one(TranscriptView)
+        await view.load_earlier()
+        await settle(pilot)
+        agent = next(b for b in view.model if b.kind == "agent")
+        widget = view.widgets[agent.key]
+        view.scroll_to_widget(widget, animate=False, top=True)
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=page_in)
+
+
+def conversation() -> Callable[[Engine, Path], Any]:
+    async def build(engine: Engine, project: Path) -> None:
+        session = await add_session(engine, project, "tour", [("What can you do?", TABLE_REPLY)])
+        await engine.store.apply(
+            chunk_from_update(
+                session,
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": "t1",
+                    "title": "Read README.md",
+                    "kind": "read",
+                    "status": "completed",
+                },
+            )
+        )
+        await engine.store.apply(note(session, "permission", "Allowed once: Write notes.md"))
+        await engine.store.end_turn(session)
+
+    return build
+
+
+def test_a_small_terminal(snap_compare: Snap, tmp_path: Path) -> None:
+    """80x24 over SSH: the rail is compact (glyph and title), the transcript still readable."""
+    app = app_with(tmp_path, conversation())
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
+
+
+def test_a_wide_terminal(snap_compare: Snap, tmp_path: Path) -> None:
+    """160x48: the rail shows agent, folder and age under each title."""
+    app = app_with(tmp_path, conversation())
+    assert snap_compare(app, terminal_size=(160, 48), run_before=settle)
+
+
+@pytest.mark.parametrize("theme", ["cockpit-dark", "cockpit-light", "cockpit-ansi"])
+def test_each_theme(snap_compare: Snap, tmp_path: Path, theme: str) -> None:
+    """The same conversation in each bundled theme."""
+    app = app_with(tmp_path, conversation())
+
+    async def themed(pilot: Any) -> None:
+        await settle(pilot)
+        pilot.app.theme = theme
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 26), run_before=themed)
+
+
+def test_the_help_screen(snap_compare: Snap, tmp_path: Path) -> None:
+    """F1: every key in one place."""
+    app = app_with(tmp_path, conversation())
+
+    async def help_screen(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 40), run_before=help_screen)
