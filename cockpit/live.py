@@ -241,13 +241,16 @@ class LiveSession:
 
     # -- the ordered inbox --------------------------------------------------------------------
 
-    def _tap(self, message: dict[str, Any]) -> None:
-        """Called by the transport for every incoming message, in arrival order."""
+    def _tap(self, message: dict[str, Any]) -> bool:
+        """Called by the transport for every incoming message, in arrival order. Returns
+        True for a `session/update`: it is taken here, as wire JSON, and the SDK is spared
+        validating and dispatching it (a task, a pydantic model and a telemetry span per
+        streamed token, only to be turned back into JSON for the store)."""
         method = message.get("method")
         params = message.get("params")
         if not isinstance(params, dict):
-            return
-        if method == "session/update":
+            return False
+        if method == "session/update" and "id" not in message:
             if (
                 params.get("sessionId") != self.agent_session_id
                 and self.agent_session_id is not None
@@ -260,9 +263,10 @@ class LiveSession:
                         f"({params.get('sessionId')!r}); it was ignored.",
                     )
                 )
-                return
+                return True
             update = params.get("update")
             self._inbox.put_nowait(update if isinstance(update, dict) else {})
+            return True
         elif method == "session/request_permission":
             tool_call = params.get("toolCall")
             if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
@@ -277,6 +281,7 @@ class LiveSession:
                     task = asyncio.ensure_future(self._decide(pending, None, "agent"))
                     self._background.add(task)
                     task.add_done_callback(self._background.discard)
+        return False
 
     def _dropped(self, what: str) -> None:
         self._inbox.put_nowait(note(self.id, "notice", f"Ignored {what} from the agent."))

@@ -4,7 +4,8 @@ The SDK's own newline framing dies on a line that is valid JSON but not an objec
 (`42`, `null`...) and drops unknown updates silently. This transport frames the same
 NDJSON itself, hands the SDK only JSON objects, reports every line it had to drop, and
 taps each incoming message in arrival order before the SDK dispatches it (the SDK runs
-every notification as its own task, which may reorder them).
+every notification as its own task, which may reorder them). What the tap takes (the
+stream of `session/update`s) is not passed on.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ MAX_LINE = 64 * 1024 * 1024
 """A longer line from the agent is dropped, with a notice."""
 
 PREVIEW = 120
+
+YIELD_EVERY = 16
+"""Messages read in a row before the transport lets the rest of the app run."""
 
 
 def preview(line: bytes) -> str:
@@ -37,7 +41,7 @@ class AgentTransport:
         stdout: asyncio.StreamReader,
         stdin: asyncio.StreamWriter,
         *,
-        tap: Callable[[dict[str, Any]], None],
+        tap: Callable[[dict[str, Any]], bool],
         on_dropped: Callable[[str], None],
         max_line: int = MAX_LINE,
     ) -> None:
@@ -47,6 +51,7 @@ class AgentTransport:
         self._on_dropped = on_dropped
         self._max_line = max_line
         self._lock = asyncio.Lock()
+        self._received = 0
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message as one line."""
@@ -63,8 +68,16 @@ class AgentTransport:
                 raise ConnectionError("the agent's stdin is closed") from error
 
     async def receive(self) -> dict[str, Any] | None:
-        """The next JSON object from the agent, or None at end of stream."""
+        """The next JSON object from the agent, or None at end of stream.
+
+        While the agent's output is buffered, reading never suspends; every
+        YIELD_EVERY messages this yields to the event loop, so an agent streaming flat
+        out cannot starve the screen, the keyboard or the other sessions.
+        """
         while True:
+            self._received += 1
+            if self._received % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
             line = await self._read_line()
             if line is None:
                 return None
@@ -79,7 +92,8 @@ class AgentTransport:
             if not isinstance(message, dict):
                 self._on_dropped(f"a JSON line that is not an object: {preview(stripped)}")
                 continue
-            self._tap(message)
+            if self._tap(message):
+                continue  # taken by the tap, in order; the SDK need not see it
             return message
 
     async def close(self) -> None:

@@ -36,11 +36,16 @@ def transport_for(
     reader.feed_data(data)
     reader.feed_eof()
     tapped: list[dict[str, Any]] = []
+
+    def tap(message: dict[str, Any]) -> bool:
+        tapped.append(message)
+        return message.get("method") == "taken"
+
     dropped: list[str] = []
     sink = Sink()
     writer = cast(asyncio.StreamWriter, sink)
     transport = AgentTransport(
-        reader, writer, tap=tapped.append, on_dropped=dropped.append, max_line=max_line
+        reader, writer, tap=tap, on_dropped=dropped.append, max_line=max_line
     )
     return transport, tapped, dropped, sink
 
@@ -106,3 +111,20 @@ async def test_send_writes_one_line_per_message() -> None:
     }
     await transport.close()
     assert sink.closed
+
+
+async def test_messages_the_tap_takes_are_not_passed_on() -> None:
+    lines = [
+        {"method": "taken", "n": 1},
+        {"method": "kept"},
+        {"method": "taken", "n": 2},
+        {"id": 3},
+    ]
+    transport, tapped, _, _ = transport_for(
+        ("\n".join(json.dumps(m) for m in lines) + "\n").encode()
+    )
+    received = []
+    while (message := await transport.receive()) is not None:
+        received.append(message)
+    assert received == [{"method": "kept"}, {"id": 3}]
+    assert tapped == lines

@@ -48,7 +48,7 @@ from cockpit.ui.screens import (
 from cockpit.ui.themes import DEFAULT_THEME, load_themes
 from cockpit.ui.transcript import TranscriptView
 from cockpit.viewmodel import RailState, rail_state, session_title, short_folder, status_line
-from store import SessionRecord
+from store import Frame, SessionRecord
 
 NARROW = 100
 """Below this many columns the rail shows glyphs and titles only."""
@@ -79,6 +79,10 @@ class EngineMessage(Message):
     def __init__(self, event: EngineEvent) -> None:
         super().__init__()
         self.event = event
+
+
+class FramesReady(Message):
+    """Frames are waiting in the app's buffer."""
 
 
 class CockpitApp(App[None]):
@@ -124,6 +128,8 @@ class CockpitApp(App[None]):
         self.records: dict[str, SessionRecord] = {}
         self.latest: dict[str, int] = {}
         self._asking: str | None = None
+        self._frames: dict[str, list[Frame]] = {}
+        self._frames_posted = False
         self._settings: dict[str, Any] = {}
         self._load_themes()
 
@@ -156,7 +162,7 @@ class CockpitApp(App[None]):
             self.notify(problem, severity="warning", timeout=10)
         transcript = TranscriptView(self.engine, id="transcript")
         await self.query_one("#main", Vertical).mount(transcript, before=0)
-        self.engine.subscribe(lambda event: self.post_message(EngineMessage(event)))
+        self.engine.subscribe(self._on_engine_event)
         self.query_one("#new-output").display = False
         self._apply_width(self.size.width)
         await self._reload_records()
@@ -293,20 +299,37 @@ class CockpitApp(App[None]):
 
     # -- engine events ------------------------------------------------------------------------
 
+    def _on_engine_event(self, event: EngineEvent) -> None:
+        """The engine's listener. Frames are coalesced: they wait in a buffer and ONE
+        message at a time asks the app to take all of them, so a fast stream (or eight)
+        never queues thousands of messages ahead of the user's keys; anything else goes
+        through the queue after the frames that came before it."""
+        if isinstance(event, FramesEvent):
+            self._frames.setdefault(event.session, []).extend(event.frames)
+            if not self._frames_posted:
+                self._frames_posted = True
+                self.post_message(FramesReady())
+            return
+        self.post_message(EngineMessage(event))
+
+    async def on_frames_ready(self, message: FramesReady) -> None:
+        self._frames_posted = False
+        pending, self._frames = self._frames, {}
+        for session, frames in pending.items():
+            self.latest[session] = max(self.latest.get(session, 0), *(f.seq for f in frames))
+            if session == self.current:
+                await self.query_one(TranscriptView).apply_frames(frames)
+
     async def on_engine_message(self, message: EngineMessage) -> None:
         event = message.event
         if isinstance(event, FramesEvent):
-            self.latest[event.session] = max(
-                [self.latest.get(event.session, 0), *(f.seq for f in event.frames)]
-            )
-            if event.session == self.current:
-                await self.query_one(TranscriptView).apply_frames(event.frames)
+            self._on_engine_event(event)
         elif isinstance(event, StatusEvent):
             finished = event.status in (Status.READY, Status.EXITED, Status.ERROR, Status.CLOSED)
             if finished and event.session == self.current:
                 await self.query_one(TranscriptView).finish_live()
-            record = await self._fresh(event.session)
-            if record is not None:
+            record = self.records.get(event.session)
+            if record is not None:  # the live status is the engine's; no store read needed
                 self._refresh_rail()
                 if event.session == self.current:
                     self._refresh_status()

@@ -1,23 +1,28 @@
 """One widget per row: the user's prompt, the agent's reply, a thought, a tool call, a
-plan, a notice. Each is a single cheap widget, except the reply that is streaming live,
-which holds a Markdown widget fed through Textual's MarkdownStream until it finishes."""
+plan, a notice. Each is a single cheap widget; the reply renders its Markdown block by
+block and re-renders only the block still being written."""
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.geometry import Size
 from textual.reactive import reactive
+from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownStream
 
+from cockpit.mdblocks import BlockSplitter
 from cockpit.sanitize import printable
 from cockpit.textout import plan_lines, tool_line
 from store import Bubble
+
+REPAINT_RATE = 30
+"""Most redraws a second of a streaming reply."""
 
 STATUS_CLASSES = {
     "completed": "-done",
@@ -146,75 +151,113 @@ class PlanBubble(BubbleWidget):
 
 
 class AgentBubble(BubbleWidget):
-    """The agent's reply, as Markdown.
+    """The agent's reply, as Markdown, one widget whatever its length.
 
-    While it streams it holds a Textual Markdown widget written through a MarkdownStream;
-    once finished (or when it comes from a page) it is one Static holding a Rich Markdown
-    renderable, which costs one widget instead of one per block.
+    The text is split into top-level blocks (`cockpit.mdblocks`): a sealed block is
+    rendered once (per width) and kept as lines; only the open tail is rendered again when
+    text arrives. So streaming costs grow with the text, not with the number of chunks or
+    the square of the length, and a finished reply needs no second rendering.
     """
 
-    def __init__(self, bubble: Bubble, live: bool) -> None:
+    def __init__(self, bubble: Bubble, live: bool = False) -> None:
         super().__init__(bubble)
         self.live = live
-        self._markdown: Markdown | None = None
-        self._stream: MarkdownStream | None = None
-        self._static: Static | None = None
+        self._splitter = BlockSplitter()
+        self._blocks: list[str] = []
+        self._width = 0
+        self._sealed: list[Strip] = []
+        self._rendered_blocks = 0
+        self._tail: list[Strip] | None = None
+        self._painted = 0.0
+        self._repaint: Timer | None = None
+        self._extend(bubble.text)
 
-    def compose(self) -> ComposeResult:
-        if self.live:
-            self._markdown = Markdown(printable(self.text))
-            yield self._markdown
-        else:
-            self._static = Static(self._renderable())
-            yield self._static
-
-    def _renderable(self) -> RichMarkdown:
-        return RichMarkdown(printable(self.text), code_theme="ansi_dark", hyperlinks=False)
+    def _extend(self, text: str) -> None:
+        self._blocks += self._splitter.feed(printable(text))
+        self._tail = None
 
     async def append(self, text: str) -> None:
-        """Add streamed text (live bubbles only)."""
+        """Add streamed text. The screen is asked to redraw at most REPAINT_RATE times a
+        second: a terminal shows no more, and each redraw lays out the whole screen."""
         self.text += text
-        if self._markdown is None:
-            self._refresh_static()
-            return
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self._markdown)
-        await self._stream.write(printable(text))
+        self._extend(text)
+        now = time.monotonic()
+        if now - self._painted >= 1 / REPAINT_RATE:
+            self._painted = now
+            self.refresh(layout=True)
+        elif self._repaint is None:
+            self._repaint = self.set_timer(1 / REPAINT_RATE, self._deferred_refresh)
+
+    def _deferred_refresh(self) -> None:
+        self._repaint = None
+        self._painted = time.monotonic()
+        self.refresh(layout=True)
 
     def refresh_from(self, bubble: Bubble) -> None:
+        if bubble.text.startswith(self.text):
+            self._extend(bubble.text[len(self.text) :])
+        else:
+            self._splitter = BlockSplitter()
+            self._blocks = []
+            self._sealed = []
+            self._rendered_blocks = 0
+            self._extend(bubble.text)
         self.text = bubble.text
         self.payload = bubble.payload
-        if self._markdown is not None:
-            self.run_worker(self._replace_live(), group="bubble", exclusive=True)
-        else:
-            self._refresh_static()
-
-    async def _replace_live(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        if self._markdown is not None:
-            await self._markdown.update(printable(self.text))
-
-    def _refresh_static(self) -> None:
-        if self._static is not None:
-            self._static.update(self._renderable())
+        self.refresh(layout=True)
 
     async def finish(self) -> None:
-        """The reply is complete: stop streaming and keep it as one cheap widget."""
-        if not self.live:
-            return
+        """The reply is complete: nothing to re-render, it simply stops growing."""
         self.live = False
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        static = Static(self._renderable())
-        self._static = static
-        with self.app.batch_update():
-            if self._markdown is not None:
-                await self._markdown.remove()
-                self._markdown = None
-            await self.mount(static)
+        if self._repaint is not None:
+            self._repaint.stop()
+            self._deferred_refresh()
+
+    def _render_markdown(self, markdown: str, width: int) -> list[Strip]:
+        console = self.app.console
+        options = console.options.update(width=width, height=None)
+        renderable = RichMarkdown(markdown, code_theme="ansi_dark", hyperlinks=False)
+        lines = [Strip(line) for line in console.render_lines(renderable, options, pad=False)]
+        while lines and _blank(lines[0]):
+            lines.pop(0)
+        while lines and _blank(lines[-1]):
+            lines.pop()
+        return lines
+
+    def _lines(self, width: int) -> list[Strip]:
+        if width != self._width:
+            self._width = width
+            self._sealed = []
+            self._rendered_blocks = 0
+            self._tail = None
+        while self._rendered_blocks < len(self._blocks):
+            if self._sealed:
+                self._sealed.append(Strip.blank(0))
+            block = self._blocks[self._rendered_blocks]
+            self._sealed += self._render_markdown(block.strip("\n"), width)
+            self._rendered_blocks += 1
+        if self._tail is None:
+            tail = self._splitter.tail.strip("\n")
+            self._tail = self._render_markdown(tail, width) if tail.strip() else []
+        if self._sealed and self._tail:
+            return [*self._sealed, Strip.blank(0), *self._tail]
+        return self._sealed or self._tail
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        lines = self._lines(width)
+        base = self.rich_style
+        if y < len(lines):
+            return lines[y].extend_cell_length(width).apply_style(base)
+        return Strip.blank(width, base)
+
+
+def _blank(line: Strip) -> bool:
+    """A rendered line with nothing on it (the margins Rich puts around some blocks)."""
+    return not line.text.strip() and not any(s.style and s.style.bgcolor for s in line)
 
 
 def make_bubble(bubble: Bubble, live: bool = False) -> BubbleWidget:
