@@ -47,6 +47,7 @@ import random
 import re
 import sys
 import tempfile
+import time
 import uuid
 import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -1030,6 +1031,8 @@ async def run_bench(turn: Turn) -> None:
     """The streaming benchmark's reply, in 4-character chunks as fast as they can go."""
     sizes = [int(number) for number in re.findall(r"\b(\d{3,7})\b", turn.prompt)]
     await turn.stream(benchmark_reply(sizes[0] if sizes else BENCH_SIZE), piece_size=4)
+    await flush_protocol(turn.agent.writer)
+    write_stderr(f"demo agent: bench reply sent at {time.time():.3f}\n")  # for latency figures
 
 
 async def run_huge(turn: Turn) -> None:

@@ -243,7 +243,7 @@ def benchmark_reply(size: int = BENCH_SIZE, seed: int = 50) -> str:
         parts.append(f"## {number}. {paragraph(rng, 4)[:-1]}\n\n")
         parts.extend(_wrapped(rng, 90) for _ in range(max(1, round(4.6 * scale))))
         parts.append(_block(kind, rng, scale))
-    ending = f"\n{BENCH_MARKER}\n"
+    ending = f"\n\n{BENCH_MARKER}\n"
     body = "".join(parts)
     while len(body) < size - len(ending):
         body += _wrapped(rng, 40)

@@ -220,3 +220,30 @@ async def test_the_rail_lists_sessions_and_a_narrow_terminal_compacts_it(tmp_pat
         assert not rail.display
         await pilot.press("ctrl+b")
         assert rail.display
+
+
+async def test_the_benchmark_reply_on_screen_equals_what_the_agent_sent(tmp_path: Path) -> None:
+    """12,476 chunks of 4 characters, as fast as the demo agent sends them: the bubble on
+    screen holds exactly the agent's text, and so does the store."""
+    from cockpit.ui.bubbles import AgentBubble
+    from store.workload import BENCH_MARKER, benchmark_reply
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+        )
+        session = app.current or ""
+        await send(app, pilot, "bench")
+        text = benchmark_reply()
+        await wait_until(lambda: any(w.text == text for w in app.query(AgentBubble)), timeout=60)
+        await wait_until(lambda: app.engine.status(session) == Status.READY)
+        await pilot.pause()
+        assert [w.text for w in app.query(AgentBubble)] == [text]
+        assert [r.text for r in await app.engine.store.all_rows(session) if r.kind == "agent"] == [
+            text
+        ]
+        bubble = app.query_one(AgentBubble)
+        lines = bubble._lines(bubble.content_size.width)
+        assert BENCH_MARKER in lines[-1].text
+        assert sum(1 for line in lines if "───" in line.text) >= 3  # three tables, rendered whole

@@ -18,7 +18,7 @@ from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import ThoughtBubble
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
-from store.workload import markdown_reply, text_update
+from store.workload import benchmark_reply, markdown_reply, text_update
 from tests.ui_helpers import add_rows, add_session, fill_now, make_app, wait_until
 
 TABLE_REPLY = (
@@ -82,7 +82,9 @@ def test_the_new_session_dialog(snap_compare: Snap, tmp_path: Path) -> None:
     assert snap_compare(app, terminal_size=(100, 30), run_before=open_dialog)
 
 
-def stream_into(app: CockpitApp, text: str, upto: int, finish: bool) -> Callable[[Any], Any]:
+def stream_into(
+    app: CockpitApp, text: str, upto: int, finish: bool, batch: int = 1
+) -> Callable[[Any], Any]:
     """A run_before that streams `text[:upto]` in 4-character frames through the engine's
     store and event path, as an agent would, and optionally ends the turn."""
 
@@ -91,12 +93,18 @@ def stream_into(app: CockpitApp, text: str, upto: int, finish: bool) -> Callable
         engine, session = app.engine, app.current or ""
         _, frames = await engine.store.begin_turn(session, "Show me the files")
         engine._emit(FramesEvent(session, tuple(frames)))
+        frames: list[Any] = []
         for index in range(0, upto, 4):
             chunk = chunk_from_update(
                 session, text_update("agent_message_chunk", text[index : min(index + 4, upto)])
             )
-            engine._emit(FramesEvent(session, tuple(await engine.store.apply(chunk))))
-            await pilot.pause()
+            frames += await engine.store.apply(chunk)
+            if len(frames) >= batch:
+                engine._emit(FramesEvent(session, tuple(frames)))
+                frames = []
+                await pilot.pause()
+        if frames:
+            engine._emit(FramesEvent(session, tuple(frames)))
         if finish:
             await engine.store.end_turn(session)
             engine._emit(StatusEvent(session, "ready"))
@@ -276,3 +284,15 @@ def test_the_help_screen(snap_compare: Snap, tmp_path: Path) -> None:
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(100, 40), run_before=help_screen)
+
+
+def test_the_end_of_the_benchmark_reply(snap_compare: Snap, tmp_path: Path) -> None:
+    """The last lines of the 50 KB streamed reply, ending with its marker line, after the
+    demo agent streamed it in 12,476 chunks."""
+    app = app_with(tmp_path, one_session("bench"))
+    text = benchmark_reply()
+    assert snap_compare(
+        app,
+        terminal_size=(120, 40),
+        run_before=stream_into(app, text, len(text), finish=True, batch=400),
+    )
