@@ -9,24 +9,60 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from store.model import Frame, Row
 
 
-@dataclass(slots=True)
 class Bubble:
-    """What a view shows for one row. One key = one row = one bubble."""
+    """What a view shows for one row. One key = one row = one bubble.
 
-    key: str
-    seq: int
-    kind: str
-    turn: int
-    text: str
-    payload: Mapping[str, Any] | None = None
-    stale: bool = False
-    """True when live frames arrived whose head this view never saw: read the row."""
+    Streamed text is kept as parts and joined only when read, so folding thousands of
+    deltas into a long reply costs time in proportion to its length, not its square.
+    """
+
+    __slots__ = ("_parts", "key", "kind", "length", "payload", "seq", "stale", "turn")
+
+    def __init__(
+        self,
+        key: str,
+        seq: int,
+        kind: str,
+        turn: int,
+        text: str,
+        payload: Mapping[str, Any] | None = None,
+        stale: bool = False,
+    ) -> None:
+        self.key = key
+        self.seq = seq
+        self.kind = kind
+        self.turn = turn
+        self._parts = [text] if text else []
+        self.length = len(text)
+        self.payload = payload
+        self.stale = stale
+        """True when live frames arrived whose head this view never saw: read the row."""
+
+    @property
+    def text(self) -> str:
+        """The whole text."""
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    @text.setter
+    def text(self, text: str) -> None:
+        self._parts = [text] if text else []
+        self.length = len(text)
+
+    def extend(self, text: str) -> None:
+        """Append streamed text."""
+        if text:
+            self._parts.append(text)
+            self.length += len(text)
+
+    def __repr__(self) -> str:
+        return f"Bubble({self.key!r}, seq={self.seq}, kind={self.kind!r}, length={self.length})"
 
 
 class ViewTranscript:
@@ -82,13 +118,13 @@ class ViewTranscript:
             return bubble
         if bubble is None:
             bubble = self._add(Bubble(frame.key, frame.seq, frame.kind, frame.turn, ""))
-        missing = frame.n - len(bubble.text)
+        missing = frame.n - bubble.length
         if missing <= 0:
             return None
         if missing > len(frame.part):
             bubble.stale = True
             return bubble
-        bubble.text += frame.part[-missing:]
+        bubble.extend(frame.part[-missing:])
         return bubble
 
     def read(self, rows: Iterable[Row]) -> None:
@@ -103,9 +139,7 @@ class ViewTranscript:
             bubble = self._by_key.get(row.key)
             if bubble is None:
                 self._add(Bubble(row.key, row.seq, row.kind, row.turn, row.text, row.payload))
-            elif len(row.text) > len(bubble.text) or (
-                bubble.stale and len(row.text) == len(bubble.text)
-            ):
+            elif len(row.text) > bubble.length or (bubble.stale and len(row.text) == bubble.length):
                 bubble.text = row.text
                 bubble.payload = row.payload
                 bubble.stale = False

@@ -91,8 +91,8 @@ def stream_into(
     async def run(pilot: Any) -> None:
         await settle(pilot)
         engine, session = app.engine, app.current or ""
-        _, frames = await engine.store.begin_turn(session, "Show me the files")
-        engine._emit(FramesEvent(session, tuple(frames)))
+        _, opening = await engine.store.begin_turn(session, "Show me the files")
+        engine._emit(FramesEvent(session, tuple(opening)))
         frames: list[Any] = []
         for index in range(0, upto, 4):
             chunk = chunk_from_update(

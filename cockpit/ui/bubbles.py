@@ -160,6 +160,7 @@ class AgentBubble(BubbleWidget):
     """
 
     def __init__(self, bubble: Bubble, live: bool = False) -> None:
+        self._parts: list[str] = []
         super().__init__(bubble)
         self.live = live
         self._splitter = BlockSplitter()
@@ -168,18 +169,31 @@ class AgentBubble(BubbleWidget):
         self._sealed: list[Strip] = []
         self._rendered_blocks = 0
         self._tail: list[Strip] | None = None
+        self._all: list[Strip] | None = None
         self._painted = 0.0
         self._repaint: Timer | None = None
         self._extend(bubble.text)
 
+    @property
+    def text(self) -> str:
+        """The reply so far (kept as parts while it streams)."""
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    @text.setter
+    def text(self, text: str) -> None:
+        self._parts = [text] if text else []
+
     def _extend(self, text: str) -> None:
         self._blocks += self._splitter.feed(printable(text))
         self._tail = None
+        self._all = None
 
     async def append(self, text: str) -> None:
         """Add streamed text. The screen is asked to redraw at most REPAINT_RATE times a
         second: a terminal shows no more, and each redraw lays out the whole screen."""
-        self.text += text
+        self._parts.append(text)
         self._extend(text)
         now = time.monotonic()
         if now - self._painted >= 1 / REPAINT_RATE:
@@ -201,6 +215,7 @@ class AgentBubble(BubbleWidget):
             self._blocks = []
             self._sealed = []
             self._rendered_blocks = 0
+            self._all = None
             self._extend(bubble.text)
         self.text = bubble.text
         self.payload = bubble.payload
@@ -225,6 +240,8 @@ class AgentBubble(BubbleWidget):
         return lines
 
     def _lines(self, width: int) -> list[Strip]:
+        if self._all is not None and width == self._width:
+            return self._all
         if width != self._width:
             self._width = width
             self._sealed = []
@@ -240,8 +257,10 @@ class AgentBubble(BubbleWidget):
             tail = self._splitter.tail.strip("\n")
             self._tail = self._render_markdown(tail, width) if tail.strip() else []
         if self._sealed and self._tail:
-            return [*self._sealed, Strip.blank(0), *self._tail]
-        return self._sealed or self._tail
+            self._all = [*self._sealed, Strip.blank(0), *self._tail]
+        else:
+            self._all = self._sealed or self._tail
+        return self._all
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines(width))
