@@ -247,3 +247,95 @@ async def test_the_benchmark_reply_on_screen_equals_what_the_agent_sent(tmp_path
         lines = bubble._lines(bubble.content_size.width)
         assert BENCH_MARKER in lines[-1].text
         assert sum(1 for line in lines if "───" in line.text) >= 3  # three tables, rendered whole
+
+
+async def test_create_a_session_from_the_dialog_and_delete_one_with_confirmation(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+
+    async def build(engine: object) -> None:
+        await add_session(engine, project, "keep me", [("p", "r")])  # type: ignore[arg-type]
+
+    await fill(tmp_path / "home", build)
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        first = app.current
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        await pilot.press("enter")  # the demo agent is highlighted: on to the folder
+        await pilot.press("enter")  # the folder is filled in: create
+        await wait_until(lambda: len(app.records) == 2 and app.current != first)
+        created = app.current or ""
+        await wait_until(lambda: app.engine.status(created) == Status.READY)
+        assert app.records[created].cwd == str(project)
+        await pilot.press("f8")
+        await pilot.pause()
+        await pilot.press("n")  # keep it
+        await pilot.pause()
+        assert created in app.records
+        await pilot.press("f8")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_until(lambda: created not in app.records and app.current == first)
+        assert await app.engine.store.all_rows(created) == []
+
+
+async def test_the_chosen_theme_persists(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        app.theme = "cockpit-light"
+        await pilot.pause()
+    again = make_app(tmp_path)
+    async with again.run_test(size=SIZE):
+        assert again.theme == "cockpit-light"
+
+
+async def test_a_broken_user_theme_is_reported_and_the_app_starts(tmp_path: Path) -> None:
+    themes = tmp_path / "home" / "config" / "themes"
+    themes.mkdir(parents=True)
+    (themes / "mine.toml").write_text('name = "mine"\nprimary = "not a colour"\n')
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("mine.toml" in message for message in messages)
+        assert app.theme == "cockpit-dark"
+
+
+async def test_escape_sequences_never_reach_the_screen_and_copy_uses_the_clipboard(
+    tmp_path: Path,
+) -> None:
+    from cockpit.ui.bubbles import AgentBubble
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+        )
+        session = app.current or ""
+        await send(app, pilot, "escape")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and len(app.query(AgentBubble)) == 1
+        )
+        await pilot.pause()
+        bubble = app.query_one(AgentBubble)
+        assert "\x1b" in bubble.text  # the transcript keeps what the agent said
+        rendered = "".join(line.text for line in bubble._lines(bubble.content_size.width))
+        assert "\x1b" not in rendered and "\x07" not in rendered and "red" in rendered
+        screen = (
+            "".join(
+                str(segment.text)
+                for line in app.screen._compositor.render_update(full=True).strips
+                for segment in line
+            )
+            if hasattr(app.screen._compositor.render_update(full=True), "strips")
+            else ""
+        )
+        assert "\x1b]0;pwned" not in screen
+        await pilot.press("f3")
+        assert app.clipboard == bubble.text
