@@ -118,22 +118,25 @@ class StreamPrinter:
             self.write("\n")
 
 
-def make_policy(
-    yes: bool, allow: set[str], interactive: bool
-) -> Callable[[PermissionRequest], str | None]:
-    """What `cockpit run` answers without asking: everything with --yes, the kinds listed
-    by --allow; the rest is asked on a terminal and rejected otherwise."""
+def make_policy(yes: bool, allow: set[str]) -> Callable[[PermissionRequest], str | None]:
+    """What `cockpit run` allows without asking: everything with --yes, the kinds listed by
+    --allow. Anything else goes to Cockpit's permission policy, and what that leaves to the
+    user is asked on a terminal, or rejected when there is none."""
 
     def policy(request: PermissionRequest) -> str | None:
         if yes or request.kind in allow:
             option = policy_choice(request.options, allow=True)
-        elif interactive:
-            return None
-        else:
-            option = policy_choice(request.options, allow=False)
-        return str(option["optionId"]) if option is not None else None
+            return str(option["optionId"]) if option is not None else None
+        return None
 
     return policy
+
+
+async def reject(engine: Engine, request: PermissionRequest) -> None:
+    """No one to ask: answer with the agent's narrowest reject option."""
+    option = policy_choice(request.options, allow=False)
+    chosen = str(option["optionId"]) if option else None
+    await engine.answer_permission(request.id, chosen, decided_by="no terminal to ask")
 
 
 async def ask_on_terminal(
@@ -173,7 +176,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    policy = make_policy(args.yes, set(filter(None, (args.allow or "").split(","))), interactive)
+    policy = make_policy(args.yes, set(filter(None, (args.allow or "").split(","))))
     engine = await Engine.open(
         home, registry=registry, policy=policy, handshake_timeout=args.timeout
     )
@@ -189,7 +192,12 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             and not event.resolved
             and event.request.session == printer.session
         ):
-            task = asyncio.ensure_future(ask_on_terminal(engine, event.request, printer))
+            answering = (
+                ask_on_terminal(engine, event.request, printer)
+                if interactive
+                else reject(engine, event.request)
+            )
+            task = asyncio.ensure_future(answering)
             asks.add(task)
             task.add_done_callback(asks.discard)
         elif isinstance(event, StatusEvent) and event.session == printer.session and args.verbose:

@@ -17,8 +17,9 @@ from typing import Any
 
 from cockpit.events import EngineEvent, PermissionRequest, SessionEvent, Status
 from cockpit.live import ContentBlock, LiveSession, PermissionPolicy
+from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
-from cockpit.paths import private_dir
+from cockpit.policy import ACTIONS, Policy, load_policy
 from cockpit.registry import AgentSpec, Registry, load_registry
 from store import Page, SessionRecord, Store
 from store.paging import PAGE_BYTES, PAGE_ROWS
@@ -42,8 +43,12 @@ class Engine:
         *,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         policy: PermissionPolicy | None = None,
+        permissions: Policy | None = None,
     ) -> None:
         self.store = store
+        self.permissions = permissions or Policy()
+        self.problems: list[str] = []
+        """Configuration problems met while opening (a broken policy file...)."""
         self.registry = registry
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
@@ -61,18 +66,26 @@ class Engine:
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         policy: PermissionPolicy | None = None,
         clock: Callable[[], float] = time.time,
+        permissions: Policy | None = None,
     ) -> Engine:
         """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default);
         `clock` stamps rows and sessions (tests fix it)."""
         folder = private_dir(data_dir or default_data_dir())
         store = await Store.open(folder / "cockpit.db", clock=clock)
-        return cls(
+        problems: list[str] = []
+        if permissions is None:
+            permissions, problem = load_policy(config_dir())
+            problems += [problem] if problem else []
+        engine = cls(
             store,
             registry or load_registry(),
             folder,
             handshake_timeout=handshake_timeout,
             policy=policy,
+            permissions=permissions,
         )
+        engine.problems = problems
+        return engine
 
     async def close(self) -> None:
         """Stop every agent and close the store."""
@@ -157,6 +170,22 @@ class Engine:
         self._live.pop(session_id, None)
         self._emit(SessionEvent(session_id))
 
+    async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> None:
+        """Override the permission policy for one tool kind in one session (None removes
+        the override)."""
+        if action is not None and action not in ACTIONS:
+            raise ValueError(f"{action!r} is not one of {', '.join(ACTIONS)}")
+        record = await self.session(session_id)
+        info = dict(record.info or {})
+        rules = dict(info.get("policy") or {})
+        if action is None:
+            rules.pop(kind, None)
+        else:
+            rules[kind] = action
+        info["policy"] = rules
+        await self.store.update_session(session_id, info=info)
+        self._emit(SessionEvent(session_id))
+
     async def mark_read(self, session_id: str, seq: int) -> None:
         """Remember that the user has seen the session up to `seq`."""
         await self.store.update_session(session_id, last_read_seq=seq)
@@ -175,6 +204,7 @@ class Engine:
                 data_dir=self.data_dir,
                 handshake_timeout=self.handshake_timeout,
                 policy=self.policy,
+                permissions=self.permissions,
             )
             self._live[session_id] = live
         return live
@@ -235,11 +265,14 @@ class Engine:
         ]
         return sorted(requests, key=lambda request: request.created)
 
-    async def answer_permission(self, request_id: str, option_id: str | None) -> None:
-        """Answer a pending request with one of the agent's options (None cancels it)."""
+    async def answer_permission(
+        self, request_id: str, option_id: str | None, decided_by: str = "user"
+    ) -> None:
+        """Answer a pending request with one of the agent's options (None cancels it);
+        `decided_by` says who answered, for the decision row."""
         for live in self._live.values():
             if request_id in live.pending:
-                await live.answer(request_id, option_id)
+                await live.answer(request_id, option_id, decided_by)
                 return
         raise KeyError(f"no pending permission request {request_id!r}")
 

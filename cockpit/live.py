@@ -56,7 +56,14 @@ from cockpit.events import (
     StatusEvent,
 )
 from cockpit.files import FileTooLarge, OutsideRoot, read_text, write_text
-from cockpit.permissions import decision_text, find_option, remembered_key
+from cockpit.permissions import (
+    decision_text,
+    find_option,
+    option_of_kind,
+    policy_choice,
+    remembered_key,
+)
+from cockpit.policy import Policy, decide
 from cockpit.processes import describe_exit
 from cockpit.registry import AgentSpec
 from cockpit.terminals import Terminals, default_env
@@ -201,6 +208,7 @@ class LiveSession:
         data_dir: Path,
         handshake_timeout: float,
         policy: PermissionPolicy | None = None,
+        permissions: Policy | None = None,
     ) -> None:
         self.id = record.id
         self.record = record
@@ -211,6 +219,7 @@ class LiveSession:
         self._data_dir = data_dir
         self._handshake_timeout = handshake_timeout
         self.policy = policy
+        self.permissions = permissions or Policy()
         self.status = Status.CLOSED
         self.process: AgentProcess | None = None
         self.conn: ClientSideConnection | None = None
@@ -717,7 +726,7 @@ class LiveSession:
         pending = _Pending(request)
         if self._cancelling or self._stopping:
             await self._decide(pending, None, "cancel")
-        elif (chosen := self._automatic(request)) is not None:
+        elif (chosen := await self._automatic(request)) is not None:
             await self._decide(pending, *chosen)
         else:
             self.pending[request.id] = pending
@@ -730,30 +739,41 @@ class LiveSession:
             outcome=AllowedOutcome(outcome="selected", option_id=option_id)
         )
 
-    def _automatic(self, request: PermissionRequest) -> tuple[str, str] | None:
+    async def _automatic(self, request: PermissionRequest) -> tuple[str, str, str | None] | None:
+        """An answer that needs no one: a remembered "always", the caller's policy (the
+        command line's --yes), or Cockpit's permission policy for this session."""
         if remembered_key(request.kind, request.title) in self._always:
-            option = next((o for o in request.options if o.get("kind") == "allow_always"), None)
-            option = option or next(
-                (o for o in request.options if o.get("kind") == "allow_once"), None
-            )
+            option = option_of_kind(request.options, ("allow_always", "allow_once"))
             if option is not None:
-                return str(option["optionId"]), "remembered"
+                return str(option["optionId"]), "remembered", None
         if self.policy is not None:
             option_id = self.policy(request)
             if option_id is not None:
-                return option_id, "policy"
-        return None
+                return option_id, "policy", None
+        record = await self._store.get_session(self.id)
+        overrides = (record.info or {}).get("policy") if record is not None else None
+        scope = "session" if isinstance(overrides, dict) and request.kind in overrides else "global"
+        rules = self.permissions.with_overrides(overrides if isinstance(overrides, dict) else {})
+        decision = decide(rules, request.tool_call, self.root, scope)
+        if decision.action == "ask":
+            return None
+        option = policy_choice(request.options, allow=decision.action == "allow")
+        return (str(option["optionId"]), "policy", decision.reason) if option is not None else None
 
-    async def answer(self, request_id: str, option_id: str | None) -> None:
+    async def answer(
+        self, request_id: str, option_id: str | None, decided_by: str = "user"
+    ) -> None:
         """The user's answer to a pending request (None cancels it)."""
         pending = self.pending.get(request_id)
         if pending is None:
             raise KeyError(f"no pending permission request {request_id!r}")
         if option_id is not None and find_option(pending.request.options, option_id) is None:
             raise ValueError(f"the agent offered no option {option_id!r}")
-        await self._decide(pending, option_id, "user")
+        await self._decide(pending, option_id, decided_by)
 
-    async def _decide(self, pending: _Pending, option_id: str | None, decided_by: str) -> None:
+    async def _decide(
+        self, pending: _Pending, option_id: str | None, decided_by: str, rule: str | None = None
+    ) -> None:
         """Write the decision row, THEN answer the agent."""
         if pending.answer.done():
             return
@@ -765,8 +785,9 @@ class LiveSession:
             note(
                 self.id,
                 "permission",
-                decision_text(request.title, option, decided_by),
+                decision_text(request.title, option, decided_by, rule),
                 toolCallId=request.tool_call_id,
+                rule=rule,
                 optionId=option_id,
                 optionKind=option.get("kind") if option else None,
                 decidedBy=decided_by,

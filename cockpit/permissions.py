@@ -44,11 +44,16 @@ def policy_choice(options: Iterable[Mapping[str, Any]], allow: bool) -> Mapping[
     return option_of_kind(options, ALLOW_KINDS if allow else REJECT_KINDS)
 
 
-def decision_text(title: str, option: Mapping[str, Any] | None, decided_by: str) -> str:
-    """One line for the decision row: what was decided, about what, and by whom."""
+def decision_text(
+    title: str, option: Mapping[str, Any] | None, decided_by: str, rule: str | None = None
+) -> str:
+    """One line for the decision row: what was decided, about what, and by whom (the rule
+    that decided, when a Cockpit policy did)."""
     if option is None:
         return f"Cancelled: {title} (the turn was cancelled before an answer)"
     words = OUTCOME_WORDS.get(str(option.get("kind")), str(option.get("name") or "Answered"))
+    if rule:
+        return f"{words}: {title} ({rule})"
     by = {
         "user": "",
         "policy": " (by policy)",

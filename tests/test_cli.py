@@ -76,7 +76,7 @@ def test_permissions_are_rejected_without_a_terminal_or_a_flag(
 ) -> None:
     result = cockpit(tmp_path / "home", "run", "--cwd", str(project), "permission")
     assert result.returncode == 0, result.stderr
-    assert "* Rejected: Write demo-notes.md (by policy)" in result.stdout
+    assert "* Rejected: Write demo-notes.md (no terminal to ask)" in result.stdout
     assert not (project / "demo-notes.md").exists()
     allowed = cockpit(
         tmp_path / "home", "run", "--cwd", str(project), "--allow", "edit", "permission"
