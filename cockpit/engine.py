@@ -21,7 +21,7 @@ from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.policy import ACTIONS, Policy, load_policy
 from cockpit.registry import AgentSpec, Registry, load_registry
-from store import Page, SessionRecord, Store
+from store import Page, Row, SessionRecord, Store
 from store.paging import PAGE_BYTES, PAGE_ROWS
 
 log = logging.getLogger(__name__)
@@ -291,6 +291,10 @@ class Engine:
     async def rows_after(self, session_id: str, seq: int) -> Page:
         """The rows after `seq`, bounded like a page."""
         return await self.store.rows_after(session_id, seq)
+
+    async def latest_plan(self, session_id: str) -> Row | None:
+        """The session's newest plan row, if it has one."""
+        return await self.store.last_of_kind(session_id, "plan")
 
     async def latest_seqs(self) -> dict[str, int]:
         """The newest row of every session, for telling unread sessions apart."""

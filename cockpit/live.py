@@ -56,6 +56,7 @@ from cockpit.events import (
     StatusEvent,
 )
 from cockpit.files import FileTooLarge, OutsideRoot, read_text, write_text
+from cockpit.mentions import find_mentions, mention_blocks
 from cockpit.permissions import (
     decision_text,
     find_option,
@@ -86,6 +87,9 @@ PermissionPolicy = Callable[[PermissionRequest], str | None]
 """Given a request, the optionId to answer without asking, or None to ask the user."""
 
 FINISHED_TOOL_STATES = frozenset({"completed", "failed", "cancelled"})
+
+TERMINAL_REFRESH = 0.3
+"""Seconds between live updates of a running command's output on its tool card."""
 
 
 class StartError(RuntimeError):
@@ -627,8 +631,10 @@ class LiveSession:
             self._set_status(Status.WORKING)
             await self._store.update_session(self.id, status=Status.WORKING)
             try:
+                mentioned = await self._mentions(text)
                 response = await self.conn.prompt(
-                    session_id=self.agent_session_id, prompt=[text_block(text), *blocks]
+                    session_id=self.agent_session_id,
+                    prompt=[text_block(text), *blocks, *mentioned],
                 )
                 stop_reason = str(response.stop_reason)
                 await self._settle()
@@ -662,6 +668,17 @@ class LiveSession:
                 await self._store.update_session(self.id, status=Status.READY)
                 self._set_status(Status.READY, stop_reason)
             return stop_reason
+
+    async def _mentions(self, text: str) -> list[ContentBlock]:
+        """Files the prompt mentions with `@path`: embedded when the agent takes embedded
+        context, else as links; a mention that cannot be sent becomes a notice row."""
+        if not find_mentions(text):
+            return []
+        embedded = bool((self.capabilities.get("promptCapabilities") or {}).get("embeddedContext"))
+        blocks, problems = await asyncio.to_thread(mention_blocks, text, self.root, embedded)
+        for problem in problems:
+            await self._record(note(self.id, "notice", problem))
+        return list(blocks)
 
     async def _name_after(self, prompt: str) -> None:
         """A session is titled by its first prompt line until the user or the agent names it."""
@@ -722,7 +739,9 @@ class LiveSession:
         self, tool_call: dict[str, Any], options: list[dict[str, Any]]
     ) -> RequestPermissionResponse:
         """A permission request: answered by a remembered "always", a policy, or the user."""
-        request = PermissionRequest(uuid.uuid4().hex[:10], self.id, tool_call, tuple(options))
+        request = PermissionRequest(
+            uuid.uuid4().hex[:10], self.id, tool_call, tuple(options), self._store.now()
+        )
         pending = _Pending(request)
         if self._cancelling or self._stopping:
             await self._decide(pending, None, "cancel")
@@ -840,7 +859,20 @@ class LiveSession:
             raise RequestError.invalid_params({"cwd": cwd, "reason": str(error)}) from error
         except OSError as error:
             raise RequestError.invalid_params({"command": command, "reason": str(error)}) from error
+        watcher = asyncio.create_task(self._watch_terminal(terminal), name=terminal.id)
+        self._background.add(watcher)
+        watcher.add_done_callback(self._background.discard)
         return terminal.id
+
+    async def _watch_terminal(self, terminal: Any) -> None:
+        """While a command runs, keep its output on its tool call row a few times a second,
+        so the card shows it live (and a crash of Cockpit loses at most that interval)."""
+        shown = -1
+        while terminal.process.returncode is None and not terminal.released:
+            await asyncio.sleep(TERMINAL_REFRESH)
+            if len(terminal.output) != shown and terminal.id in self._terminal_tools:
+                shown = len(terminal.output)
+                self._attach_output(terminal)
 
     def terminal(self, terminal_id: str) -> Any:
         try:

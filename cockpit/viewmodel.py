@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cockpit.events import Status
+from cockpit.mentions import completion_query
 from store import SessionRecord
 
 
@@ -243,3 +245,118 @@ def evict(
     if keep_bottom:
         return Eviction(tuple(seq for seq in mounted if seq not in pinned)[:excess], True)
     return Eviction(tuple(reversed(mounted))[:excess], False)
+
+
+@dataclass(frozen=True)
+class CompletionToken:
+    """The word being completed: `/command` at the very start, or an `@path` anywhere."""
+
+    trigger: str
+    query: str
+    start: int
+    end: int
+
+
+def completion_token(text: str, cursor: int) -> CompletionToken | None:
+    """The token under the cursor that completion should work on, if any.
+
+    A slash command is only the first word of the prompt; a mention is what
+    `cockpit.mentions` reads as one (so an e-mail address is not one, a quoted path is).
+    """
+    start = cursor
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    end = cursor
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    word = text[start:end]
+    if word.startswith("/") and start == 0 and "\n" not in text[:cursor]:
+        return CompletionToken("/", word[1 : cursor - start], start, end)
+    mention = completion_query(text, cursor)
+    if mention is not None:
+        return CompletionToken("@", mention.path, mention.start, max(end, mention.end))
+    return None
+
+
+def offset_of(lines: Sequence[str], row: int, column: int) -> int:
+    """The character offset of (row, column) in text made of `lines` joined by newlines."""
+    return sum(len(line) + 1 for line in lines[:row]) + column
+
+
+def mode_option_id(record: SessionRecord) -> str | None:
+    """The id of the config option that holds the mode, when the agent has one."""
+    for option in record.config_options or ():
+        if option.get("category") == "mode":
+            return str(option.get("id"))
+    return None
+
+
+def _values(option: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    values: list[Mapping[str, Any]] = []
+    for entry in option.get("options") or ():
+        if isinstance(entry, Mapping) and "options" in entry:
+            values.extend(v for v in entry.get("options") or () if isinstance(v, Mapping))
+        elif isinstance(entry, Mapping):
+            values.append(entry)
+    return values
+
+
+@dataclass(frozen=True)
+class OptionChoice:
+    """A value the options screen can set: a config option's value, or a mode."""
+
+    config_id: str | None
+    """None for a mode (set with session/set_mode)."""
+    value: str | bool
+    label: str
+    current: bool
+
+
+def option_choices(record: SessionRecord) -> list[OptionChoice]:
+    """Every value the user can pick: each select option's values, each boolean option's
+    other value, and the modes (unless a config option already holds the mode)."""
+    choices: list[OptionChoice] = []
+    for option in record.config_options or ():
+        name = str(option.get("name") or option.get("id"))
+        if option.get("type") == "boolean":
+            current = bool(option.get("currentValue"))
+            choices.append(
+                OptionChoice(
+                    str(option["id"]), not current, f"{name}: {'off' if current else 'on'}", False
+                )
+            )
+            continue
+        for value in _values(option):
+            label = f"{name}: {value.get('name') or value.get('value')}"
+            is_current = value.get("value") == option.get("currentValue")
+            choices.append(
+                OptionChoice(str(option["id"]), str(value.get("value")), label, is_current)
+            )
+    if mode_option_id(record) is None:
+        modes = record.modes or {}
+        for mode in modes.get("availableModes") or ():
+            if isinstance(mode, Mapping):
+                label = f"Mode: {mode.get('name') or mode.get('id')}"
+                choices.append(
+                    OptionChoice(
+                        None,
+                        str(mode.get("id")),
+                        label,
+                        mode.get("id") == modes.get("currentModeId"),
+                    )
+                )
+    return choices
+
+
+def export_path(folder: str, target: str) -> Path:
+    """Where an export goes: `target` as given when absolute, else inside `folder`."""
+    path = Path(target).expanduser()
+    return path if path.is_absolute() else Path(folder) / path
+
+
+def safe_file_name(title: str) -> str:
+    """A file name made from a title: letters, digits, dashes."""
+    name = "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
+    while "--" in name:
+        name = name.replace("--", "-")
+    return name or "session"

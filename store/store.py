@@ -161,6 +161,10 @@ class Store:
         self._meta: list[tuple[str, tuple[Any, ...]]] = []
         """Session metadata updates (mode, usage...) waiting for the next flush."""
 
+    def now(self) -> float:
+        """The store's clock: what rows and sessions are stamped with."""
+        return self._clock()
+
     # -- opening and closing -----------------------------------------------------------------
 
     @classmethod
@@ -553,6 +557,18 @@ class Store:
         ) as cur:
             record = await cur.fetchone()
         return _row_from_db(record) if record is not None else None
+
+    async def last_of_kind(self, session: str, kind: str) -> Row | None:
+        """The newest row of this kind in a session (its latest plan, say)."""
+        unwritten = [r for r in self._unwritten(session).values() if r.kind == kind]
+        async with self._reader.execute(
+            f"SELECT {_ROW_COLUMNS} FROM messages WHERE session = ? AND kind = ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (session, kind),
+        ) as cur:
+            record = await cur.fetchone()
+        stored = [_row_from_db(record)] if record is not None else []
+        return max([*unwritten, *stored], key=lambda row: row.seq, default=None)
 
     async def latest_seqs(self) -> dict[str, int]:
         """The newest seq of every session that has rows (one index probe per session)."""

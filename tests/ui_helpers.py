@@ -28,13 +28,20 @@ def engine_factory(
     return open_engine
 
 
-def make_app(tmp_path: Path, folder: Path | None = None, *, agent: str | None = None) -> CockpitApp:
-    """An app on an isolated home in `tmp_path`, its clock two minutes after NOW."""
+def make_app(
+    tmp_path: Path,
+    folder: Path | None = None,
+    *,
+    agent: str | None = None,
+    engine_clock: Callable[[], float] = lambda: NOW,
+) -> CockpitApp:
+    """An app on an isolated home in `tmp_path`, its clock two minutes after NOW (the
+    engine's at NOW, or ticking from it when the order of what it stamps matters)."""
     home = tmp_path / "home"
     project = folder or tmp_path / "project"
     project.mkdir(exist_ok=True)
     return CockpitApp(
-        engine_factory(home),
+        engine_factory(home, engine_clock),
         folder=project,
         agent=agent,
         clock=lambda: NOW + 120,

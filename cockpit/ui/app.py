@@ -6,10 +6,12 @@ events (posted to the app as messages, in order) into its widgets.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,29 +28,53 @@ from cockpit.events import (
     EngineEvent,
     FramesEvent,
     PermissionEvent,
+    PermissionRequest,
     SessionEvent,
     Status,
     StatusEvent,
 )
+from cockpit.mentions import FileIndex, format_mention
 from cockpit.paths import config_dir
 from cockpit.registry import DEFAULT_AGENT
 from cockpit.settings import load_settings, save_settings, settings_path
-from cockpit.ui.bubbles import AgentBubble, BubbleWidget
+from cockpit.textout import plan_lines, transcript_markdown
+from cockpit.ui.attention import notification, title_for, window_title
+from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ToolCard
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
-from cockpit.ui.composer import Composer
+from cockpit.ui.composer import Candidate, CompletionMenu, Composer
+from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.rail import RailEntry, SessionRail
 from cockpit.ui.screens import (
     ConfirmScreen,
     HelpScreen,
+    InboxItem,
+    InboxScreen,
     NewSessionChoice,
     NewSessionScreen,
-    PermissionScreen,
+    OptionsScreen,
+    PlanScreen,
     RenameScreen,
 )
+from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
 from cockpit.ui.themes import DEFAULT_THEME, load_themes
 from cockpit.ui.transcript import TranscriptView
-from cockpit.viewmodel import RailState, rail_state, session_title, short_folder, status_line
+from cockpit.viewmodel import (
+    CompletionToken,
+    OptionChoice,
+    RailState,
+    export_path,
+    mode_option_id,
+    option_choices,
+    rail_state,
+    safe_file_name,
+    session_title,
+    short_folder,
+    status_line,
+)
 from store import Frame, SessionRecord
+
+COCKPIT_NAMES = frozenset(command.name for command in COCKPIT_COMMANDS)
+"""Slash commands Cockpit runs itself; any other `/word` goes to the agent."""
 
 NARROW = 100
 """Below this many columns the rail shows glyphs and titles only."""
@@ -101,6 +127,9 @@ class CockpitApp(App[None]):
         Binding("ctrl+b", "toggle_rail", "Rail"),
         Binding("ctrl+end", "jump_end", "Newest", show=False),
         Binding("f3", "copy_last", "Copy", show=False),
+        Binding("ctrl+o", "inbox", "Inbox"),
+        Binding("ctrl+t", "options", "Options", show=False),
+        Binding("ctrl+g", "next_needing", "Next needing you", show=False),
         Binding("f1", "help", "Help"),
     ]
 
@@ -127,7 +156,10 @@ class CockpitApp(App[None]):
         self.current: str | None = None
         self.records: dict[str, SessionRecord] = {}
         self.latest: dict[str, int] = {}
-        self._asking: str | None = None
+        self._title_shown = ""
+        self._indexes: dict[str, FileIndex] = {}
+        self.sent_sequences: list[str] = []
+        """Escape sequences sent to the terminal (titles, notifications), newest last."""
         self._frames: dict[str, list[Frame]] = {}
         self._frames_posted = False
         self._settings: dict[str, Any] = {}
@@ -145,6 +177,7 @@ class CockpitApp(App[None]):
             yield SessionRail(id="rail")
             with Vertical(id="main"):
                 yield Static("", id="status")
+                yield CompletionMenu(id="completion")
                 yield Static("▼ new output below — Ctrl+End to jump", id="new-output")
                 yield Composer(id="composer", blink=self.blink)
         yield Footer()
@@ -164,6 +197,10 @@ class CockpitApp(App[None]):
         await self.query_one("#main", Vertical).mount(transcript, before=0)
         self.engine.subscribe(self._on_engine_event)
         self.query_one("#new-output").display = False
+        composer = self.query_one(Composer)
+        composer.menu = self.query_one(CompletionMenu)
+        composer.menu.display = False
+        composer.completer = self._complete
         self._apply_width(self.size.width)
         await self._reload_records()
         self.latest = await self.engine.latest_seqs()
@@ -187,6 +224,8 @@ class CockpitApp(App[None]):
         for theme in themes:
             self.register_theme(theme)
         self._settings, broken = load_settings(self.settings_file)
+        if self._settings.get("tool_cards") in ("failures", "always", "never"):
+            ToolCard.default_policy = str(self._settings["tool_cards"])
         self._problems = [*problems, *([broken] if broken else [])]
         wanted = self._settings.get("theme", DEFAULT_THEME)
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
@@ -243,7 +282,9 @@ class CockpitApp(App[None]):
         rail = self.query_one(SessionRail)
         if not rail._styles:
             self._restyle_rail()
-        rail.show([self._entry(record) for record in self._ordered()], self.current)
+        entries = [self._entry(record) for record in self._ordered()]
+        rail.show(entries, self.current)
+        self._update_title(entries)
 
     def session_choices(self) -> list[tuple[str, str, str]]:
         """(id, title, details) of every session, for the command palette."""
@@ -267,7 +308,7 @@ class CockpitApp(App[None]):
         ]
         self._refresh_rail()
         self._refresh_status()
-        self._ask_pending()
+        await self._show_permissions()
 
     async def _mark_read(self, session: str) -> None:
         latest = self.latest.get(session, 0)
@@ -328,6 +369,8 @@ class CockpitApp(App[None]):
             finished = event.status in (Status.READY, Status.EXITED, Status.ERROR, Status.CLOSED)
             if finished and event.session == self.current:
                 await self.query_one(TranscriptView).finish_live()
+            if event.status == Status.READY and event.detail:  # a turn ended (detail: why)
+                self._alert(event.session, "finished a turn")
             record = self.records.get(event.session)
             if record is not None:  # the live status is the engine's; no store read needed
                 self._refresh_rail()
@@ -335,10 +378,11 @@ class CockpitApp(App[None]):
                     self._refresh_status()
         elif isinstance(event, PermissionEvent):
             self._refresh_rail()
-            if not event.resolved:
-                self._ask_pending()
             if event.request.session == self.current:
+                await self._show_permissions(focus=not event.resolved)
                 self._refresh_status()
+            if not event.resolved:
+                self._alert(event.request.session, f"asks: {event.request.title}")
         elif isinstance(event, SessionEvent):
             await self._fresh(event.session)
             self._refresh_rail()
@@ -365,33 +409,287 @@ class CockpitApp(App[None]):
         line = status_line(record, spec.label, self.engine.status(record.id))
         status.update(line + (f" · {waiting} waiting for you" if waiting else ""))
 
-    def _ask_pending(self) -> None:
-        """Show the oldest permission request of the session on screen."""
-        if self._asking is not None or self.current is None:
+    async def _show_permissions(self, focus: bool = False) -> None:
+        """Show the pending requests of the session on screen inline; put the keyboard on a
+        new one when the user is not in the middle of writing a prompt."""
+        if self.current is None:
             return
-        requests = self.engine.pending_permissions(self.current)
-        if not requests:
+        view = self.query_one(TranscriptView)
+        added = await view.show_permissions(self.engine.pending_permissions(self.current))
+        if added is not None and focus and not self.query_one(Composer).text.strip():
+            added.focus()
+
+    async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
+        with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
+            await self.engine.answer_permission(message.request.id, message.option_id)
+        self.query_one(Composer).focus()
+
+    # -- attention ----------------------------------------------------------------------------
+
+    def _alert(self, session: str, what: str) -> None:
+        """A session needs the user: the bell, and a desktop notification when the terminal
+        is not focused (a setting turns notifications off)."""
+        if session == self.current and self.app_focus:
             return
-        request = requests[0]
-        self._asking = request.id
-        record = self.records.get(self.current)
+        self.bell()
+        if not self.app_focus and self._settings.get("notify", True):
+            record = self.records.get(session)
+            title = session_title(record) if record else "Cockpit"
+            self._write_terminal(notification(title, what, in_tmux=bool(os.environ.get("TMUX"))))
 
-        async def answered(option: str | None) -> None:
-            self._asking = None
-            with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
-                await self.engine.answer_permission(request.id, option)
-            self._ask_pending()
+    def _write_terminal(self, sequence: str) -> None:
+        """Send an escape sequence to the terminal (not drawn: the driver writes it as is)."""
+        driver = getattr(self, "_driver", None)
+        if driver is not None and not self.is_headless:
+            driver.write(sequence)
+        self.sent_sequences.append(sequence)
 
-        self.push_screen(
-            PermissionScreen(request, session_title(record) if record else "The agent"), answered
-        )
+    def _update_title(self, entries: list[RailEntry]) -> None:
+        waiting = sum(1 for e in entries if e.state == RailState.NEEDS_YOU)
+        unread = sum(1 for e in entries if e.state == RailState.UNREAD)
+        title = title_for(waiting, unread)
+        if title != self._title_shown:
+            self._title_shown = title
+            self._write_terminal(window_title(title))
+            counts = title[len("Cockpit") :].strip(" ()")
+            rail = self.query_one(SessionRail)
+            rail.border_title = "Sessions" + (f" · {counts}" if counts else "")
+
+    # -- the inbox ----------------------------------------------------------------------------
+
+    def inbox_items(self) -> list[InboxItem]:
+        """Every pending request and every finished-unread session, oldest first."""
+        items = [
+            InboxItem(r.session, self._title_of(r.session), r.created, r)
+            for r in self.engine.pending_permissions()
+        ]
+        for record in self._ordered():
+            if self._entry(record).state == RailState.UNREAD:
+                items.append(InboxItem(record.id, session_title(record), record.updated))
+        return sorted(items, key=lambda item: item.since)
+
+    def _title_of(self, session: str) -> str:
+        record = self.records.get(session)
+        return session_title(record) if record else session
+
+    def action_inbox(self) -> None:
+        """Show everything that waits on the user, across all sessions."""
+
+        async def answer(request: PermissionRequest, option_id: str) -> None:
+            with contextlib.suppress(KeyError):
+                await self.engine.answer_permission(request.id, option_id)
+
+        async def opened(session: str | None) -> None:
+            if session is not None:
+                await self.switch_to(session)
+
+        self.push_screen(InboxScreen(self.inbox_items, answer, self.clock), opened)
+
+    async def action_next_needing(self) -> None:
+        """Jump to the next session that needs the user (a request first, then unread)."""
+        order = self._ordered()
+        if not order:
+            return
+        start = next((i for i, r in enumerate(order) if r.id == self.current), -1)
+        rotated = order[start + 1 :] + order[: start + 1]
+        for wanted in (RailState.NEEDS_YOU, RailState.UNREAD):
+            for record in rotated:
+                if record.id != self.current and self._entry(record).state == wanted:
+                    await self.switch_to(record.id)
+                    return
+        self.notify("No other session needs you.", timeout=2)
 
     # -- the composer -------------------------------------------------------------------------
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         if self.current is None:
             return
+        command = parse_slash(message.text)
+        if command is not None and command[0] in COCKPIT_NAMES:
+            self.run_worker(self._run_slash(*command), group="slash")
+            return
         self._prompt(self.current, message.text)
+
+    async def _complete(self, token: CompletionToken) -> list[Candidate]:
+        """What the composer offers for `/command` or `@path`."""
+        record = self.records.get(self.current or "")
+        if record is None:
+            return []
+        if token.trigger == "/":
+            agent = [
+                SlashCommand(
+                    str(c.get("name")),
+                    str(c.get("description") or ""),
+                    str((c.get("input") or {}).get("hint") or ""),
+                    cockpit=False,
+                )
+                for c in record.commands or ()
+                if isinstance(c, Mapping) and c.get("name")
+            ]
+            found = matching([*agent, *COCKPIT_COMMANDS], token.query)
+            return [
+                Candidate(
+                    f"/{c.name} " if c.hint else f"/{c.name}",
+                    f"/{c.name}",
+                    ("cockpit: " if c.cockpit else "")
+                    + c.description
+                    + (f"  [{c.hint}]" if c.hint else ""),
+                )
+                for c in found
+            ]
+        index = await self._file_index(record.cwd)
+        # A search over a big repo takes tens of milliseconds: off the event loop, so keys
+        # keep arriving while it runs.
+        matches = await asyncio.to_thread(index.search, token.query, 8)
+        return [
+            Candidate(format_mention(m.path) + " ", m.path, "", m.positions) for m in matches
+        ]
+
+    async def _file_index(self, root: str) -> FileIndex:
+        """The files under a session's root, indexed once per root and app run."""
+        index = self._indexes.get(root)
+        if index is None:
+            index = self._indexes[root] = await FileIndex.build(Path(root))
+        return index
+
+    async def _run_slash(self, name: str, arguments: str) -> None:
+        """Run one of Cockpit's own commands."""
+        session = self.current
+        if session is None:
+            return
+        if name == "new":
+            if arguments:
+                await self._create_session(arguments, str(self.folder))
+            else:
+                self.action_new_session()
+        elif name == "rename":
+            if arguments:
+                await self.engine.rename(session, arguments)
+            else:
+                self.action_rename_session()
+        elif name == "export":
+            await self._export(session, arguments)
+        elif name == "theme":
+            if arguments in self.available_themes:
+                self.theme = arguments
+            else:
+                self.notify(
+                    f"No theme {arguments!r}; try: {', '.join(sorted(self.available_themes))}",
+                    severity="warning",
+                )
+        elif name == "policy":
+            kind, _, action = arguments.partition(" ")
+            try:
+                await self.engine.set_session_policy(session, kind, action.strip() or None)
+                self.notify(
+                    f"This session: {kind} = {action.strip() or 'the global rule'}", timeout=3
+                )
+            except (ValueError, KeyError) as error:
+                self.notify(str(error), severity="error")
+        elif name == "mode":
+            await self._set_mode_named(arguments)
+        elif name == "options":
+            self.action_options()
+        elif name == "inbox":
+            self.action_inbox()
+        elif name == "close":
+            await self.action_close_session()
+        elif name == "help":
+            self.action_help()
+
+    async def _export(self, session: str, target: str) -> None:
+        """Write the transcript as Markdown (to the session's folder unless told where)."""
+        record = self.records[session]
+        rows = await self.engine.store.all_rows(session)
+        path = export_path(record.cwd, target or f"{safe_file_name(session_title(record))}.md")
+        try:
+            await asyncio.to_thread(
+                path.write_text, transcript_markdown(rows, session_title(record))
+            )
+        except OSError as error:
+            self.notify(f"Could not export: {error}", severity="error")
+            return
+        self.notify(f"Exported to {path}", timeout=4)
+
+    # -- modes and options --------------------------------------------------------------------
+
+    def _choices(self, record: SessionRecord) -> list[OptionChoice]:
+        return option_choices(record)
+
+    def on_composer_cycle_mode(self) -> None:
+        self.run_worker(self._cycle_mode(), group="mode", exclusive=True)
+
+    async def _cycle_mode(self) -> None:
+        """Shift+Tab: the agent's next mode."""
+        record = self.records.get(self.current or "")
+        if record is None:
+            return
+        modes = [
+            c
+            for c in self._choices(record)
+            if c.config_id is None or c.config_id == mode_option_id(record)
+        ]
+        if not modes:
+            self.notify("This agent has no modes.", timeout=2)
+            return
+        current = next((i for i, c in enumerate(modes) if c.current), -1)
+        await self._apply_choice(modes[(current + 1) % len(modes)])
+
+    async def _set_mode_named(self, name: str) -> None:
+        record = self.records.get(self.current or "")
+        if record is None:
+            return
+        modes = [
+            c
+            for c in self._choices(record)
+            if c.config_id is None or c.config_id == mode_option_id(record)
+        ]
+        wanted = next(
+            (c for c in modes if name.lower() in (str(c.value).lower(), c.label.lower())), None
+        )
+        if wanted is None:
+            self.notify(f"Modes: {', '.join(c.label for c in modes) or 'none'}", timeout=4)
+            return
+        await self._apply_choice(wanted)
+
+    async def _apply_choice(self, choice: OptionChoice) -> None:
+        session = self.current
+        if session is None:
+            return
+        try:
+            if choice.config_id is None:
+                await self.engine.set_mode(session, str(choice.value))
+            else:
+                await self.engine.set_config_option(session, choice.config_id, choice.value)
+        except Exception as error:
+            self.notify(f"The agent refused: {error}", severity="error")
+            return
+        self.notify(f"{choice.label}", timeout=2)
+
+    def action_options(self) -> None:
+        """Choose any mode or config option the agent offers."""
+        record = self.records.get(self.current or "")
+        if record is None:
+            return
+
+        async def chosen(choice: OptionChoice | None) -> None:
+            if choice is not None:
+                await self._apply_choice(choice)
+
+        self.push_screen(OptionsScreen(self._choices(record)), chosen)
+
+    async def action_show_plan(self, session: str | None = None) -> None:
+        """The latest plan of a session (the highlighted one in the rail, or this one)."""
+        session = session or self.current
+        if session is None:
+            return
+        row = await self.engine.latest_plan(session)
+        self.push_screen(
+            PlanScreen(self._title_of(session), plan_lines(row.payload if row else None))
+        )
+
+    def on_session_rail_plan_requested(self, message: SessionRail.PlanRequested) -> None:
+        self.run_worker(self.action_show_plan(message.session), group="plan")
 
     @work(exit_on_error=False)
     async def _prompt(self, session: str, text: str) -> None:
@@ -413,6 +711,8 @@ class CockpitApp(App[None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "rail":
             self.query_one(Composer).focus()
+        elif event.option_list.id == "completion":
+            self.query_one(Composer).accept(event.option_index)
 
     # -- layout actions -----------------------------------------------------------------------
 

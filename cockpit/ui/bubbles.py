@@ -5,9 +5,12 @@ block and re-renders only the block still being written."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import ClassVar
 
+from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
+from rich.padding import Padding
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
@@ -18,7 +21,8 @@ from textual.widget import Widget
 
 from cockpit.mdblocks import BlockSplitter
 from cockpit.sanitize import printable
-from cockpit.textout import plan_lines, tool_line
+from cockpit.textout import plan_lines, tool_line, tool_output
+from cockpit.ui.diffs import DiffStyles, choose_layout, render_diff
 from store import Bubble
 
 REPAINT_RATE = 30
@@ -113,14 +117,46 @@ class ThoughtBubble(BubbleWidget):
 
 
 class ToolCard(BubbleWidget):
-    """A tool call on one line: status mark, kind, title, state."""
+    """A tool call: one line (status mark, kind, title, where, state) until expanded; then
+    its content: text, diffs (unified, or side by side when wide; long ones folded), and a
+    terminal's output with its exit status, live while it runs. A failure opens itself."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space", "toggle_card", "Expand", show=False),
+        Binding("f", "unfold", "Whole diff", show=False),
+        Binding("s", "switch_layout", "Split/unified", show=False),
+        Binding("c", "copy", "Copy", show=False),
+    ]
+    expanded: reactive[bool] = reactive(False, layout=True)
+    unfolded: reactive[bool] = reactive(False, layout=True)
+    layout_choice: reactive[str | None] = reactive(None, layout=True)
+
+    default_policy: ClassVar[str] = "failures"
+    """When cards open by themselves: "failures", "always" or "never" (a setting)."""
+
+    def __init__(self, bubble: Bubble, policy: str | None = None) -> None:
+        super().__init__(bubble)
+        self.policy = policy or self.default_policy
+        self._user_toggled = False
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(not expanded, "-collapsed")
 
     def on_mount(self) -> None:
+        self.set_class(not self.expanded, "-collapsed")
         self._mark_status()
+        self._auto_expand()
 
     def refresh_from(self, bubble: Bubble) -> None:
         super().refresh_from(bubble)
         self._mark_status()
+        self._auto_expand()
+
+    def _auto_expand(self) -> None:
+        if self._user_toggled:
+            return
+        if self.policy == "always" or (self.policy == "failures" and self._status() == "failed"):
+            self.expanded = True
 
     def _status(self) -> str:
         return str((self.payload or {}).get("status") or "pending")
@@ -130,13 +166,106 @@ class ToolCard(BubbleWidget):
         for name in STATUS_CLASSES.values():
             self.set_class(name == status, name)
 
-    def render(self) -> Text:
+    def action_toggle_card(self) -> None:
+        """Open or close the card."""
+        self._user_toggled = True
+        self.expanded = not self.expanded
+
+    def on_click(self) -> None:
+        self.action_toggle_card()
+
+    def action_unfold(self) -> None:
+        """Show a long diff whole (or fold it again)."""
+        self.unfolded = not self.unfolded
+
+    def action_switch_layout(self) -> None:
+        """Side by side, or unified."""
+        width = self.content_size.width
+        current = self.layout_choice or choose_layout(width)
+        self.layout_choice = "unified" if current == "split" else "split"
+
+    def render(self) -> RenderableType:
         mark = TOOL_MARKS.get(self._status(), "○")
-        line = printable(tool_line(self.payload))
-        return Text(f"{mark} {line}")
+        header = Text(
+            f"{'▾' if self.expanded else '▸'} {mark} {printable(tool_line(self.payload))}"
+        )
+        if not self.expanded:
+            return header
+        return Group(header, *self._body(max(self.content_size.width - 2, 20)))
+
+    def _body(self, width: int) -> list[RenderableType]:
+        payload = self.payload or {}
+        parts: list[RenderableType] = []
+        styles = diff_styles(self)
+        for item in payload.get("content") or ():
+            if not isinstance(item, Mapping):
+                continue
+            if item.get("type") == "diff":
+                parts.append(
+                    render_diff(
+                        str(item.get("path") or ""),
+                        item.get("oldText"),
+                        str(item.get("newText") or ""),
+                        width=width,
+                        folded=not self.unfolded,
+                        styles=styles,
+                        layout=self.layout_choice,  # type: ignore[arg-type]
+                    )
+                )
+            elif item.get("type") == "content":
+                block = item.get("content")
+                if isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                    parts.append(RichMarkdown(printable(block["text"]), code_theme="ansi_dark"))
+            elif item.get("type") == "terminal":
+                parts.append(self._terminal(str(item.get("terminalId"))))
+        raw = payload.get("rawOutput")
+        if not parts and raw:
+            parts.append(Text(printable(tool_output({"rawOutput": raw})), style="dim"))
+        return [Padding(part, (0, 0, 0, 2)) for part in parts]
+
+    def _terminal(self, terminal_id: str) -> RenderableType:
+        """A terminal's output (the last lines) and how it ended, or that it still runs."""
+        terminals = (self.payload or {}).get("terminalOutput") or {}
+        data = terminals.get(terminal_id) if isinstance(terminals, Mapping) else None
+        if not isinstance(data, Mapping):
+            return Text("⋯ waiting for output", style="dim")
+        lines = printable(str(data.get("output") or "")).splitlines()
+        shown = lines[-TERMINAL_LINES:]
+        text = Text("\n".join(shown))
+        if len(lines) > len(shown) or data.get("truncated"):
+            text = Text("… earlier output not shown\n", style="dim") + text
+        status = data.get("exitStatus")
+        if isinstance(status, Mapping):
+            code, signal = status.get("exitCode"), status.get("signal")
+            ending = f"exit {code}" if code is not None else f"killed by {signal}"
+            text.append(f"\n[{ending}]", style="bold" if code == 0 else "bold red")
+        else:
+            text.append("\n[running…]", style="dim")
+        return text
 
     def copy_text(self) -> str:
-        return tool_line(self.payload)
+        return "\n".join(
+            part for part in (tool_line(self.payload), tool_output(self.payload)) if part
+        )
+
+
+def diff_styles(widget: Widget) -> DiffStyles:
+    """The diff colours of the app's current theme (cached per theme)."""
+    app = widget.app
+    key = app.theme
+    cached = _DIFF_STYLES.get(key)
+    if cached is None:
+        variables = app.get_css_variables()
+        ansi = bool(getattr(app.current_theme, "ansi", False))
+        cached = DiffStyles.from_variables(variables, syntax_theme="ansi_dark" if ansi else "")
+        _DIFF_STYLES[key] = cached
+    return cached
+
+
+_DIFF_STYLES: dict[str, DiffStyles] = {}
+
+TERMINAL_LINES = 30
+"""Lines of a terminal's output an open card shows (the newest)."""
 
 
 class PlanBubble(BubbleWidget):

@@ -1,16 +1,54 @@
 """The composer: a multi-line prompt box. Enter sends; Ctrl+J (which every terminal sends,
 over SSH and tmux too), Shift+Enter or Alt+Enter insert a newline; Up on the first line and
-Down on the last walk the prompt history; Esc cancels the running turn."""
+Down on the last walk the prompt history; Esc cancels the running turn; Shift+Tab cycles
+the agent's modes. Typing `/` at the start or `@` anywhere opens a completion menu."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from rich.text import Text
 from textual import events
 from textual.message import Message
-from textual.widgets import TextArea
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
 
-from cockpit.viewmodel import PromptHistory
+from cockpit.viewmodel import CompletionToken, PromptHistory, completion_token, offset_of
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
+MENU_ROWS = 8
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One completion: what replaces the token, and how the menu shows it."""
+
+    replacement: str
+    label: str
+    detail: str = ""
+    positions: tuple[int, ...] = ()
+    """Characters of `label` that matched the query (shown bold)."""
+
+
+Completer = Callable[[CompletionToken], Awaitable[list[Candidate]]]
+
+
+class CompletionMenu(OptionList):
+    """The candidates for the token being typed, above the composer."""
+
+    def show_candidates(self, candidates: list[Candidate]) -> None:
+        self.clear_options()
+        for candidate in candidates:
+            text = Text(candidate.label)
+            for position in candidate.positions:
+                if position < len(candidate.label):
+                    text.stylize("bold underline", position, position + 1)
+            if candidate.detail:
+                text.append(f"  {candidate.detail}", style="dim")
+            self.add_option(Option(text))
+        self.highlighted = 0 if candidates else None
+        self.display = bool(candidates)
 
 
 class Composer(TextArea):
@@ -26,41 +64,50 @@ class Composer(TextArea):
     class CancelRequested(Message):
         """The user pressed Esc: cancel the running turn."""
 
+    class CycleMode(Message):
+        """The user pressed Shift+Tab: the agent's next mode."""
+
     def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.cursor_blink = blink
         self.prompts = PromptHistory()
+        self.menu: CompletionMenu | None = None
+        self.completer: Completer | None = None
+        self._token: CompletionToken | None = None
+        self._candidates: list[Candidate] = []
+
+    # -- keys ---------------------------------------------------------------------------------
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if self._menu_open() and await self._menu_key(key):
+            event.stop()
+            event.prevent_default()
+            return
+        handled = True
         if key == "enter":
-            event.stop()
-            event.prevent_default()
             self.submit()
-            return
-        if key in NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
+        elif key in NEWLINE_KEYS:
             self.insert("\n")
-            return
-        if key == "escape":
+        elif key == "escape":
+            self.post_message(self.CancelRequested())
+        elif key == "shift+tab":
+            self.post_message(self.CycleMode())
+        elif key == "up" and self.cursor_location[0] == 0:
+            older = self.prompts.older(self.text)
+            handled = older is not None
+            if older is not None:
+                self._replace_all(older)
+        elif key == "down" and self.cursor_location[0] == self.document.line_count - 1:
+            newer = self.prompts.newer()
+            handled = newer is not None
+            if newer is not None:
+                self._replace_all(newer)
+        else:
+            handled = False
+        if handled:
             event.stop()
             event.prevent_default()
-            self.post_message(self.CancelRequested())
-            return
-        if key == "up" and self.cursor_location[0] == 0:
-            older = self.prompts.older(self.text)
-            if older is not None:
-                event.stop()
-                event.prevent_default()
-                self._replace_all(older)
-            return
-        if key == "down" and self.cursor_location[0] == self.document.line_count - 1:
-            newer = self.prompts.newer()
-            if newer is not None:
-                event.stop()
-                event.prevent_default()
-                self._replace_all(newer)
             return
         await super()._on_key(event)
 
@@ -75,4 +122,68 @@ class Composer(TextArea):
             return
         self.prompts.add(text)
         self.text = ""
+        self._close_menu()
         self.post_message(self.Submitted(text))
+
+    # -- completion ---------------------------------------------------------------------------
+
+    def _menu_open(self) -> bool:
+        return self.menu is not None and self.menu.display and bool(self._candidates)
+
+    async def _menu_key(self, key: str) -> bool:
+        """Keys that work the menu while it is open; False lets the key through."""
+        assert self.menu is not None
+        if key in ("up", "down"):
+            count = len(self._candidates)
+            current = self.menu.highlighted or 0
+            self.menu.highlighted = (current + (1 if key == "down" else -1)) % count
+            return True
+        if key in ("tab", "enter"):
+            self.accept(self.menu.highlighted or 0)
+            return True
+        if key == "escape":
+            self._close_menu()
+            return True
+        return False
+
+    def accept(self, index: int) -> None:
+        """Replace the token with candidate `index`."""
+        token = self._token
+        if token is None or not 0 <= index < len(self._candidates):
+            return
+        text = self.text
+        replacement = self._candidates[index].replacement
+        new = text[: token.start] + replacement + text[token.end :]
+        self.text = new
+        lines = new[: token.start + len(replacement)].split("\n")
+        self.move_cursor((len(lines) - 1, len(lines[-1])))
+        self._close_menu()
+
+    def _close_menu(self) -> None:
+        self._token = None
+        self._candidates = []
+        if self.menu is not None:
+            self.menu.display = False
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self.completer is None or self.menu is None:
+            return
+        row, column = self.cursor_location
+        cursor = offset_of(self.document.lines, row, column)
+        token = completion_token(self.text, cursor)
+        if token is None:
+            self._close_menu()
+            return
+        self.run_worker(self._complete(token), group="completion", exclusive=True)
+
+    async def _complete(self, token: CompletionToken) -> None:
+        assert self.completer is not None
+        assert self.menu is not None
+        candidates = (await self.completer(token))[:MENU_ROWS]
+        self._token = token if candidates else None
+        self._candidates = candidates
+        self.menu.show_candidates(candidates)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list is self.menu:
+            self.accept(event.option_index)

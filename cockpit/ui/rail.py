@@ -5,10 +5,13 @@ and title only."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.color import Color
+from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -48,7 +51,23 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
 
 
 class SessionRail(OptionList):
-    """The list of sessions; highlighting one shows it."""
+    """The list of sessions; highlighting one shows it, `p` shows its plan."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("p", "plan", "Plan")]
+
+    class PlanRequested(Message):
+        """The user asked for the highlighted session's plan."""
+
+        def __init__(self, session: str) -> None:
+            super().__init__()
+            self.session = session
+
+    def action_plan(self) -> None:
+        """Show the highlighted session's plan."""
+        if self.highlighted is not None:
+            option = self.get_option_at_index(self.highlighted)
+            if option.id is not None:
+                self.post_message(self.PlanRequested(option.id))
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

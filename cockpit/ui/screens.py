@@ -3,6 +3,7 @@ the help screen."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -19,6 +20,9 @@ from textual.widgets.option_list import Option
 from cockpit.events import PermissionRequest
 from cockpit.registry import AgentSpec
 from cockpit.sanitize import printable
+from cockpit.ui.diffs import diff_stats
+from cockpit.ui.permission import command_of
+from cockpit.viewmodel import OptionChoice, age
 
 
 @dataclass(frozen=True)
@@ -143,58 +147,131 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class PermissionScreen(ModalScreen[str | None]):
-    """The agent asks before it acts: its own options, bound to the keys 1-9."""
+@dataclass(frozen=True)
+class InboxItem:
+    """One thing waiting for the user: a permission request, or a finished turn not read."""
 
-    def __init__(self, request: PermissionRequest, session_title: str) -> None:
+    session: str
+    session_title: str
+    since: float
+    request: PermissionRequest | None = None
+
+
+class InboxScreen(ModalScreen[str | None]):
+    """Everything that waits on the user, across all sessions, oldest first. Keys 1-9
+    answer the highlighted request in place; Enter opens its session."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close"),
+        *(Binding(key, f"answer({n})", show=False) for n, key in enumerate("123456789", 1)),
+    ]
+
+    def __init__(
+        self,
+        items: Callable[[], list[InboxItem]],
+        answer: Callable[[PermissionRequest, str], Awaitable[None]],
+        now: Callable[[], float],
+    ) -> None:
         super().__init__()
-        self.request = request
-        self.session_title = session_title
+        self._items = items
+        self._answer = answer
+        self._now = now
+        self.items: list[InboxItem] = []
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(f"{printable(self.session_title)} asks permission", classes="dialog-title")
-            yield Static(
-                Text(f"[{self.request.kind}] {printable(self.request.title)}", style="bold")
-            )
-            for diff in self.request.diffs():
-                old = diff.get("oldText")
-                change = "a new file" if old is None else "changes"
-                yield Static(Text(f"  {change}: {printable(str(diff.get('path')))}", style="dim"))
-            for number, option in enumerate(self.request.options[:9], start=1):
-                yield Button(
-                    f"{number}. {printable(str(option.get('name')))}", id=f"option-{number}"
-                )
-            yield Label("Esc cancels the request", classes="hint")
+        with Vertical(id="dialog", classes="inbox"):
+            yield Label("Waiting for you", classes="dialog-title")
+            yield OptionList(id="inbox-items")
+            yield Static("", id="inbox-detail")
+            yield Label("1-9 answer · Enter opens the session · Esc closes", classes="hint")
 
-    def on_key(self, event: object) -> None:
-        key = getattr(event, "key", "")
-        if key.isdigit() and 1 <= int(key) <= min(9, len(self.request.options)):
-            self.dismiss(str(self.request.options[int(key) - 1]["optionId"]))
-        elif key == "escape":
-            self.dismiss(None)
+    def on_mount(self) -> None:
+        self.refresh_items()
+        self.query_one("#inbox-items", OptionList).focus()
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        number = int(str(event.button.id).split("-")[1])
-        self.dismiss(str(self.request.options[number - 1]["optionId"]))
+    def refresh_items(self) -> None:
+        """Read what waits now (answers remove items)."""
+        self.items = self._items()
+        listing = self.query_one("#inbox-items", OptionList)
+        listing.clear_options()
+        if not self.items:
+            listing.add_option(Option(Text("Nothing waits for you.", style="dim"), disabled=True))
+            self.query_one("#inbox-detail", Static).update("")
+            return
+        for item in self.items:
+            listing.add_option(Option(self._line(item)))
+        listing.highlighted = 0
+
+    def _line(self, item: InboxItem) -> Text:
+        text = Text()
+        if item.request is not None:
+            text.append("! ", style="bold")
+            text.append(printable(item.session_title), style="bold")
+            text.append(f"  {printable(item.request.title)} [{item.request.kind}]")
+        else:
+            text.append("◆ ", style="bold")
+            text.append(printable(item.session_title), style="bold")
+            text.append("  finished a turn", style="dim")
+        text.append(f"  · {age(self._now() - item.since)}", style="dim")
+        return text
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        index = event.option_index
+        if not 0 <= index < len(self.items):
+            return
+        request = self.items[index].request
+        detail = Text()
+        if request is not None:
+            command = command_of(request.tool_call)
+            if command:
+                detail.append(f"$ {printable(command)}\n", style="bold")
+            for diff in request.diffs():
+                added, removed = diff_stats(diff.get("oldText"), str(diff.get("newText") or ""))
+                detail.append(f"{printable(str(diff.get('path')))}  +{added} -{removed}\n")
+            for number, option in enumerate(request.options[:9], 1):
+                detail.append(f"{number} {printable(str(option.get('name')))}   ")
+        self.query_one("#inbox-detail", Static).update(detail)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if 0 <= event.option_index < len(self.items):
+            self.dismiss(self.items[event.option_index].session)
+
+    async def action_answer(self, number: int) -> None:
+        """Answer the highlighted request with option `number`."""
+        index = self.query_one("#inbox-items", OptionList).highlighted
+        if index is None or not 0 <= index < len(self.items):
+            return
+        request = self.items[index].request
+        if request is None or not 1 <= number <= len(request.options):
+            return
+        await self._answer(request, str(request.options[number - 1].get("optionId")))
+        self.refresh_items()
 
 
 KEYS: tuple[tuple[str, str], ...] = (
-    ("Enter", "send the prompt"),
+    ("Enter", "send the prompt (or take the highlighted completion)"),
     ("Ctrl+J, Shift+Enter", "new line in the prompt (Ctrl+J works over any SSH)"),
     ("Up / Down", "earlier prompts (from the first / last line)"),
-    ("Esc", "cancel the running turn"),
+    ("/  @", "complete a command, or a file under the session's folder"),
+    ("Esc", "cancel the running turn (and any question it asked)"),
+    ("Shift+Tab", "next mode of the agent (in the prompt)"),
+    ("Ctrl+T", "the agent's modes and options (model, thinking...)"),
+    ("1-9", "answer the agent's question with that option"),
+    ("Ctrl+O", "inbox: everything waiting for you, in every session"),
+    ("Ctrl+G", "go to the next session that needs you"),
     ("Ctrl+N", "new session"),
     ("Ctrl+Up / Ctrl+Down", "previous / next session"),
     ("F2", "rename the session"),
     ("F4", "close the session: its agent stops, the transcript stays"),
     ("F8", "delete the session"),
     ("Ctrl+B", "show or hide the session rail"),
+    ("p  on the rail", "the session's plan"),
     ("Ctrl+End", "jump to the newest output"),
     ("F3", "copy the newest reply, or the focused bubble"),
-    ("Tab, Shift+Tab", "move between the rail, the transcript and the prompt"),
+    ("Tab", "move between the rail, the transcript and the prompt"),
     ("c  on a bubble", "copy it to the clipboard (works over SSH)"),
-    ("Enter  on a thought", "expand or fold it"),
+    ("Enter  on a card", "open or fold a thought or a tool call"),
+    ("f / s  on a diff", "the whole diff / side by side or unified"),
     ("Ctrl+P", "command palette: sessions, agents, themes, actions"),
     ("F1", "this help"),
     ("Ctrl+Q", "quit"),
@@ -222,3 +299,62 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Label(RAIL_LEGEND, classes="hint")
             yield Label("Esc closes this help", classes="hint")
+
+
+class OptionsScreen(ModalScreen[OptionChoice | None]):
+    """Every mode and config option the agent offers (model, thinking level...); Enter sets
+    the highlighted value."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close")]
+
+    def __init__(self, choices: list[OptionChoice]) -> None:
+        super().__init__()
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Agent options", classes="dialog-title")
+            options = []
+            for choice in self.choices:
+                text = Text(("● " if choice.current else "  ") + printable(choice.label))
+                if choice.current:
+                    text.stylize("bold")
+                options.append(Option(text))
+            if not options:
+                options.append(
+                    Option(
+                        Text("This agent offers no modes or options.", style="dim"), disabled=True
+                    )
+                )
+            yield OptionList(*options, id="choices")
+            yield Label("Enter sets · Esc closes", classes="hint")
+
+    def on_mount(self) -> None:
+        choices = self.query_one("#choices", OptionList)
+        current = next((i for i, c in enumerate(self.choices) if c.current), 0)
+        choices.highlighted = current if self.choices else None
+        choices.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if 0 <= event.option_index < len(self.choices):
+            self.dismiss(self.choices[event.option_index])
+
+
+class PlanScreen(ModalScreen[None]):
+    """A session's latest plan, as a checklist."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,p,q", "dismiss(None)", "Close")]
+
+    def __init__(self, title: str, lines: list[str]) -> None:
+        super().__init__()
+        self.plan_title = title
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"Plan — {printable(self.plan_title)}", classes="dialog-title")
+            body = (
+                "\n".join(printable(line) for line in self.lines) or "This session has no plan yet."
+            )
+            yield Static(Text(body))
+            yield Label("Esc closes", classes="hint")

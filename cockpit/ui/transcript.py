@@ -15,7 +15,9 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 
 from cockpit.engine import Engine
+from cockpit.events import PermissionRequest
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, make_bubble
+from cockpit.ui.permission import PermissionPrompt
 from cockpit.viewmodel import evict
 from store import Bubble, Frame, Row, ViewTranscript
 
@@ -48,6 +50,8 @@ class TranscriptView(VerticalScroll):
         self.live_turn: int | None = None
         self._loading = False
         self._unseen = False
+        self.prompts: dict[str, PermissionPrompt] = {}
+        """Pending permission requests of this session, shown after its bubbles."""
 
     # -- what is mounted ---------------------------------------------------------------------
 
@@ -103,6 +107,7 @@ class TranscriptView(VerticalScroll):
         self.model = ViewTranscript()
         self.model.read(page.rows)
         self.widgets = {}
+        self.prompts = {}
         self.live_turn = None
         with self.app.batch_update():
             await self.remove_children()
@@ -123,6 +128,24 @@ class TranscriptView(VerticalScroll):
             self.scroll_end(animate=False)
             self.anchor()
         self._set_unseen(False)
+
+    # -- permission requests -----------------------------------------------------------------
+
+    async def show_permissions(
+        self, requests: Sequence[PermissionRequest]
+    ) -> PermissionPrompt | None:
+        """Show these pending requests (and no others); returns the newest one added."""
+        wanted = {request.id for request in requests}
+        for request_id in [r for r in self.prompts if r not in wanted]:
+            await self.prompts.pop(request_id).remove()
+        added = None
+        for request in requests:
+            if request.id not in self.prompts:
+                added = self.prompts[request.id] = PermissionPrompt(request)
+                await self.mount(added)
+        if added is not None and (self.following or self.at_bottom):
+            self.scroll_end(animate=False)
+        return added
 
     # -- live frames -------------------------------------------------------------------------
 
@@ -177,7 +200,11 @@ class TranscriptView(VerticalScroll):
             self.widgets[widget.key] = widget
             widgets.append(widget)
         await self.finish_live(except_key=widgets[-1].key)
-        await self.mount_all(widgets)
+        first_prompt = next(iter(self.prompts.values()), None)
+        if first_prompt is not None:
+            await self.mount_all(widgets, before=first_prompt)
+        else:
+            await self.mount_all(widgets)
         await self._bound(keep_bottom=self.following or self.at_bottom)
 
     async def finish_live(self, except_key: str | None = None) -> None:

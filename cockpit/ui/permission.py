@@ -1,0 +1,144 @@
+"""A permission request, inline in its session: what the agent wants to do, what it would
+change, and the agent's own options bound to the keys 1-9."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Button, Static
+from textual.widgets.button import ButtonVariant
+
+from cockpit.events import PermissionRequest
+from cockpit.sanitize import printable
+from cockpit.ui.bubbles import diff_styles
+from cockpit.ui.diffs import render_diff
+
+KEYS = "123456789"
+
+
+def option_label(number: int, option: object) -> str:
+    """A button's label: its key and the agent's own name for the option."""
+    name = option.get("name") if isinstance(option, dict) else None
+    return f"{number} {printable(str(name or 'option'))}"
+
+
+def variant_of(kind: str) -> ButtonVariant:
+    """Allow options look like going ahead, reject options like stopping."""
+    if kind.startswith("allow"):
+        return "success"
+    if kind.startswith("reject"):
+        return "error"
+    return "default"
+
+
+def command_of(tool_call: Mapping[str, Any]) -> str | None:
+    """The command line a request would run, when the agent says (`rawInput.command`)."""
+    raw = tool_call.get("rawInput")
+    command = raw.get("command") if isinstance(raw, Mapping) else None
+    if isinstance(command, list):
+        return shlex.join(str(part) for part in command)
+    return command if isinstance(command, str) and command else None
+
+
+def request_summary(request: PermissionRequest) -> Text:
+    """What is asked: the title, its kind and, for a command, the command line."""
+    text = Text("⚑ ", style="bold")
+    text.append(f"The agent asks to: {printable(request.title)}", style="bold")
+    text.append(f"  [{request.kind}]", style="dim")
+    command = command_of(request.tool_call)
+    if command and command not in request.title:
+        text.append(f"\n  $ {printable(command)}")
+    return text
+
+
+class RequestDiff(Widget):
+    """The change a request would make, as the tool card would show it (folded)."""
+
+    DEFAULT_CSS = "RequestDiff { height: auto; }"
+
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def render(self) -> RenderableType:
+        styles = diff_styles(self)
+        width = max(self.content_size.width, 20)
+        return Group(
+            *(
+                render_diff(
+                    str(diff.get("path") or ""),
+                    diff.get("oldText"),
+                    str(diff.get("newText") or ""),
+                    width=width,
+                    folded=True,
+                    limit=DIFF_LINES,
+                    styles=styles,
+                )
+                for diff in self.request.diffs()
+            )
+        )
+
+
+DIFF_LINES = 8
+"""Lines of a diff the prompt shows before folding the rest (the card has it all)."""
+
+
+class PermissionPrompt(Widget):
+    """One pending request in the transcript, answered with a key or a click."""
+
+    can_focus = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(key, f"choose({number})", show=False) for number, key in enumerate(KEYS, 1)),
+        Binding("escape", "leave", "Back to the prompt", show=False),
+    ]
+
+    class Answered(Message):
+        """The user picked one of the agent's options (None cancels the request)."""
+
+        def __init__(self, request: PermissionRequest, option_id: str | None) -> None:
+            super().__init__()
+            self.request = request
+            self.option_id = option_id
+
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__(classes="permission-prompt")
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        yield Static(request_summary(self.request), classes="summary")
+        if self.request.diffs():
+            yield RequestDiff(self.request)
+        with Horizontal(classes="options"):
+            for number, option in enumerate(self.request.options[: len(KEYS)], 1):
+                yield Button(
+                    option_label(number, dict(option)),
+                    id=f"option-{number}",
+                    variant=variant_of(str(option.get("kind", ""))),
+                    compact=True,
+                )
+        yield Static(
+            Text("press 1-9 to answer · Esc returns to the prompt", style="dim"), classes="hint"
+        )
+
+    def action_choose(self, number: int) -> None:
+        """Answer with the agent's option `number` (1-based)."""
+        if 1 <= number <= len(self.request.options):
+            option_id = str(self.request.options[number - 1].get("optionId"))
+            self.post_message(self.Answered(self.request, option_id))
+
+    def action_leave(self) -> None:
+        """Back to the composer without answering."""
+        self.app.query_one("#composer").focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_choose(int(str(event.button.id).split("-")[1]))

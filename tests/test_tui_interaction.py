@@ -1,0 +1,278 @@
+"""Pilot tests of the interaction layer: inline permissions, the inbox, policies, cancel,
+mentions, completion, modes, tool cards, plans, export and attention."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual.events import AppBlur
+
+from cockpit.events import Status
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.bubbles import AgentBubble, ToolCard
+from cockpit.ui.composer import CompletionMenu, Composer
+from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.screens import InboxScreen, OptionsScreen, PlanScreen
+from cockpit.ui.transcript import TranscriptView
+from tests.ui_helpers import make_app, wait_until
+
+SIZE = (120, 40)
+
+
+async def ready(app: CockpitApp) -> str:
+    await wait_until(
+        lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+    )
+    return app.current or ""
+
+
+async def send(app: CockpitApp, pilot: object, text: str) -> None:
+    composer = app.query_one(Composer)
+    composer.focus()
+    composer.text = text
+    composer.move_cursor(composer.document.end)
+    await pilot.press("enter")  # type: ignore[attr-defined]
+
+
+def decisions(rows: Iterable[Any]) -> list[str]:
+    return [r.text for r in rows if r.kind == "permission"]
+
+
+async def test_an_inline_request_is_answered_with_a_key(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "permission")
+        await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
+        await pilot.pause()
+        assert isinstance(app.focused, PermissionPrompt)
+        await pilot.press("1")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and not app.query(PermissionPrompt)
+        )
+        rows = await app.engine.store.all_rows(session)
+        assert decisions(rows) == ["Allowed once: Write demo-notes.md"]
+        assert rows[-1].kind == "agent" and "allowed once" in rows[-1].text.lower()
+        assert isinstance(app.focused, Composer)
+
+
+async def test_answering_from_the_inbox_reaches_the_right_agent(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app)
+        sessions = [app.current or ""]
+        for _ in range(2):
+            record = await app.engine.create_session("demo", app.folder)
+            sessions.append(record.id)
+        await app._reload_records()
+        turns = [asyncio.create_task(app.engine.prompt(s, "permission")) for s in sessions]
+        await wait_until(lambda: len(app.engine.pending_permissions()) == 3)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        assert len(inbox.items) == 3
+        target = inbox.items[1]
+        assert target.request is not None
+        await pilot.press("down", "3")  # the agent's third option: Reject
+        await wait_until(lambda: len(app.engine.pending_permissions()) == 2)
+        assert len(inbox.items) == 2
+        rows = await app.engine.store.all_rows(target.session)
+        assert decisions(rows) == ["Rejected: Write demo-notes.md"]
+        for other in (s for s in sessions if s != target.session):
+            assert decisions(await app.engine.store.all_rows(other)) == []
+        await pilot.press("escape")
+        for session in sessions:
+            await app.engine.cancel(session)
+        await asyncio.wait_for(asyncio.gather(*turns), 10)
+        rows = await app.engine.store.all_rows(target.session)
+        assert "rejected" in rows[-1].text.lower()
+
+
+async def test_allow_always_is_not_asked_again_and_a_policy_is_recorded(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "permission")
+        await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
+        await pilot.pause()
+        await pilot.press("2")  # Always allow
+        await wait_until(lambda: app.engine.status(session) == Status.READY)
+        await send(app, pilot, "permission")
+        await wait_until(
+            lambda: (
+                app.engine.status(session) == Status.READY
+                and len(decisions(app.query_one(TranscriptView).model)) == 2
+            )
+        )
+        assert not app.query(PermissionPrompt)
+        await send(app, pilot, "/policy execute allow")
+        await wait_until(
+            lambda: (
+                ((app.records[session].info or {}).get("policy") or {}).get("execute") == "allow"
+            )
+        )
+        await send(app, pilot, "tools")
+        await wait_until(
+            lambda: (
+                app.engine.status(session) == Status.READY
+                and len(decisions(app.query_one(TranscriptView).model)) == 4
+            )
+        )
+        rows = await app.engine.store.all_rows(session)
+        assert decisions(rows) == [
+            "Always allowed: Write demo-notes.md",
+            "Always allowed: Write demo-notes.md (remembered from an earlier 'always')",
+            "Always allowed: Write demo-notes.md (remembered from an earlier 'always')",
+            "Allowed once: Run a command (session policy: execute = allow)",
+        ]
+
+
+async def test_cancel_while_a_request_is_pending(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "permission")
+        await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
+        app.query_one(Composer).focus()
+        await pilot.press("escape")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and not app.query(PermissionPrompt)
+        )
+        rows = await app.engine.store.all_rows(session)
+        assert decisions(rows) == [
+            "Cancelled: Write demo-notes.md (the turn was cancelled before an answer)"
+        ]
+
+
+async def test_a_mentioned_file_reaches_the_agent(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.md").write_text("twelve chars")
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.press(*"look at @not")
+        await wait_until(lambda: app.query_one(CompletionMenu).display)
+        await pilot.press("tab")
+        assert composer.text == "look at @notes.md "
+        await pilot.press("enter")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and bool(app.query(AgentBubble))
+        )
+        reply = app.query(AgentBubble)[0].text
+        assert "I received 1 mentioned file(s)" in reply
+        assert f"file://{project / 'notes.md'}" in reply and "(12 characters)" in reply
+
+
+async def test_slash_completion_lists_agent_and_cockpit_commands(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app)
+        await wait_until(lambda: bool(app.records[app.current or ""].commands))
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.press("/")
+        menu = app.query_one(CompletionMenu)
+        await wait_until(lambda: menu.display)
+        labels = [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
+        assert any(label.startswith("/tour") for label in labels)
+        assert any(label.startswith("/new") for label in labels)
+        await pilot.press(*"ren", "tab")
+        assert composer.text == "/rename "
+        await pilot.press(*"Better name", "enter")
+        await wait_until(lambda: app.records[app.current or ""].title == "Better name")
+
+
+async def test_shift_tab_cycles_modes_and_the_options_screen_sets_one(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        app.query_one(Composer).focus()
+        await pilot.press("shift+tab")
+        await wait_until(
+            lambda: (app.records[session].modes or {}).get("currentModeId") == "accept"
+        )
+        assert "mode: Accept edits" in str(app.query_one("#status").render())
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert isinstance(app.screen, OptionsScreen)
+        labels = [c.label for c in app.screen.choices]
+        assert "Model: Smart" in labels
+        app.screen.query_one("#choices").highlighted = labels.index("Model: Smart")  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await wait_until(
+            lambda: any(
+                o.get("currentValue") == "demo-smart"
+                for o in app.records[session].config_options or ()
+            )
+        )
+        assert "model: Smart" in str(app.query_one("#status").render())
+
+
+async def test_tool_cards_open_to_show_a_diff_and_terminal_output(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        session = await ready(app)
+        await app.engine.set_session_policy(session, "edit", "allow")
+        await app.engine.set_session_policy(session, "execute", "allow")
+        await send(app, pilot, "tools")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and len(app.query(ToolCard)) == 3
+        )
+        await pilot.pause()
+        read, edit, run = app.query(ToolCard)
+        assert all(card.size.height == 1 for card in (read, edit, run))
+        edit.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert edit.expanded and edit.size.height > 3
+        run.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        rendered = app.export_screenshot().replace("&#160;", " ")
+        assert "hello from the terminal" in rendered and "exit 0" in rendered
+
+
+async def test_the_plan_from_the_rail_and_an_export(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "plan")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and bool(app.records[session].title)
+        )
+        await wait_until(lambda: any(b.kind == "plan" for b in app.query_one(TranscriptView).model))
+        app.query_one("#rail").focus()
+        await pilot.press("p")
+        await wait_until(lambda: isinstance(app.screen, PlanScreen))
+        assert isinstance(app.screen, PlanScreen)
+        assert len(app.screen.lines) == 3 and all(
+            line.startswith("[x]") for line in app.screen.lines
+        )
+        await pilot.press("escape")
+        await send(app, pilot, "/export plan.md")
+        await wait_until(lambda: (app.folder / "plan.md").exists())
+        assert "**Plan**" in (app.folder / "plan.md").read_text()
+
+
+async def test_a_session_off_screen_that_needs_you_rings_and_notifies(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app)
+        other = await app.engine.create_session("demo", app.folder, title="elsewhere")
+        await app._reload_records()
+        app.post_message(AppBlur())
+        await pilot.pause()
+        turn = asyncio.create_task(app.engine.prompt(other.id, "permission"))
+        await wait_until(lambda: any("\x1b]9;" in s for s in app.sent_sequences))
+        sequences = "".join(app.sent_sequences)
+        assert "\x1b]9;elsewhere: asks: Write demo-notes.md\x07" in sequences
+        assert "\x1b]2;Cockpit (1 waiting)\x07" in sequences
+        await app.engine.cancel(other.id)
+        await asyncio.wait_for(turn, 10)
