@@ -25,6 +25,8 @@ from cockpit import __version__
 from cockpit.bundled import agents_dir
 from cockpit.engine import Engine
 from cockpit.events import EngineEvent, FramesEvent, PermissionEvent, PermissionRequest, StatusEvent
+from cockpit.inspect import add_parser as add_inspect_parser
+from cockpit.inspect import inspect_command
 from cockpit.live import StartError
 from cockpit.paths import data_dir
 from cockpit.permissions import policy_choice
@@ -379,16 +381,17 @@ def parser() -> argparse.ArgumentParser:
     form.add_argument("--md", action="store_true", help="as Markdown")
     agents = commands.add_parser("agents", help="list known agents and whether they are installed")
     agents.add_argument("--json", action="store_true")
+    add_inspect_parser(commands)
     return main
 
 
-SUBCOMMANDS = frozenset({"run", "ls", "show", "agents"})
+SUBCOMMANDS = frozenset({"run", "ls", "show", "agents", "inspect"})
 
 
 def tui_parser() -> argparse.ArgumentParser:
     tui = argparse.ArgumentParser(
         prog="cockpit",
-        description="Open the Cockpit TUI on PATH. Other commands: run, ls, show, agents.",
+        description="Open the Cockpit TUI on PATH. Other commands: run, ls, show, agents, inspect.",
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
     tui.add_argument(
@@ -451,4 +454,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(ls_command(args, home))
     if args.command == "show":
         return asyncio.run(show_command(args, home))
+    if args.command == "inspect":
+        return asyncio.run(inspect_command(args, home))
     return agents_command(args)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.events import Status
-from cockpit.mentions import completion_query
+from cockpit.mentions import completion_query, find_mentions
 from store import SessionRecord
 
 
@@ -64,7 +64,14 @@ def rail_state(
     """
     if pending:
         return RailState.NEEDS_YOU
-    status = live_status if live_status != Status.CLOSED else stored_status
+    # With no agent running, only how it ended carries over: a stored "working" is stale
+    # (Cockpit stopped mid-turn) and nothing runs now.
+    if live_status != Status.CLOSED:
+        status = live_status
+    elif stored_status in (Status.ERROR, Status.EXITED):
+        status = stored_status
+    else:
+        status = Status.CLOSED
     if status in (Status.ERROR, Status.EXITED):
         return RailState.ERROR
     if status == Status.WAITING:
@@ -157,7 +164,9 @@ def usage_text(usage: Mapping[str, Any] | None) -> str | None:
 
 
 def _kilo(value: float) -> str:
-    return f"{value / 1000:.1f}k" if value >= 1000 else str(int(value))
+    if value < 1000:
+        return str(int(value))
+    return f"{value / 1000:.1f}".removesuffix(".0") + "k"
 
 
 TURN_WORDS = {
@@ -273,9 +282,12 @@ def completion_token(text: str, cursor: int) -> CompletionToken | None:
     if word.startswith("/") and start == 0 and "\n" not in text[:cursor]:
         return CompletionToken("/", word[1 : cursor - start], start, end)
     mention = completion_query(text, cursor)
-    if mention is not None:
-        return CompletionToken("@", mention.path, mention.start, max(end, mention.end))
-    return None
+    if mention is None:
+        return None
+    # The token ends where the mention under the cursor ends (a closing bracket, comma or
+    # quote after it stays), or at the cursor while it is still being typed.
+    whole = [m.end for m in find_mentions(text) if m.start == mention.start]
+    return CompletionToken("@", mention.path, mention.start, max([*whole, cursor]))
 
 
 def offset_of(lines: Sequence[str], row: int, column: int) -> int:
@@ -355,8 +367,15 @@ def export_path(folder: str, target: str) -> Path:
 
 
 def safe_file_name(title: str) -> str:
-    """A file name made from a title: letters, digits, dashes."""
+    """A file name made from a title: letters, digits, dashes, short enough for any file
+    system (titles can be long, and agents set them)."""
     name = "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
     while "--" in name:
         name = name.replace("--", "-")
-    return name or "session"
+    while len(name.encode()) > FILE_NAME_BYTES:
+        name = name[:-1]
+    return name.strip("-") or "session"
+
+
+FILE_NAME_BYTES = 120
+"""The most bytes `safe_file_name` makes (file systems allow 255, and an extension follows)."""

@@ -267,7 +267,11 @@ class SessionFold:
     def _turn_for(self, kind: str, chunk: Chunk) -> int:
         if self.replay is None:
             return self.turn
-        extends = text_route(self._open_info, kind, self.turn, chunk.message_id) is not None
+        key = text_route(self._open_info, kind, self.turn, chunk.message_id)
+        # A chunk with a messageId continues the open row only when it carries that row's
+        # id: a new id is a new message, and a replayed user message opens the next turn.
+        open_key = self._open_info.key if self._open_info is not None else None
+        extends = key is not None and (chunk.message_id is None or key == open_key)
         return self.replay.turn_for(kind, extends, self.turn)
 
     def needs(self, chunk: Chunk) -> str | None:

@@ -52,6 +52,7 @@ ENGINE_MODULES = [
     "cockpit.textout",
     "cockpit.paths",
     "cockpit.bundled",
+    "cockpit.inspect",
 ]
 
 

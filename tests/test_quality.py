@@ -19,7 +19,7 @@ def test_ruff_is_clean() -> None:
 
 
 def test_mypy_is_clean_and_store_is_strict() -> None:
-    result = run("mypy", "store", "cockpit", "tests", "acp/demo_agent.py")
+    result = run("mypy", "store", "cockpit", "tests", "acp/demo_agent.py", "acp/claude_agent.py")
     assert result.returncode == 0, result.stdout + result.stderr
     strict = run("mypy", "--strict", "store")
     assert strict.returncode == 0, strict.stdout + strict.stderr

@@ -24,6 +24,13 @@ def test_bundled_agents_load() -> None:
     assert registry.get("opencode").command == ("opencode", "acp")
     assert registry.get("goose").command == ("goose", "acp")
     assert registry.get("claude-code").command == ("claude-agent-acp",)
+    claude = registry.get("claude")
+    assert claude.command == (sys.executable, str(agents_dir() / "claude_agent.py"))
+    assert (claude.title, claude.install) == (
+        "Claude (built-in)",
+        "Bundled; needs ANTHROPIC_API_KEY",
+    )
+    assert claude.executable() is not None
     assert demo.executable() is not None
     assert registry.get("goose").executable() is None
 

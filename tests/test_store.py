@@ -502,6 +502,38 @@ async def test_replay_is_kept_when_the_store_holds_nothing(store: Store) -> None
     assert turn == 3
 
 
+async def test_a_kept_replay_with_message_ids_opens_a_turn_per_user_message(
+    store: Store,
+) -> None:
+    session = await new_session(store)
+    await store.begin_replay(session)
+    user = "user_message_chunk"
+    await feed(
+        store,
+        [
+            update(
+                session, sessionUpdate=user, content={"type": "text", "text": "one"}, messageId="u1"
+            ),
+            reply(session, "first answer", message_id="a1"),
+            update(
+                session, sessionUpdate=user, content={"type": "text", "text": "tw"}, messageId="u2"
+            ),
+            update(
+                session, sessionUpdate=user, content={"type": "text", "text": "o"}, messageId="u2"
+            ),
+            reply(session, "second answer", message_id="a2"),
+        ],
+    )
+    await store.end_replay(session)
+    rows = await store.all_rows(session)
+    assert [(r.turn, r.kind, r.text) for r in rows] == [
+        (1, "user", "one"),
+        (1, "agent", "first answer"),
+        (2, "user", "two"),
+        (2, "agent", "second answer"),
+    ]
+
+
 async def test_sessions_are_created_listed_updated_and_deleted(store: Store) -> None:
     first = await store.create_session(agent="demo", command=["python", "demo.py"], cwd="/src")
     second = await store.create_session(

@@ -541,9 +541,7 @@ class CockpitApp(App[None]):
         # A search over a big repo takes tens of milliseconds: off the event loop, so keys
         # keep arriving while it runs.
         matches = await asyncio.to_thread(index.search, token.query, 8)
-        return [
-            Candidate(format_mention(m.path) + " ", m.path, "", m.positions) for m in matches
-        ]
+        return [Candidate(format_mention(m.path) + " ", m.path, "", m.positions) for m in matches]
 
     async def _file_index(self, root: str) -> FileIndex:
         """The files under a session's root, indexed once per root and app run."""

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
@@ -25,10 +26,11 @@ from cockpit.ui.diffs import render_diff
 KEYS = "123456789"
 
 
-def option_label(number: int, option: object) -> str:
-    """A button's label: its key and the agent's own name for the option."""
+def option_label(number: int, option: object) -> Content:
+    """A button's label: its key and the agent's own name for the option, shown as
+    written (never read as markup)."""
     name = option.get("name") if isinstance(option, dict) else None
-    return f"{number} {printable(str(name or 'option'))}"
+    return Content(f"{number} {printable(str(name or 'option'))}")
 
 
 def variant_of(kind: str) -> ButtonVariant:

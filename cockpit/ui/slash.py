@@ -36,8 +36,11 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     stripped = text.strip()
     if not stripped.startswith("/") or stripped.startswith("//"):
         return None
-    name, _, arguments = stripped[1:].partition(" ")
-    return (name, arguments.strip()) if name else None
+    body = stripped[1:]
+    if not body or body[0].isspace():
+        return None
+    name, *rest = body.split(maxsplit=1)
+    return name, rest[0].strip() if rest else ""
 
 
 def matching(commands: list[SlashCommand], query: str) -> list[SlashCommand]:

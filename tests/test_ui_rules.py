@@ -1,0 +1,384 @@
+"""The pure rules in the UI modules: slash commands (`cockpit.ui.slash`), attention escape
+sequences (`cockpit.ui.attention`) and permission prompt texts (`cockpit.ui.permission`)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from textual.content import Content
+from textual.widgets import Button
+
+from cockpit.events import PermissionRequest
+from cockpit.ui.attention import (
+    BEL,
+    ESC,
+    notification,
+    title_for,
+    tmux_wrap,
+    window_title,
+)
+from cockpit.ui.permission import (
+    KEYS,
+    command_of,
+    option_label,
+    request_summary,
+    variant_of,
+)
+from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
+
+# Untrusted text as an agent might send it: escape sequences, C0 and C1 controls,
+# separators of the OSC strings, and ordinary text.
+HOSTILE = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [ESC, BEL, "\x9c", "\x9d", "\x9b", "\x90", "\r", "\n", "\t", "\0", ";", "\\", "]"]
+        ),
+        st.sampled_from(["P", "tmux;", "777", "9", "notify", "[31m", "]0;", "x", " "]),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=40,
+).map("".join)
+OSC_UNSAFE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+"""What must not appear inside an OSC string (a tab is harmless)."""
+
+
+# -- slash commands -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/help", ("help", "")),
+        ("/new claude", ("new", "claude")),
+        ("  /rename   My   title  \n", ("rename", "My   title")),
+        ("/export ~/notes.md", ("export", "~/notes.md")),
+        ("/policy execute allow", ("policy", "execute allow")),
+        ("/agent-command arg", ("agent-command", "arg")),
+        ("hello", None),
+        ("", None),
+        ("   ", None),
+        ("/", None),
+        ("/ help", None),
+        ("//help", None),  # a doubled slash is not a command
+        ("x /help", None),
+        ("@file /help", None),
+    ],
+)
+def test_parse_slash(text: str, expected: tuple[str, str] | None) -> None:
+    assert parse_slash(text) == expected
+
+
+NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_0123456789", min_size=1, max_size=12)
+
+
+@given(NAMES, st.text(max_size=30), st.sampled_from(["", " ", "  \n"]))
+def test_parse_slash_splits_name_and_arguments(name: str, arguments: str, pad: str) -> None:
+    assert parse_slash(f"{pad}/{name} {arguments}{pad}") == (name, arguments.strip())
+    assert parse_slash(f"/{name}") == (name, "")
+
+
+@given(st.text(max_size=30))
+def test_parse_slash_only_reads_slash_lines(text: str) -> None:
+    parsed = parse_slash(text)
+    stripped = text.strip()
+    is_command = (
+        stripped.startswith("/")
+        and not stripped.startswith("//")
+        and stripped[1:2] not in ("", " ")
+    )
+    assert (parsed is not None) == is_command
+    if parsed is not None:
+        name, arguments = parsed
+        assert name and " " not in name
+        assert stripped.startswith(f"/{name}")
+        assert arguments == arguments.strip()
+        assert stripped.endswith(arguments)
+
+
+@pytest.mark.parametrize("separator", ["\t", "\n"])
+def test_a_command_name_ends_at_any_whitespace(separator: str) -> None:
+    assert parse_slash(f"/export{separator}notes.md") == ("export", "notes.md")
+
+
+def test_cockpit_commands() -> None:
+    names = [command.name for command in COCKPIT_COMMANDS]
+    assert len(set(names)) == len(names)
+    assert {"new", "rename", "export", "theme", "help"} <= set(names)
+    for command in COCKPIT_COMMANDS:
+        assert command.cockpit
+        assert command.description
+        assert re.fullmatch(r"[a-z]+", command.name)
+        assert parse_slash(f"/{command.name}") == (command.name, "")
+        assert matching(list(COCKPIT_COMMANDS), command.name)[0] == command
+    assert SlashCommand("x", "y").cockpit  # Cockpit's own unless said otherwise
+
+
+def command(name: str, cockpit: bool = True) -> SlashCommand:
+    return SlashCommand(name, f"does {name}", cockpit=cockpit)
+
+
+def test_matching_puts_prefixes_before_substrings() -> None:
+    commands = [command("compact"), command("new"), command("renew"), command("News", False)]
+    assert [c.name for c in matching(commands, "new")] == ["new", "News", "renew"]
+    assert [c.name for c in matching(commands, "NEW")] == ["new", "News", "renew"]
+    assert matching(commands, "") == commands
+    assert matching(commands, "zzz") == []
+
+
+def test_matching_keeps_an_agent_command_that_shares_a_cockpit_name() -> None:
+    ours, theirs = command("help"), command("help", cockpit=False)
+    assert matching([theirs, ours], "he") == [theirs, ours]
+
+
+@given(
+    st.lists(st.text(alphabet="abcAB", min_size=1, max_size=5), max_size=8, unique=True),
+    st.text("abB", max_size=3),
+)
+def test_matching_properties(names: list[str], query: str) -> None:
+    commands = [command(name) for name in names]
+    found = matching(commands, query)
+    low = query.lower()
+    assert sorted(found, key=commands.index) == [c for c in commands if low in c.name.lower()]
+    prefixed = [c.name.lower().startswith(low) for c in found]
+    assert prefixed == sorted(prefixed, reverse=True)  # every prefix match comes first
+    starts = [c for c in found if c.name.lower().startswith(low)]
+    assert starts == [c for c in commands if c.name.lower().startswith(low)]  # in given order
+
+
+# -- attention ----------------------------------------------------------------------------------
+
+
+def test_notification_sends_osc_9_and_osc_777() -> None:
+    assert notification("Fix the bug", "needs you", in_tmux=False) == (
+        f"{ESC}]9;Fix the bug: needs you{BEL}{ESC}]777;notify;Fix the bug;needs you{BEL}"
+    )
+
+
+def test_notification_inside_tmux_is_wrapped_for_passthrough() -> None:
+    assert notification("T", "b", in_tmux=True) == (
+        f"{ESC}Ptmux;{ESC}{ESC}]9;T: b{BEL}{ESC}\\{ESC}Ptmux;{ESC}{ESC}]777;notify;T;b{BEL}{ESC}\\"
+    )
+
+
+def test_tmux_wrap_doubles_every_escape() -> None:
+    assert tmux_wrap(f"{ESC}]2;x{BEL}") == f"{ESC}Ptmux;{ESC}{ESC}]2;x{BEL}{ESC}\\"
+    assert tmux_wrap(f"{ESC}[1m{ESC}[0m") == f"{ESC}Ptmux;{ESC}{ESC}[1m{ESC}{ESC}[0m{ESC}\\"
+
+
+def test_notification_text_loses_controls_and_separators() -> None:
+    sent = notification("a;b\nc\x1b]0;evil\x07d", "x\x9cy;z", in_tmux=False)
+    assert sent == f"{ESC}]9;a,b cd: xy,z{BEL}{ESC}]777;notify;a,b cd;xy,z{BEL}"
+
+
+def test_notification_and_title_text_is_bounded() -> None:
+    sent = notification("t" * 500, "b" * 500, in_tmux=False)
+    assert (
+        sent
+        == f"{ESC}]9;{'t' * 200}: {'b' * 200}{BEL}{ESC}]777;notify;{'t' * 200};{'b' * 200}{BEL}"
+    )
+    assert window_title("w" * 500) == f"{ESC}]2;{'w' * 80}{BEL}"
+
+
+PLAIN_NOTIFICATION = re.compile(
+    r"\x1b\]9;([^\x07\x1b]*)\x07\x1b\]777;notify;([^;\x07\x1b]*);([^;\x07\x1b]*)\x07"
+)
+
+
+@given(HOSTILE, HOSTILE)
+def test_untrusted_text_cannot_break_out_of_a_notification(title: str, body: str) -> None:
+    sent = notification(title, body, in_tmux=False)
+    found = PLAIN_NOTIFICATION.fullmatch(sent)
+    assert found is not None, repr(sent)
+    osc9, osc777_title, osc777_body = found.groups()
+    for payload in (osc9, osc777_title, osc777_body):
+        assert not OSC_UNSAFE.search(payload)
+    assert len(osc777_title) <= 200 and len(osc777_body) <= 200
+    assert osc9 == f"{osc777_title}: {osc777_body}"
+
+
+def tmux_unwrap(sent: str) -> list[str]:
+    """The sequences tmux would pass on, reading `sent` as tmux does: DCS `Ptmux;` strings in
+    which a doubled ESC is one ESC and `ESC \\` ends the string."""
+    sequences = []
+    i = 0
+    while i < len(sent):
+        assert sent.startswith(f"{ESC}Ptmux;", i), repr(sent[i:])
+        i += len(f"{ESC}Ptmux;")
+        inner = []
+        while True:
+            c = sent[i]
+            if c == ESC:
+                if sent[i + 1] == ESC:
+                    inner.append(ESC)
+                    i += 2
+                    continue
+                assert sent[i + 1] == "\\", repr(sent[i:])
+                i += 2
+                break
+            inner.append(c)
+            i += 1
+        sequences.append("".join(inner))
+    return sequences
+
+
+@given(HOSTILE, HOSTILE)
+def test_untrusted_text_cannot_break_out_of_the_tmux_passthrough(title: str, body: str) -> None:
+    wrapped = notification(title, body, in_tmux=True)
+    plain = notification(title, body, in_tmux=False)
+    assert "".join(tmux_unwrap(wrapped)) == plain
+    assert len(tmux_unwrap(wrapped)) == 2
+
+
+@given(st.text(max_size=40))
+def test_tmux_wrap_round_trips(sequence: str) -> None:
+    assert tmux_unwrap(tmux_wrap(sequence)) == [sequence]
+
+
+@given(HOSTILE)
+def test_untrusted_text_cannot_break_out_of_the_window_title(title: str) -> None:
+    sent = window_title(title)
+    found = re.fullmatch(r"\x1b\]2;([^\x07\x1b]*)\x07", sent)
+    assert found is not None, repr(sent)
+    assert not OSC_UNSAFE.search(found[1])
+    assert len(found[1]) <= 80
+
+
+def test_window_title_keeps_ordinary_text() -> None:
+    assert window_title("Cockpit (2 waiting)") == f"{ESC}]2;Cockpit (2 waiting){BEL}"
+
+
+@pytest.mark.parametrize(
+    ("waiting", "unread", "expected"),
+    [
+        (0, 0, "Cockpit"),
+        (2, 0, "Cockpit (2 waiting)"),
+        (0, 1, "Cockpit (1 unread)"),
+        (3, 4, "Cockpit (3 waiting, 4 unread)"),
+    ],
+)
+def test_title_for(waiting: int, unread: int, expected: str) -> None:
+    assert title_for(waiting, unread) == expected
+
+
+@given(st.integers(0, 10_000), st.integers(0, 10_000))
+def test_title_for_reads_back(waiting: int, unread: int) -> None:
+    title = title_for(waiting, unread)
+    found = re.fullmatch(r"Cockpit(?: \((?:(\d+) waiting)?(?:, )?(?:(\d+) unread)?\))?", title)
+    assert found is not None
+    assert int(found[1] or 0) == waiting
+    assert int(found[2] or 0) == unread
+
+
+# -- permission prompts -------------------------------------------------------------------------
+
+
+def request(
+    tool_call: Mapping[str, Any], options: tuple[Mapping[str, Any], ...] = ()
+) -> PermissionRequest:
+    return PermissionRequest("r1", "s1", tool_call, options, created=0.0)
+
+
+def test_option_label() -> None:
+    assert option_label(1, {"name": "Allow once", "optionId": "a"}) == "1 Allow once"
+    assert option_label(9, {"optionId": "a"}) == "9 option"
+    assert option_label(2, {"name": ""}) == "2 option"
+    assert option_label(3, {"name": 42}) == "3 42"
+    assert option_label(4, "not a mapping") == "4 option"
+    assert option_label(5, {"name": "Allow\x1b]2;pwned\x07 \x1b[31mred"}) == "5 Allow red"
+
+
+@given(st.integers(1, len(KEYS)), HOSTILE)
+def test_option_label_never_carries_escapes(number: int, name: str) -> None:
+    label = option_label(number, {"name": name}).plain
+    assert label.startswith(f"{number} ")
+    assert ESC not in label and BEL not in label and "\x9b" not in label
+
+
+@pytest.mark.parametrize("name", ["Allow [bold]all[/bold] edits", "Reject [/]"])
+def test_an_option_name_shows_literally_on_its_button(name: str) -> None:
+    label = Button(option_label(1, {"name": name})).label
+    assert isinstance(label, Content)
+    assert label.plain == f"1 {name}"
+
+
+@pytest.mark.parametrize(
+    ("kind", "variant"),
+    [
+        ("allow_once", "success"),
+        ("allow_always", "success"),
+        ("reject_once", "error"),
+        ("reject_always", "error"),
+        ("", "default"),
+        ("other", "default"),
+        ("always_allow", "default"),
+    ],
+)
+def test_variant_of(kind: str, variant: str) -> None:
+    assert variant_of(kind) == variant
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({"command": "ls -la"}, "ls -la"),
+        ({"command": ["rm", "-rf", "my dir"]}, "rm -rf 'my dir'"),
+        ({"command": ["echo", 3]}, "echo 3"),
+        ({"command": ""}, None),
+        ({"command": 7}, None),
+        ({"cmd": "ls"}, None),
+        ("ls", None),
+        (None, None),
+    ],
+)
+def test_command_of(raw: object, expected: str | None) -> None:
+    assert command_of({"rawInput": raw}) == expected
+
+
+def test_command_of_without_raw_input_or_with_an_empty_list() -> None:
+    assert command_of({}) is None
+    assert not command_of({"rawInput": {"command": []}})
+
+
+@given(st.lists(st.text(max_size=10), min_size=1, max_size=5))
+def test_a_command_list_is_quoted_so_that_it_splits_back(parts: list[str]) -> None:
+    command = command_of({"rawInput": {"command": parts}})
+    assert command is not None
+    assert shlex.split(command) == parts
+
+
+def test_request_summary() -> None:
+    summary = request_summary(
+        request({"title": "Run the tests", "kind": "execute", "rawInput": {"command": "pytest -q"}})
+    )
+    assert summary.plain == "⚑ The agent asks to: Run the tests  [execute]\n  $ pytest -q"
+    same = request(
+        {"title": "Run `pytest -q`", "kind": "execute", "rawInput": {"command": "pytest -q"}}
+    )
+    assert request_summary(same).plain == "⚑ The agent asks to: Run `pytest -q`  [execute]"
+    assert request_summary(request({})).plain == "⚑ The agent asks to: a tool call  [other]"
+
+
+def test_request_summary_strips_escapes_from_the_agents_words() -> None:
+    hostile = request(
+        {
+            "title": "Edit\x1b]2;pwned\x07 file\x1b[2J",
+            "kind": "edit",
+            "rawInput": {"command": ["echo", "\x1b]52;c;Zm9v\x07hi"]},
+        }
+    )
+    plain = request_summary(hostile).plain
+    assert ESC not in plain and BEL not in plain
+    assert plain.startswith("⚑ The agent asks to: Edit file  [edit]\n  $ echo ")
+
+
+@given(HOSTILE, HOSTILE)
+def test_request_summary_never_carries_escapes(title: str, command: str) -> None:
+    summary = request({"title": title, "kind": "read", "rawInput": {"command": command}})
+    plain = request_summary(summary).plain
+    assert ESC not in plain and "\x9b" not in plain and "\x9d" not in plain
