@@ -130,6 +130,7 @@ SCENARIOS: dict[str, str] = {
     "bench": "the streaming benchmark: ~50 KB in 4-character chunks, ending with a marker",
     "resend": "one message re-sent whole, re-spaced, as a snapshot and as a recap",
     "tools": "reads a file, edits one and runs a command, asking permission",
+    "build": "runs a command that prints for a second and a half (its output shows live)",
     "permission": "one edit that waits for your permission decision",
     "commands": "sends a new list of slash commands",
     "modes": "switches the session to plan mode",
@@ -277,6 +278,13 @@ NOTES_TEXT = (
     "- Delete this file whenever you like.\n"
 )
 TERMINAL_ARGS = ["-c", "print('hello from the terminal')"]
+
+BUILD_ARGS = [
+    "-c",
+    "import time\nfor step in range(1, 6):\n"
+    "    print(f'build step {step} of 5', flush=True)\n    time.sleep(0.3)\nprint('built')",
+]
+"""A command that prints for about a second and a half: its card shows the output live."""
 
 COMMANDS = {
     "tour": "A guided tour of Cockpit",
@@ -859,11 +867,12 @@ async def tool_edit(turn: Turn) -> str:
     return f"wrote `{NOTES_FILE}` ({DECISIONS[decision]})"
 
 
-async def tool_execute(turn: Turn) -> str:
-    """Run a short command in a client terminal after asking permission (always asked)."""
+async def tool_execute(
+    turn: Turn, args: list[str] = TERMINAL_ARGS, title: str = "Run a command"
+) -> str:
+    """Run a command in a client terminal after asking permission (always asked)."""
     call_id = turn.call_id()
-    title = "Run a command"
-    command = f"{sys.executable} {' '.join(TERMINAL_ARGS)}"
+    command = f"{sys.executable} {' '.join(args)}"
     await turn.start_tool(call_id, title, "execute")
     call = ToolCallUpdate(
         tool_call_id=call_id,
@@ -871,7 +880,7 @@ async def tool_execute(turn: Turn) -> str:
         kind="execute",
         status="pending",
         content=[tool_content(text_block(command))],
-        raw_input={"command": sys.executable, "args": TERMINAL_ARGS},
+        raw_input={"command": sys.executable, "args": args},
     )
     decision = await turn.ask_permission(call)
     if decision == "cancelled":
@@ -883,21 +892,21 @@ async def tool_execute(turn: Turn) -> str:
         await turn.finish_tool(call_id, False, "The client offers no terminal.")
         return "could not run the command: the client offers no terminal"
     try:
-        code, output = await run_in_terminal(turn, call_id)
+        code, output = await run_in_terminal(turn, call_id, args)
     except RequestError as error:
         await turn.finish_tool(call_id, False, error_text(error))
         return "could not run the command"
     return f"ran a command (exit code {code}, output {output.strip()!r})"
 
 
-async def run_in_terminal(turn: Turn, call_id: str) -> tuple[int | None, str]:
+async def run_in_terminal(turn: Turn, call_id: str, args: list[str]) -> tuple[int | None, str]:
     """Create a client terminal, embed it in the tool call, wait, collect, release."""
     conn = turn.conn
     sid = turn.session_id
     terminal = await conn.create_terminal(
         session_id=sid,
         command=sys.executable,
-        args=TERMINAL_ARGS,
+        args=args,
         cwd=turn.session.cwd,
         output_byte_limit=4096,
     )
@@ -923,6 +932,13 @@ async def run_tools(turn: Turn) -> None:
     await turn.say("Last, I will run a short command in a terminal.")
     done.append(await tool_execute(turn))
     await turn.say("Summary: I " + "; I ".join(done) + ".")
+
+
+async def run_build(turn: Turn) -> None:
+    """One command that takes a while and prints as it goes."""
+    await turn.say("Building the project.")
+    result = await tool_execute(turn, BUILD_ARGS, "Build the project")
+    await turn.say(f"Done: I {result}.")
 
 
 async def run_permission(turn: Turn) -> None:
@@ -1071,6 +1087,7 @@ HANDLERS: dict[str, Callable[[Turn], Awaitable[None]]] = {
     "bench": run_bench,
     "resend": run_resend,
     "tools": run_tools,
+    "build": run_build,
     "permission": run_permission,
     "commands": run_commands,
     "modes": run_modes,

@@ -870,8 +870,8 @@ class LiveSession:
         shown = -1
         while terminal.process.returncode is None and not terminal.released:
             await asyncio.sleep(TERMINAL_REFRESH)
-            if len(terminal.output) != shown and terminal.id in self._terminal_tools:
-                shown = len(terminal.output)
+            if terminal.received != shown and terminal.id in self._terminal_tools:
+                shown = terminal.received
                 self._attach_output(terminal)
 
     def terminal(self, terminal_id: str) -> Any:

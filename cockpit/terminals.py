@@ -52,6 +52,8 @@ class Terminal:
     limit: int
     output: bytearray = field(default_factory=bytearray)
     truncated: bool = False
+    received: int = 0
+    """Bytes read in all, kept or not: tells a watcher that new output arrived."""
     reader: asyncio.Task[None] | None = None
     released: bool = False
 
@@ -73,6 +75,7 @@ class Terminal:
 
     async def _read(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
+            self.received += len(chunk)
             self.output += chunk
             if len(self.output) > self.limit:
                 kept, _ = trim_output(bytes(self.output), self.limit)

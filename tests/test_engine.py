@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import RequestError
 
-from cockpit.events import PermissionRequest, Status
+from cockpit.events import EngineEvent, FramesEvent, PermissionRequest, Status
 from cockpit.live import LiveSession, StartError
 from cockpit.registry import AgentSpec
 from tests.engine_helpers import (
@@ -423,3 +424,25 @@ async def test_a_missing_file_is_not_found_unless_the_agent_needs_empty_content(
         with pytest.raises(RequestError):
             await live.read_file("/etc/hostname", None, None)
         await live.stop()
+
+
+async def test_a_running_command_shows_its_output_before_it_ends(home: Path, project: Path) -> None:
+    """The card of a command that takes a while gets its output while it still runs."""
+    async with open_engine(home, policy=allow_all) as (engine, recorder):
+        record = await engine.create_session("demo", project)
+        seen: list[dict[str, Any]] = []
+
+        def watch(event: EngineEvent) -> None:
+            if isinstance(event, FramesEvent):
+                for frame in event.frames:
+                    for output in ((frame.payload or {}).get("terminalOutput") or {}).values():
+                        seen.append(output)
+
+        engine.subscribe(watch)
+        assert await engine.prompt(record.id, "build") == "end_turn"
+        running = [o for o in seen if o["exitStatus"] is None]
+        assert running and "build step 1 of 5" in running[0]["output"]
+        assert "built" not in running[0]["output"]
+        assert seen[-1]["exitStatus"] == {"exitCode": 0, "signal": None}
+        assert seen[-1]["output"].endswith("build step 5 of 5\nbuilt\n")
+        assert_live_equals_stored(recorder, record.id, await rows_of(engine, record.id))

@@ -38,6 +38,7 @@ async def test_output_limit_and_exit_status(tmp_path: Path) -> None:
     await terminals.wait(terminal.id)
     assert terminal.exit_status() == (4, None)
     assert terminal.truncated
+    assert terminal.received == 6000  # every byte counted, kept or not
     assert terminal.text() == "é" * 500  # 1001 bytes cut back to a boundary: 1000 bytes
     await terminals.release(terminal.id)
     with pytest.raises(KeyError):
