@@ -23,6 +23,7 @@ from cockpit.ui.attention import (
     tmux_wrap,
     window_title,
 )
+from cockpit.ui.bubbles import card_opens, has_terminal
 from cockpit.ui.permission import (
     KEYS,
     command_of,
@@ -329,6 +330,8 @@ def test_variant_of(kind: str, variant: str) -> None:
         ({"command": "ls -la"}, "ls -la"),
         ({"command": ["rm", "-rf", "my dir"]}, "rm -rf 'my dir'"),
         ({"command": ["echo", 3]}, "echo 3"),
+        ({"command": "python", "args": ["-c", "print(1)"]}, "python -c 'print(1)'"),
+        ({"command": "ls", "args": []}, "ls"),
         ({"command": ""}, None),
         ({"command": 7}, None),
         ({"cmd": "ls"}, None),
@@ -382,3 +385,32 @@ def test_request_summary_never_carries_escapes(title: str, command: str) -> None
     summary = request({"title": title, "kind": "read", "rawInput": {"command": command}})
     plain = request_summary(summary).plain
     assert ESC not in plain and "\x9b" not in plain and "\x9d" not in plain
+
+
+# -- tool cards ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "status", "terminal", "opens"),
+    [
+        ("failures", "failed", False, True),
+        ("failures", "completed", False, False),
+        ("failures", "in_progress", True, True),
+        ("failures", "in_progress", False, False),
+        ("failures", "completed", True, False),
+        ("always", "completed", False, True),
+        ("never", "failed", False, False),
+        ("never", "in_progress", True, False),
+    ],
+)
+def test_which_cards_open_by_themselves(
+    policy: str, status: str, terminal: bool, opens: bool
+) -> None:
+    assert card_opens(policy, status, terminal) is opens
+
+
+def test_a_card_knows_when_it_embeds_a_terminal() -> None:
+    assert has_terminal({"content": [{"type": "terminal", "terminalId": "t"}]})
+    assert not has_terminal({"content": [{"type": "diff", "path": "a", "newText": ""}]})
+    assert not has_terminal(None)
+    assert not has_terminal({"content": ["junk"]})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
@@ -116,6 +116,24 @@ class ThoughtBubble(BubbleWidget):
         self.action_toggle_thought()
 
 
+def has_terminal(payload: Mapping[str, Any] | None) -> bool:
+    """True when a tool call embeds a terminal."""
+    return any(
+        isinstance(item, Mapping) and item.get("type") == "terminal"
+        for item in (payload or {}).get("content") or ()
+    )
+
+
+def card_opens(policy: str, status: str, terminal: bool) -> bool:
+    """Whether a tool card is open by itself under `policy` ("failures", "always" or
+    "never") in `status`."""
+    if policy == "always":
+        return True
+    if policy == "never":
+        return False
+    return status == "failed" or (status == "in_progress" and terminal)
+
+
 class ToolCard(BubbleWidget):
     """A tool call: one line (status mark, kind, title, where, state) until expanded; then
     its content: text, diffs (unified, or side by side when wide; long ones folded), and a
@@ -153,10 +171,11 @@ class ToolCard(BubbleWidget):
         self._auto_expand()
 
     def _auto_expand(self) -> None:
+        """Open by the policy: a failure stays open, a running command is open while it
+        runs (its output is live) and folds when it succeeds; the user's toggle wins."""
         if self._user_toggled:
             return
-        if self.policy == "always" or (self.policy == "failures" and self._status() == "failed"):
-            self.expanded = True
+        self.expanded = card_opens(self.policy, self._status(), has_terminal(self.payload))
 
     def _status(self) -> str:
         return str((self.payload or {}).get("status") or "pending")

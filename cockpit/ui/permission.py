@@ -43,12 +43,19 @@ def variant_of(kind: str) -> ButtonVariant:
 
 
 def command_of(tool_call: Mapping[str, Any]) -> str | None:
-    """The command line a request would run, when the agent says (`rawInput.command`)."""
+    """The command line a request would run, when the agent says (`rawInput.command`,
+    with `rawInput.args` when it splits them out)."""
     raw = tool_call.get("rawInput")
-    command = raw.get("command") if isinstance(raw, Mapping) else None
+    if not isinstance(raw, Mapping):
+        return None
+    command, args = raw.get("command"), raw.get("args")
     if isinstance(command, list):
         return shlex.join(str(part) for part in command)
-    return command if isinstance(command, str) and command else None
+    if not isinstance(command, str) or not command:
+        return None
+    if isinstance(args, list) and args:
+        return shlex.join([command, *(str(arg) for arg in args)])
+    return command
 
 
 def request_summary(request: PermissionRequest) -> Text:
