@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.events import AppBlur
 
 from cockpit.events import Status
+from cockpit.ui import app as app_module
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble, ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer
@@ -276,3 +278,29 @@ async def test_a_session_off_screen_that_needs_you_rings_and_notifies(tmp_path: 
         assert "\x1b]2;Cockpit (1 waiting)\x07" in sequences
         await app.engine.cancel(other.id)
         await asyncio.wait_for(turn, 10)
+
+
+async def test_a_file_created_later_can_be_mentioned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "old.md").write_text("x")
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app)
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.press(*"@ol")
+        menu = app.query_one(CompletionMenu)
+        await wait_until(lambda: menu.display)
+        (project / "fresh.md").write_text("y")
+        monkeypatch.setattr(app_module, "INDEX_REFRESH", 0.0)
+        await pilot.press("backspace", "backspace", *"fre")
+        await app.workers.wait_for_complete()
+        await pilot.press("h")
+
+        def offered() -> list[str]:
+            return [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
+
+        await wait_until(lambda: menu.display and any("fresh.md" in o for o in offered()))

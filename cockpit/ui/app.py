@@ -111,6 +111,10 @@ class FramesReady(Message):
     """Frames are waiting in the app's buffer."""
 
 
+INDEX_REFRESH = 10.0
+"""Seconds an `@` file index is used before it is rebuilt in the background."""
+
+
 class CockpitApp(App[None]):
     """Many agent sessions, one screen."""
 
@@ -157,7 +161,7 @@ class CockpitApp(App[None]):
         self.records: dict[str, SessionRecord] = {}
         self.latest: dict[str, int] = {}
         self._title_shown = ""
-        self._indexes: dict[str, FileIndex] = {}
+        self._indexes: dict[str, tuple[FileIndex, float]] = {}
         self.sent_sequences: list[str] = []
         """Escape sequences sent to the terminal (titles, notifications), newest last."""
         self._frames: dict[str, list[Frame]] = {}
@@ -544,11 +548,22 @@ class CockpitApp(App[None]):
         return [Candidate(format_mention(m.path) + " ", m.path, "", m.positions) for m in matches]
 
     async def _file_index(self, root: str) -> FileIndex:
-        """The files under a session's root, indexed once per root and app run."""
-        index = self._indexes.get(root)
-        if index is None:
-            index = self._indexes[root] = await FileIndex.build(Path(root))
+        """The files under a session's root. Built on first use; when older than
+        INDEX_REFRESH seconds the old one answers while a new one is built behind it, so
+        files the agent creates show up without costing a keystroke the rebuild."""
+        known = self._indexes.get(root)
+        if known is None:
+            index = await FileIndex.build(Path(root))
+            self._indexes[root] = (index, time.monotonic())
+            return index
+        index, built = known
+        if time.monotonic() - built > INDEX_REFRESH:
+            self._indexes[root] = (index, time.monotonic())  # one rebuild at a time
+            self.run_worker(self._rebuild_index(root), group="file-index")
         return index
+
+    async def _rebuild_index(self, root: str) -> None:
+        self._indexes[root] = (await FileIndex.build(Path(root)), time.monotonic())
 
     async def _run_slash(self, name: str, arguments: str) -> None:
         """Run one of Cockpit's own commands."""
