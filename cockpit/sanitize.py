@@ -1,6 +1,8 @@
 """Text from an agent is untrusted: before it reaches a terminal, escape sequences and
 control characters are removed, so an agent cannot retitle, recolour or clear the
-user's terminal, or write to the clipboard."""
+user's terminal, or write to the clipboard. Invisible characters that reorder or hide
+text (bidi overrides and isolates, zero-width spaces) are shown as `<U+XXXX>`, so a diff
+cannot display code other than the code it changes."""
 
 from __future__ import annotations
 
@@ -20,7 +22,19 @@ _ESCAPES = re.compile(
 )
 
 
+# Bidi embeddings, overrides and isolates (the "Trojan Source" characters), zero-width
+# space, word joiner and a byte-order mark inside text. Joiners (U+200C, U+200D) stay:
+# emoji sequences and several scripts need them.
+_INVISIBLE = re.compile("[\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    return f"<U+{ord(match.group()):04X}>"
+
+
 def printable(text: str) -> str:
     """`text` without escape sequences or control characters (tabs and newlines stay;
-    a carriage return that is not part of a CRLF goes)."""
-    return _ESCAPES.sub("", text.replace("\r\n", "\n")).replace("\r", "")
+    a carriage return that is not part of a CRLF goes), its invisible reordering
+    characters made visible."""
+    cleaned = _ESCAPES.sub("", text.replace("\r\n", "\n")).replace("\r", "")
+    return _INVISIBLE.sub(_shown, cleaned)

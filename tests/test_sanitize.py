@@ -23,6 +23,30 @@ def test_output_has_no_control_characters(text: str) -> None:
     assert all(c in "\t\n" or not (ord(c) < 32 or 0x7F <= ord(c) <= 0x9F) for c in cleaned)
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=["Cc"])))
+INVISIBLE = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u2060\ufeff"
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cc"], blacklist_characters=INVISIBLE)))
 def test_plain_text_is_untouched(text: str) -> None:
     assert printable(text) == text
+
+
+def test_trojan_source_reordering_is_shown() -> None:
+    """The classic early-return attack: an override makes a comment look like code."""
+    line = 'if access_level != "user\u202e \u2066// Check if admin\u2069 \u2066":'
+    assert printable(line) == (
+        'if access_level != "user<U+202E> <U+2066>// Check if admin<U+2069> <U+2066>":'
+    )
+    assert printable("zero\u200bwidth\ufeff") == "zero<U+200B>width<U+FEFF>"
+
+
+def test_joiners_stay_for_emoji_and_scripts() -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    assert printable(family) == family
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # ZWNJ inside a word
+    assert printable(persian) == persian
+
+
+@given(st.text())
+def test_output_has_no_invisible_reordering(text: str) -> None:
+    assert not any(c in INVISIBLE for c in printable(text))
