@@ -5,9 +5,10 @@ aiosqlite-backed `Store` applies them. Nothing here imports Textual or the ACP S
 """
 
 from store.chunks import Chunk, chunk_from_update, note
+from store.locks import SessionBusy
 from store.model import Frame, Page, Row, SessionRecord
 from store.schema import SchemaError
-from store.store import Store, UnknownSession
+from store.store import Store, UnknownSession, WriteConflict
 from store.view import Bubble, ViewTranscript
 
 __all__ = [
@@ -17,10 +18,12 @@ __all__ = [
     "Page",
     "Row",
     "SchemaError",
+    "SessionBusy",
     "SessionRecord",
     "Store",
     "UnknownSession",
     "ViewTranscript",
+    "WriteConflict",
     "chunk_from_update",
     "note",
 ]

@@ -27,7 +27,7 @@ import aiosqlite
 
 from store.entries import Draft, Entry, dump, make_entry
 from store.requests import RequestSpec
-from store.store import prepare_database_file
+from store.store import prepare_database_file, tighten_mode
 
 AGENT_FOLDER: Final = "claude-agent"
 """The folder of the data dir that holds the Claude agent's logs."""
@@ -171,10 +171,12 @@ class ChunkLog:
         `create=False` a missing file is a ChunkLogError instead."""
         if not create and not await asyncio.to_thread(path.is_file):
             raise ChunkLogError(f"no chunk log at {path}")
-        await asyncio.to_thread(prepare_database_file, path)
+        await asyncio.to_thread(prepare_database_file, path, tighten=False)
         db = await aiosqlite.connect(path, isolation_level=None)
         try:
             await db.execute("PRAGMA busy_timeout = 5000")
+            _refuse_newer(await _version(db), path)
+            await asyncio.to_thread(tighten_mode, path)
             await db.execute("PRAGMA journal_mode = WAL")
             await db.execute("PRAGMA synchronous = NORMAL")
             await _migrate(db, path)
@@ -322,16 +324,25 @@ class ChunkLog:
         )
 
 
-async def _migrate(db: aiosqlite.Connection, path: Path) -> None:
-    """Bring the file to the newest schema, one transaction per step; refuse a newer one."""
+async def _version(db: aiosqlite.Connection) -> int:
     async with db.execute("PRAGMA user_version") as cursor:
         row = await cursor.fetchone()
-    version = int(row[0]) if row else 0
+    return int(row[0]) if row else 0
+
+
+def _refuse_newer(version: int, path: Path) -> None:
+    """A log from a newer Cockpit is refused before anything in it is changed."""
     if version > len(_MIGRATIONS):
         raise ChunkLogError(
             f"{path} was written by a newer Cockpit (chunk log version {version}; this one "
             f"knows up to {len(_MIGRATIONS)})."
         )
+
+
+async def _migrate(db: aiosqlite.Connection, path: Path) -> None:
+    """Bring the file to the newest schema, one transaction per step; refuse a newer one."""
+    version = await _version(db)
+    _refuse_newer(version, path)
     for index in range(version, len(_MIGRATIONS)):
         await db.execute("BEGIN IMMEDIATE")
         try:

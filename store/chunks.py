@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.text import clean_text
+from store.text import clean_data, clean_text
 
 TEXT_UPDATES: Mapping[str, str] = {
     "agent_message_chunk": "agent",
@@ -107,16 +107,22 @@ def chunk_from_update(session: str, update: Mapping[str, Any]) -> Chunk:
     is the name it saw (or `"malformed"`), which the store keeps as a notice row.
     """
     name = update.get("sessionUpdate")
-    if not isinstance(name, str):
-        return _unknown(session, update, "malformed")
-    if name in TEXT_UPDATES:
+    if isinstance(name, str) and name in TEXT_UPDATES:
         message_id = update.get("messageId")
         return Chunk(
             session,
             name,
             text=clean_text(content_text(update.get("content"))),
-            message_id=message_id if isinstance(message_id, str) and message_id else None,
+            message_id=clean_text(message_id)
+            if isinstance(message_id, str) and message_id
+            else None,
         )
+    # Ids, titles and every other string become keys and columns, which must be UTF-8:
+    # an agent's lone surrogates become U+FFFD there as they do in its text.
+    update = clean_data(update)
+    name = update.get("sessionUpdate")
+    if not isinstance(name, str):
+        return _unknown(session, update, "malformed")
     if name in TOOL_UPDATES:
         if not isinstance(update.get("toolCallId"), str):
             return _unknown(session, update, "malformed")

@@ -16,6 +16,10 @@ breakpoints sit on the system prompt (which caches the tools before it), on the 
 message, and on the message the previous request ended with (so a step wider than the
 API's lookback window still reads the previous prefix).
 
+`thinking_config` is the request's thinking parameter, a pure function of the model, the
+thinking setting and max_tokens: the newest models take adaptive thinking, older ones a
+token budget.
+
 `naive_request` is the builder this design replaced (one assistant message and one
 result message per turn, regrouped on every request); it exists for the benchmark.
 """
@@ -23,6 +27,7 @@ result message per turn, regrouped on every request); it exists for the benchmar
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -38,6 +43,16 @@ EMPTY_RESULT: Final = "(no output)"
 Message = dict[str, Any]
 Builder = Callable[[Sequence[Entry]], list[Message]]
 
+MIN_THINKING_BUDGET: Final = 1024
+"""The smallest budget_tokens the API takes for `{"type": "enabled"}` thinking."""
+ADAPTIVE_SINCE: Final = (4, 6)
+"""The first model version that takes `{"type": "adaptive"}` thinking (Opus and Sonnet 4.6);
+Opus 4.7 and later take nothing else."""
+_VERSION_AFTER = re.compile(r"(?:opus|sonnet|haiku)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)")
+"""claude-sonnet-4-6, claude-haiku-4-5-20251001, claude-opus-4-20250514 (a date is no minor)."""
+_VERSION_BEFORE = re.compile(r"claude-(\d{1,2})(?:[-.](\d{1,2}))?-(?:opus|sonnet|haiku)")
+"""The older naming: claude-3-7-sonnet-20250219, claude-3-haiku-20240307."""
+
 
 @dataclass(frozen=True)
 class RequestSpec:
@@ -49,6 +64,38 @@ class RequestSpec:
     system: str
     tools: tuple[Mapping[str, Any], ...] = field(default=())
     thinking: Mapping[str, Any] | None = None
+
+
+def model_version(model: str) -> tuple[int, int] | None:
+    """The (major, minor) version in a Claude model id, also inside a Bedrock or Vertex id;
+    None when the id does not say (a gateway alias, a model this code does not know)."""
+    found = _VERSION_AFTER.search(model) or _VERSION_BEFORE.search(model)
+    if found is None:
+        return None
+    return int(found.group(1)), int(found.group(2) or 0)
+
+
+def takes_adaptive_thinking(model: str) -> bool:
+    """True for the models that take `{"type": "adaptive"}` thinking: Claude Opus 4.6, Sonnet
+    4.6 and every later model. An id without a version is taken to be a newer model."""
+    version = model_version(model)
+    return version is None or version >= ADAPTIVE_SINCE
+
+
+def thinking_config(model: str, setting: str, max_tokens: int) -> dict[str, Any] | None:
+    """The request's `thinking` parameter for a model, a thinking setting ("off" or on) and
+    the request's max_tokens; None leaves thinking out. A model older than 4.6 takes a token
+    budget, which must be at least MIN_THINKING_BUDGET and below max_tokens: three quarters
+    of max_tokens, leaving the rest for the answer. When max_tokens leaves no room for the
+    smallest budget, thinking stays off (the API would refuse the request)."""
+    if setting == "off":
+        return None
+    if takes_adaptive_thinking(model):
+        return {"type": "adaptive"}
+    budget = min(max_tokens - 1, max(MIN_THINKING_BUDGET, max_tokens * 3 // 4))
+    if budget < MIN_THINKING_BUDGET:
+        return None
+    return {"type": "enabled", "budget_tokens": budget}
 
 
 def refused_turns(entries: Iterable[Entry]) -> frozenset[str]:

@@ -104,17 +104,22 @@ async def schema_version(db: aiosqlite.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def refuse_newer(version: int, path: str) -> None:
+    """Raise SchemaError when `version` is from a newer Cockpit than this one."""
+    if version > LATEST:
+        raise SchemaError(
+            f"{path} was written by a newer Cockpit (schema version {version}; this one knows "
+            f"up to {LATEST}). Upgrade Cockpit, or set COCKPIT_HOME to use another store."
+        )
+
+
 async def migrate(db: aiosqlite.Connection, path: str, target: int = LATEST) -> int:
     """Bring the database up to `target`, one transaction per migration; return the version.
 
     Raises SchemaError for a database from a newer Cockpit, leaving it untouched.
     """
     version = await schema_version(db)
-    if version > LATEST:
-        raise SchemaError(
-            f"{path} was written by a newer Cockpit (schema version {version}; this one knows "
-            f"up to {LATEST}). Upgrade Cockpit, or set COCKPIT_HOME to use another store."
-        )
+    refuse_newer(version, path)
     for index in range(version, target):
         await db.execute("BEGIN IMMEDIATE")
         try:

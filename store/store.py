@@ -11,6 +11,7 @@ call, a permission decision, a notice) are committed before `apply` returns.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -27,9 +28,10 @@ import aiosqlite
 from store.chunks import META_UPDATES, Chunk
 from store.fold import ReplayWindow
 from store.folding import LiveRow, SessionFold, dump_json
+from store.locks import SessionBusy, SessionLocks
 from store.model import Frame, Page, Row, SessionRecord
 from store.paging import PAGE_BYTES, PAGE_ROWS, page_length
-from store.schema import migrate
+from store.schema import migrate, refuse_newer, schema_version
 
 log = logging.getLogger(__name__)
 
@@ -71,16 +73,42 @@ def row_values(row: Row) -> tuple[Any, ...]:
     )
 
 
+def _insert(rows: int) -> str:
+    """One statement writing `rows` rows this store has never written: it inserts them and
+    overwrites nothing (a seq or key already taken is skipped, and missing from what the
+    statement returns). A single statement is atomic on its own, so a commit of up to
+    _UPSERT_ROWS rows costs one round trip to the database thread."""
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * rows)
+    return (
+        f"INSERT INTO messages ({WRITE_COLUMNS}) VALUES {values}"
+        " ON CONFLICT DO NOTHING RETURNING session, seq"
+    )
+
+
 def _upsert(rows: int) -> str:
-    """One statement writing `rows` rows: a single statement is atomic on its own, so a
-    commit of up to _UPSERT_ROWS rows costs one round trip to the database thread."""
+    """One statement writing `rows` rows this store has written before: each updates its
+    stored row only while that row still has the same key (else it is skipped, and missing
+    from what the statement returns), and is inserted again if it went away."""
     values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * rows)
     return (
         f"INSERT INTO messages ({WRITE_COLUMNS}) VALUES {values}"
         " ON CONFLICT (session, seq) DO UPDATE SET"
         " bytes = excluded.bytes, updated = excluded.updated,"
         " payload = excluded.payload, text = excluded.text"
+        " WHERE messages.key = excluded.key"
+        " RETURNING session, seq"
     )
+
+
+def _row_writes(
+    statement: Callable[[int], str], rows: Sequence[Row]
+) -> list[tuple[str, tuple[Any, ...], int]]:
+    """`rows` as statements of at most _UPSERT_ROWS rows each: (sql, parameters, rows)."""
+    writes = []
+    for start in range(0, len(rows), _UPSERT_ROWS):
+        group = [row_values(row) for row in rows[start : start + _UPSERT_ROWS]]
+        writes.append((statement(len(group)), tuple(p for row in group for p in row), len(group)))
+    return writes
 
 
 _ROW_COLUMNS: Final = "session, seq, key, kind, role, turn, text, payload, bytes, created, updated"
@@ -88,6 +116,22 @@ _ROW_COLUMNS: Final = "session, seq, key, kind, role, turn, text, payload, bytes
 
 class UnknownSession(KeyError):
     """No session with this id is stored."""
+
+
+class WriteConflict(SessionBusy):
+    """A write found another message where this store's row belongs: some other writer
+    (another Cockpit, bypassing the session lock) wrote this session. Nothing was
+    overwritten; the rows stay in memory, unwritten."""
+
+
+def _conflict(session: str, seqs: Sequence[int]) -> WriteConflict:
+    where = ", ".join(map(str, sorted(seqs)[:8])) + (", ..." if len(seqs) > 8 else "")
+    return WriteConflict(
+        session,
+        f"Session {session} was written by another Cockpit: the database already holds other "
+        f"messages at seq {where}. They were not overwritten, and this Cockpit's messages "
+        "there are not saved.",
+    )
 
 
 def _load(value: str | None) -> Any:
@@ -122,18 +166,29 @@ def _session_from_db(record: sqlite3.Row) -> SessionRecord:
     )
 
 
-def prepare_database_file(path: Path) -> None:
+def prepare_database_file(path: Path, *, tighten: bool = True) -> None:
     """Create the database's folder (0700 when we create it) and the file itself 0600.
 
     SQLite gives its -wal and -shm files the database file's permissions, so the
-    transcript is owner-only from the first byte.
+    transcript is owner-only from the first byte. With `tighten=False` an existing file
+    keeps its mode: the caller tightens it once it knows the database is its own (a
+    database from a newer Cockpit is refused untouched).
     """
     if not path.parent.exists():
         path.parent.mkdir(parents=True, mode=0o700)
         os.chmod(path.parent, 0o700)
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     os.close(descriptor)
+    if tighten:
+        tighten_mode(path)
+
+
+def tighten_mode(path: Path) -> None:
+    """Make the database owner-only (0600), and its -wal and -shm files when they exist."""
     os.chmod(path, 0o600)
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(path.with_name(path.name + suffix), 0o600)
 
 
 class Store:
@@ -155,6 +210,8 @@ class Store:
         self._folds: dict[str, SessionFold] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._write_lock = asyncio.Lock()
+        self._sessions = SessionLocks(path)
+        """The sessions this store writes, each locked against other writers."""
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -177,11 +234,15 @@ class Store:
     ) -> Store:
         """Open (creating and migrating as needed) the store at `path`."""
         db_path = Path(path)
-        prepare_database_file(db_path)
+        prepare_database_file(db_path, tighten=False)
         writer = await aiosqlite.connect(db_path, isolation_level=None)
         reader: aiosqlite.Connection | None = None
         try:
             await writer.execute("PRAGMA busy_timeout = 5000")
+            # A database from a newer Cockpit is refused before anything writes to it or
+            # changes its mode: it stays exactly as that Cockpit left it.
+            refuse_newer(await schema_version(writer), str(db_path))
+            tighten_mode(db_path)
             await writer.execute("PRAGMA journal_mode = WAL")
             await writer.execute("PRAGMA synchronous = NORMAL")
             await writer.execute("PRAGMA foreign_keys = ON")
@@ -212,6 +273,7 @@ class Store:
             # Even when the last write fails, the connections (and their threads) must go,
             # or the process could never exit.
             self._closed = True
+            self._sessions.release_all()
             await self._reader.close()
             await self._writer.close()
 
@@ -306,15 +368,20 @@ class Store:
             raise UnknownSession(session_id)
 
     async def delete_session(self, session_id: str) -> None:
-        """Forget a session and its whole transcript."""
+        """Forget a session and its whole transcript (SessionBusy while another Cockpit
+        writes it)."""
+        self._sessions.claim(session_id)
         self._folds.pop(session_id, None)
-        await self._commit(
-            (),
-            [
-                ("DELETE FROM messages WHERE session = ?", (session_id,)),
-                ("DELETE FROM sessions WHERE id = ?", (session_id,)),
-            ],
-        )
+        try:
+            await self._commit(
+                (),
+                [
+                    ("DELETE FROM messages WHERE session = ?", (session_id,)),
+                    ("DELETE FROM sessions WHERE id = ?", (session_id,)),
+                ],
+            )
+        finally:
+            self._sessions.release(session_id)
 
     # -- the write side -----------------------------------------------------------------------
 
@@ -322,18 +389,47 @@ class Store:
         fold = self._folds.get(session)
         if fold is not None:
             return fold
-        async with self._writer.execute("SELECT 1 FROM sessions WHERE id = ?", (session,)) as cur:
-            if await cur.fetchone() is None:
-                raise UnknownSession(session)
-        async with self._writer.execute(
-            "SELECT seq, turn FROM messages WHERE session = ? ORDER BY seq DESC LIMIT 1",
-            (session,),
-        ) as cur:
-            last = await cur.fetchone()
+        # The fold hands out seqs from memory: only one store may write a session, so take
+        # its lock (SessionBusy when another Cockpit writes it) before reading where it ends.
+        claimed = self._sessions.claim(session)
+        try:
+            async with self._writer.execute(
+                "SELECT 1 FROM sessions WHERE id = ?", (session,)
+            ) as cur:
+                if await cur.fetchone() is None:
+                    raise UnknownSession(session)
+            async with self._writer.execute(
+                "SELECT seq, turn FROM messages WHERE session = ? ORDER BY seq DESC LIMIT 1",
+                (session,),
+            ) as cur:
+                last = await cur.fetchone()
+        except BaseException:
+            if claimed and session not in self._folds:
+                self._sessions.release(session)
+            raise
+        self._sessions.claim(session)  # still ours, even if a concurrent first call failed
         next_seq, turn = (last[0] + 1, last[1]) if last else (1, 0)
         fold = self._folds.setdefault(session, SessionFold(session, next_seq, turn))
         self._locks.setdefault(session, asyncio.Lock())
         return fold
+
+    async def claim(self, session: str) -> None:
+        """Become the writer of a session before anything is written to it: SessionBusy
+        when another Cockpit writes it, UnknownSession when it is not stored. (Writing
+        claims a session by itself; this lets a caller find out before it starts work.)"""
+        await self._fold(session)
+
+    async def release(self, session: str) -> None:
+        """Write what this store holds of a session, forget it and give up its lock, so
+        another Cockpit can continue it. Writing it again claims it again."""
+        fold = self._folds.get(session)
+        if fold is not None:
+            async with self._locks[session]:
+                fold.seal()
+                await self._commit(list(fold.unsaved.values()))
+                if self._folds.get(session) is fold:
+                    del self._folds[session]
+        self._sessions.release(session)
 
     async def apply(self, chunk: Chunk) -> list[Frame]:
         """Fold one chunk into its session's transcript and return the frames for views.
@@ -431,26 +527,44 @@ class Store:
         ]
         if not batch and not statements:
             return
-        values = [row_values(r) for _, _, r in batch]
-        groups = [values[i : i + _UPSERT_ROWS] for i in range(0, len(values), _UPSERT_ROWS)]
-        writes = [(_upsert(len(group)), tuple(p for row in group for p in row)) for group in groups]
-        writes.extend(statements)
         async with self._write_lock:
+            # Under the write lock every earlier write of these rows is settled, so `saved`
+            # tells a row never written (an insert, which must not overwrite anything) from
+            # one this store wrote before (an update of its own row, with the same key).
+            writes = [
+                *_row_writes(_insert, [r for row, _, r in batch if row.saved < 0]),
+                *_row_writes(_upsert, [r for row, _, r in batch if row.saved >= 0]),
+                *((sql, params, 0) for sql, params in statements),
+            ]
+            written: set[tuple[str, int]] = set()
             if len(writes) == 1:
-                await self._writer.execute(*writes[0])
+                await self._write(writes[0], written)
             else:
                 await self._writer.execute("BEGIN IMMEDIATE")
                 try:
-                    for sql, params in writes:
-                        await self._writer.execute(sql, params)
+                    for write in writes:
+                        await self._write(write, written)
                     await self._writer.execute("COMMIT")
                 except BaseException:
                     await self._writer.execute("ROLLBACK")
                     raise
-        for row, version, _ in batch:
-            fold = self._folds.get(row.session)
-            if fold is not None:
-                fold.settle(row, version)
+            # A row whose place holds another writer's message is not written (nor settled:
+            # it stays in memory); every other row is, so one conflict holds nothing up.
+            for row, version, snapshot in batch:
+                fold = self._folds.get(row.session)
+                if fold is not None and (snapshot.session, snapshot.seq) in written:
+                    fold.settle(row, version)
+        _check_written(batch, written)
+
+    async def _write(
+        self, write: tuple[str, tuple[Any, ...], int], written: set[tuple[str, int]]
+    ) -> None:
+        sql, params, rows = write
+        if rows:
+            for session, seq in await self._writer.execute_fetchall(sql, params):
+                written.add((session, seq))
+        else:
+            await self._writer.execute(sql, params)
 
     # -- the read side ------------------------------------------------------------------------
 
@@ -635,6 +749,18 @@ def _meta_statements(chunk: Chunk) -> list[tuple[str, tuple[Any, ...]]]:
             (title if isinstance(title, str) else None, dump_json(fields), session),
         )
     ]
+
+
+def _check_written(
+    batch: Sequence[tuple[LiveRow, int, Row]], written: set[tuple[str, int]]
+) -> None:
+    """Raise WriteConflict when a row of `batch` was not written: its place holds another
+    message (another writer's), which a write must never overwrite."""
+    missing = [r for _, _, r in batch if (r.session, r.seq) not in written]
+    if missing:
+        raise _conflict(
+            missing[0].session, [r.seq for r in missing if r.session == missing[0].session]
+        )
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

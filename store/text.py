@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -20,6 +22,31 @@ def clean_text(text: str) -> str:
     except UnicodeEncodeError:
         return _LONE_SURROGATE.sub("\ufffd", text)
     return text
+
+
+def clean_data(value: Any) -> Any:
+    """`value` (JSON data: mappings, lists, strings...) with every string in it, keys
+    included, cleaned by `clean_text`. Returns `value` itself when nothing needed cleaning.
+
+    An agent's ids and titles can carry lone surrogates as well as its text; the store binds
+    them as keys and columns, which SQLite takes only as valid UTF-8.
+    """
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, Mapping):
+        items = [(clean_data(key), clean_data(item)) for key, item in value.items()]
+        if all(
+            new_key is key and new_item is item
+            for (new_key, new_item), (key, item) in zip(items, value.items(), strict=True)
+        ):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple):
+        cleaned = [clean_data(item) for item in value]
+        if all(new is old for new, old in zip(cleaned, value, strict=True)):
+            return value
+        return cleaned
+    return value
 
 
 def normalise_ws(text: str) -> str:

@@ -55,12 +55,21 @@ async def test_a_missing_log_is_not_created_when_reading(tmp_path: Path) -> None
 
 async def test_a_log_from_a_newer_cockpit_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "newer.db"
-    with sqlite3.connect(path) as db:
-        db.execute("PRAGMA user_version = 99")
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE future (x)")
+    db.execute("PRAGMA user_version = 99")
+    db.commit()
+    db.close()
+    path.chmod(0o644)
+    before = path.read_bytes()
     with pytest.raises(ChunkLogError, match="newer Cockpit"):
         await ChunkLog.open(path)
-    with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 99
+    assert path.read_bytes() == before
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["newer.db"]
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    db.close()
 
 
 async def test_calls_record_what_rebuilds_the_exact_request(tmp_path: Path) -> None:

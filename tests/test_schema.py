@@ -115,6 +115,30 @@ async def test_a_database_from_a_newer_cockpit_is_refused_untouched(tmp_path: Pa
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
 
 
+async def test_a_newer_rollback_journal_database_keeps_its_bytes_mode_and_journal(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE future (x)")
+        db.execute("INSERT INTO future VALUES ('kept')")
+        db.execute("PRAGMA user_version = 99")
+    db.close()
+    path.chmod(0o644)
+    before = path.read_bytes()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    db.close()
+    with pytest.raises(SchemaError, match=r"newer Cockpit \(schema version 99;"):
+        await Store.open(path)
+    assert path.read_bytes() == before
+    assert mode(path) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db"]
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    db.close()
+
+
 async def test_a_failing_migration_leaves_the_previous_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

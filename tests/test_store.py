@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from store import Store, UnknownSession, ViewTranscript, note
+from store.fold import RECAP_LOOKBACK
 from store.folding import NAMED_ROWS
 from store.workload import markdown_reply
 from tests.helpers import feed, new_session, pieces, reply, texts, thought, update
@@ -133,6 +134,33 @@ async def test_a_whole_block_recap_folds_into_the_row_it_repeats(store: Store) -
     rows = await store.all_rows(session)
     assert texts(rows) == [("agent", first + " Nothing else to change."), ("tool", "")]
     assert texts(view) == texts(rows)
+
+
+@pytest.mark.parametrize(
+    ("between", "folds"), [(RECAP_LOOKBACK - 1, True), (RECAP_LOOKBACK, False)]
+)
+async def test_a_recap_looks_back_only_recap_lookback_rows(
+    store: Store, between: int, folds: bool
+) -> None:
+    session = await new_session(store)
+    first = "The build passes on every platform we support today."
+    others = [
+        (thought if n % 2 == 0 else reply)(session, f"Message number {n} says something else.")
+        for n in range(between)
+    ]
+    await store.begin_turn(session, "go")
+    await feed(
+        store,
+        [
+            reply(session, first),
+            *others,
+            update(session, sessionUpdate="tool_call", toolCallId="t", title="Run"),
+            reply(session, first),  # the recap, `between` text rows after the row it repeats
+        ],
+    )
+    await store.end_turn(session)
+    copies = [r.text for r in await store.all_rows(session) if r.text == first]
+    assert copies == ([first] if folds else [first, first])
 
 
 async def test_message_ids_key_rows_across_tool_calls_and_kinds(store: Store) -> None:
@@ -322,6 +350,21 @@ async def test_the_open_message_waits_in_memory_but_reads_see_it(tmp_path: Path)
         await store.apply(update(session, sessionUpdate="tool_call", toolCallId="t", title="x"))
         assert stored(path, "SELECT text FROM messages WHERE kind = 'agent'") == [
             ("streaming along nicely",)
+        ]
+
+
+async def test_the_open_message_is_written_when_the_turn_ends(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path, flush_interval=3600) as store:
+        session = await new_session(store)
+        await store.begin_turn(session, "hi")
+        await feed(store, [reply(session, p) for p in pieces("the whole answer, at last", 4)])
+        assert stored(path, "SELECT kind, text FROM messages ORDER BY seq") == [("user", "hi")]
+        await store.end_turn(session)
+        # Read by another connection before close(): the turn's end wrote it, not shutdown.
+        assert stored(path, "SELECT kind, text FROM messages ORDER BY seq") == [
+            ("user", "hi"),
+            ("agent", "the whole answer, at last"),
         ]
 
 
