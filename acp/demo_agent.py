@@ -16,6 +16,9 @@ this order with `think` first):
               as possible, ending with a marker line (`bench 25000` sets the size)
   resend      one message re-sent whole, re-spaced, as a snapshot and as a recap
   tools       reads a file, edits one and runs a command, asking permission
+  build       runs a command that prints for a second and a half (its output shows live)
+  flood       runs a command that prints 20 KB, past the terminal's 4 KB output limit (the
+              card keeps the end and says the start was cut)
   permission  one edit that waits for your permission decision
   commands    sends a new list of slash commands
   modes       switches the session to plan mode
@@ -131,6 +134,7 @@ SCENARIOS: dict[str, str] = {
     "resend": "one message re-sent whole, re-spaced, as a snapshot and as a recap",
     "tools": "reads a file, edits one and runs a command, asking permission",
     "build": "runs a command that prints for a second and a half (its output shows live)",
+    "flood": "runs a command that prints 20 KB, past the 4 KB output limit (the end is kept)",
     "permission": "one edit that waits for your permission decision",
     "commands": "sends a new list of slash commands",
     "modes": "switches the session to plan mode",
@@ -217,6 +221,14 @@ SQLite store, so long sessions page fast and survive restarts.
 - `--agent-cmd "CMD ARGS"` runs any ACP command instead.
 - Add your own as entries in `agents.toml` in Cockpit's config folder.
 
+## Keys
+
+- **Enter** sends the prompt, **Esc** cancels the running turn.
+- **1-9** answer a question the agent asks (its own options).
+- **Ctrl+N** opens a new session; **Ctrl+Up** / **Ctrl+Down** switch sessions.
+- **Ctrl+O** is the inbox of everything waiting for you; **Ctrl+G** goes to the next one.
+- **F1** lists every key; **Ctrl+P** is the command palette; **Ctrl+Q** quits.
+
 ## Headless commands
 
 - `cockpit run "PROMPT"` runs one turn and prints the reply.
@@ -285,6 +297,16 @@ BUILD_ARGS = [
     "    print(f'build step {step} of 5', flush=True)\n    time.sleep(0.3)\nprint('built')",
 ]
 """A command that prints for about a second and a half: its card shows the output live."""
+
+OUTPUT_LIMIT = 4096
+"""The `outputByteLimit` the demo agent asks for on its terminals."""
+FLOOD_LINES = 400
+FLOOD_ARGS = [
+    "-c",
+    f"for n in range(1, {FLOOD_LINES + 1}):\n"
+    f"    print(f'flood line {{n:03d}} of {FLOOD_LINES}: ' + 'x' * 30)",
+]
+"""A command that prints about 20 KB, five times the output limit."""
 
 COMMANDS = {
     "tour": "A guided tour of Cockpit",
@@ -908,7 +930,7 @@ async def run_in_terminal(turn: Turn, call_id: str, args: list[str]) -> tuple[in
         command=sys.executable,
         args=args,
         cwd=turn.session.cwd,
-        output_byte_limit=4096,
+        output_byte_limit=OUTPUT_LIMIT,
     )
     embedded = tool_terminal_ref(terminal.terminal_id)
     await turn.progress(call_id, embedded)
@@ -938,6 +960,15 @@ async def run_build(turn: Turn) -> None:
     """One command that takes a while and prints as it goes."""
     await turn.say("Building the project.")
     result = await tool_execute(turn, BUILD_ARGS, "Build the project")
+    await turn.say(f"Done: I {result}.")
+
+
+async def run_flood(turn: Turn) -> None:
+    """One command whose output is five times the terminal's output limit."""
+    await turn.say("Running a command that prints far more than the terminal keeps.")
+    result = await tool_execute(turn, FLOOD_ARGS, "Print 20 KB")
+    if result.startswith("ran a command"):
+        result = f"ran it; the terminal kept only the last {OUTPUT_LIMIT:,} bytes of its output"
     await turn.say(f"Done: I {result}.")
 
 
@@ -1088,6 +1119,7 @@ HANDLERS: dict[str, Callable[[Turn], Awaitable[None]]] = {
     "resend": run_resend,
     "tools": run_tools,
     "build": run_build,
+    "flood": run_flood,
     "permission": run_permission,
     "commands": run_commands,
     "modes": run_modes,

@@ -2,7 +2,8 @@
 
 Exit codes of `cockpit run`: 0 when the turn ends normally (`end_turn`); 1 when it stops
 for another reason (max_tokens, refusal...); 3 when the agent cannot start or dies;
-130 when the turn was cancelled (Ctrl-C). Usage errors exit 2.
+130 when the turn was cancelled (Ctrl-C). Usage errors exit 2, as does a store written by a
+newer Cockpit or a session another Cockpit is writing (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import argparse
 import ast
 import asyncio
 import contextlib
+import io
 import json
+import logging
 import os
 import signal
 import sys
@@ -28,13 +31,13 @@ from cockpit.events import EngineEvent, FramesEvent, PermissionEvent, Permission
 from cockpit.inspect import add_parser as add_inspect_parser
 from cockpit.inspect import inspect_command
 from cockpit.live import StartError
-from cockpit.paths import data_dir
+from cockpit.paths import data_dir, private_dir
 from cockpit.permissions import policy_choice
 from cockpit.registry import DEFAULT_AGENT, AgentSpec, Registry, agent_from_command, load_registry
 from cockpit.sanitize import printable
 from cockpit.textout import plan_lines, tool_line, tool_output, transcript_markdown, transcript_text
 from cockpit.viewmodel import age
-from store import Frame, Row, ViewTranscript
+from store import Frame, Row, SchemaError, SessionBusy, ViewTranscript
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
@@ -141,25 +144,46 @@ async def reject(engine: Engine, request: PermissionRequest) -> None:
     await engine.answer_permission(request.id, chosen, decided_by="no terminal to ask")
 
 
-async def ask_on_terminal(
-    engine: Engine, request: PermissionRequest, printer: StreamPrinter
-) -> None:
-    """Ask the user to pick one of the agent's options on the terminal."""
-    printer.write(f"\n? The agent asks to: {request.title} [{request.kind}]\n")
-    for diff in request.diffs():
-        printer.write(f"  would change {diff.get('path')}\n")
-    for number, option in enumerate(request.options, start=1):
-        printer.write(f"  {number}. {option.get('name')} ({option.get('kind')})\n")
-    while True:
-        answer = await asyncio.to_thread(input, "choose a number (Enter cancels): ")
-        if not answer.strip():
-            await engine.answer_permission(request.id, None)
-            return
-        if answer.strip().isdigit() and 1 <= int(answer) <= len(request.options):
-            await engine.answer_permission(
-                request.id, str(request.options[int(answer) - 1]["optionId"])
-            )
-            return
+async def read_line(stream: TextIO) -> str:
+    """One line from a terminal, waiting in the event loop rather than in a thread, so an
+    unanswered question never keeps Cockpit from exiting ("" at the end of input)."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    descriptor = stream.fileno()
+    loop.add_reader(descriptor, lambda: None if ready.done() else ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(descriptor)
+    return stream.readline()
+
+
+async def ask_on_terminal(engine: Engine, request: PermissionRequest, turn: asyncio.Lock) -> None:
+    """Ask the user to pick one of the agent's options on the terminal: the question goes
+    to stderr and the answer comes from stdin, so stdout may be a pipe (`| tee log`).
+    Questions are asked one at a time."""
+    async with turn:
+        if request.id not in {pending.id for pending in engine.pending_permissions()}:
+            return  # answered meanwhile (the turn was cancelled...)
+        lines = [f"? The agent asks to: {request.title} [{request.kind}]"]
+        lines += [f"  would change {diff.get('path')}" for diff in request.diffs()]
+        lines += [
+            f"  {number}. {option.get('name')} ({option.get('kind')})"
+            for number, option in enumerate(request.options, start=1)
+        ]
+        sys.stderr.write(printable("\n" + "\n".join(lines) + "\n"))
+        while True:
+            sys.stderr.write("choose a number (Enter cancels): ")
+            sys.stderr.flush()
+            answer = (await read_line(sys.stdin)).strip()
+            if not answer:  # Enter, or the end of input
+                await engine.answer_permission(request.id, None)
+                return
+            if answer.isdigit() and 1 <= int(answer) <= len(request.options):
+                await engine.answer_permission(
+                    request.id, str(request.options[int(answer) - 1]["optionId"])
+                )
+                return
 
 
 def resolve_agent(args: argparse.Namespace, registry: Registry) -> AgentSpec:
@@ -177,7 +201,8 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     except (KeyError, ValueError) as error:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    interactive = sys.stdin.isatty()  # the question goes to stderr: stdout may be a pipe
+    asking = asyncio.Lock()
     policy = make_policy(args.yes, set(filter(None, (args.allow or "").split(","))))
     engine = await Engine.open(
         home, registry=registry, policy=policy, handshake_timeout=args.timeout
@@ -195,7 +220,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             and event.request.session == printer.session
         ):
             answering = (
-                ask_on_terminal(engine, event.request, printer)
+                ask_on_terminal(engine, event.request, asking)
                 if interactive
                 else reject(engine, event.request)
             )
@@ -203,7 +228,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             asks.add(task)
             task.add_done_callback(asks.discard)
         elif isinstance(event, StatusEvent) and event.session == printer.session and args.verbose:
-            print(f"[{event.status}] {event.detail}", file=sys.stderr)
+            print(f"[{event.status}] {printable(event.detail)}", file=sys.stderr)
 
     engine.subscribe(listen)
     loop = asyncio.get_running_loop()
@@ -423,6 +448,12 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
     async def open_engine() -> Engine:
         return await Engine.open(home, registry=registry)
 
+    async def check_store() -> None:
+        """Open the store once before the screen takes over, so that a store Cockpit
+        cannot use (SchemaError) is reported on one line rather than inside the TUI."""
+        await (await open_engine()).close()
+
+    asyncio.run(check_store())
     CockpitApp(open_engine, folder=folder, agent=args.agent).run()
     return EXIT_OK
 
@@ -439,15 +470,54 @@ def subcommand(arguments: Sequence[str]) -> str | None:
     return None
 
 
+LOG_NAME = "cockpit.log"
+
+
+class _LogFile(logging.FileHandler):
+    """Cockpit's log file: created owner-only when the first record comes, and silent when
+    it cannot be written (the terminal is never the fallback)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, encoding="utf-8", delay=True)
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+
+    def _open(self) -> io.TextIOWrapper:
+        path = Path(self.baseFilename)
+        private_dir(path.parent)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        return open(descriptor, "a", encoding="utf-8")  # the handler closes it
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """A record that cannot be written is dropped, never shown on the terminal."""
+
+
+def log_to_file(home: Path) -> None:
+    """Send Python logging to `logs/cockpit.log` in the data folder, never to the terminal:
+    the ACP SDK logs a traceback for each message of an agent's it cannot handle, which
+    must not land in the user's terminal, or across the TUI. Installed once."""
+    root = logging.getLogger()
+    if not any(isinstance(handler, _LogFile) for handler in root.handlers):
+        root.addHandler(_LogFile(home / "logs" / LOG_NAME))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return dispatch(arguments)
+    except (SchemaError, SessionBusy) as error:  # a store from a newer Cockpit, or a
+        print(f"cockpit: {error}", file=sys.stderr)  # session another Cockpit writes
+        return EXIT_USAGE
+
+
+def dispatch(arguments: list[str]) -> int:
     if subcommand(arguments) is None:
         tui_args = tui_parser().parse_args(arguments)
-        return tui_command(
-            tui_args, tui_args.data_dir.expanduser() if tui_args.data_dir else data_dir()
-        )
-    args = parser().parse_args(argv)
+        tui_home = tui_args.data_dir.expanduser() if tui_args.data_dir else data_dir()
+        log_to_file(tui_home)
+        return tui_command(tui_args, tui_home)
+    args = parser().parse_args(arguments)
     home = args.data_dir.expanduser() if args.data_dir else data_dir()
+    log_to_file(home)
     if args.command == "run":
         return asyncio.run(run_command(args, home))
     if args.command == "ls":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import uuid
@@ -68,9 +69,9 @@ from cockpit.policy import Policy, decide
 from cockpit.processes import describe_exit
 from cockpit.registry import AgentSpec
 from cockpit.terminals import Terminals, default_env
-from cockpit.transport import AgentTransport
-from store import Chunk, Frame, SessionRecord, Store, chunk_from_update, note
-from store.chunks import META_UPDATES
+from cockpit.transport import AgentTransport, preview
+from store import Chunk, Frame, SessionBusy, SessionRecord, Store, chunk_from_update, note
+from store.chunks import META_UPDATES, TEXT_UPDATES
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,9 @@ FINISHED_TOOL_STATES = frozenset({"completed", "failed", "cancelled"})
 
 TERMINAL_REFRESH = 0.3
 """Seconds between live updates of a running command's output on its tool card."""
+
+RECEIVED_KEPT = 4096
+"""Characters of a malformed update (as JSON) kept on its notice row."""
 
 
 class StartError(RuntimeError):
@@ -261,6 +265,9 @@ class LiveSession:
         streamed token, only to be turned back into JSON for the store)."""
         method = message.get("method")
         params = message.get("params")
+        if method == "session/update" and "id" not in message and not isinstance(params, dict):
+            self._malformed("a session/update whose params are not an object", params)
+            return True  # the SDK would only log a validation traceback and drop it
         if not isinstance(params, dict):
             return False
         if method == "session/update" and "id" not in message:
@@ -278,7 +285,17 @@ class LiveSession:
                 )
                 return True
             update = params.get("update")
-            self._inbox.put_nowait(update if isinstance(update, dict) else {})
+            if not isinstance(update, dict):
+                self._malformed("a session/update whose update is not an object", update)
+            elif update.get("sessionUpdate") in TEXT_UPDATES and not isinstance(
+                update.get("content"), dict
+            ):
+                self._malformed(
+                    f"a text chunk ({update['sessionUpdate']}) whose content is not an object",
+                    update,
+                )
+            else:
+                self._inbox.put_nowait(update)
             return True
         elif method == "session/request_permission":
             tool_call = params.get("toolCall")
@@ -298,6 +315,22 @@ class LiveSession:
 
     def _dropped(self, what: str) -> None:
         self._inbox.put_nowait(note(self.id, "notice", f"Ignored {what} from the agent."))
+
+    def _malformed(self, what: str, value: Any) -> None:
+        """A notice for an update Cockpit cannot fold, keeping (a bounded preview of) what
+        the agent sent."""
+        raw = json.dumps(value, ensure_ascii=False, default=repr)
+        kept: dict[str, Any] = {"received": raw[:RECEIVED_KEPT]}
+        if len(raw) > RECEIVED_KEPT:
+            kept["receivedLength"] = len(raw)
+        self._inbox.put_nowait(
+            note(
+                self.id,
+                "notice",
+                f"Ignored {what} from the agent: {preview(raw.encode('utf-8', 'replace'))}",
+                **kept,
+            )
+        )
 
     async def _consume(self) -> None:
         """Apply the inbox to the store, in order, and emit frames in batches."""
@@ -368,6 +401,7 @@ class LiveSession:
 
     async def start(self) -> None:
         """Spawn the agent, shake hands, and open (or reload) its ACP session."""
+        await self._claim()
         self._stopping = False
         self._exit_reported = False
         self._ensure_consumer()
@@ -396,6 +430,16 @@ class LiveSession:
         except (RequestError, ValidationError, ConnectionError, OSError) as error:
             await self._fail(f"The agent failed while starting: {_describe(error)}", stop=True)
         self._set_status(Status.READY)
+
+    async def _claim(self) -> None:
+        """Become the session's only writer before an agent runs for it. When another
+        Cockpit writes it, SessionBusy says so on the session's status (not as a row: the
+        transcript is the other Cockpit's to write)."""
+        try:
+            await self._store.claim(self.id)
+        except SessionBusy as error:
+            self._set_status(Status.ERROR, str(error))
+            raise
 
     async def _fail(self, message: str, *, stop: bool = False) -> NoReturn:
         if stop:
@@ -502,12 +546,18 @@ class LiveSession:
             await self._record(note(self.id, "notice", message))
             await self._save_session_state(response)
         elif "resume" in session_caps:
-            resumed = await asyncio.wait_for(
-                self.conn.resume_session(
-                    cwd=str(self.root), session_id=self.agent_session_id, mcp_servers=[]
-                ),
-                self._handshake_timeout,
-            )
+            try:
+                resumed = await asyncio.wait_for(
+                    self.conn.resume_session(
+                        cwd=str(self.root), session_id=self.agent_session_id, mcp_servers=[]
+                    ),
+                    self._handshake_timeout,
+                )
+            except RequestError as error:
+                await self._fresh_session(
+                    f"the agent could not resume its session ({_describe(error)})"
+                )
+                return
             await self._record(
                 note(self.id, "notice", "Reconnected: the agent resumed its session.")
             )
@@ -540,6 +590,7 @@ class LiveSession:
         if self._exit_reported:
             return
         self._exit_reported = True
+        await self._close_open("exit", "the agent exited", "failed")
         tail = self.process.stderr_tail() if self.process is not None else ""
         message = f"The agent exited with {describe_exit(code)}."
         if tail:
@@ -569,9 +620,15 @@ class LiveSession:
             with contextlib.suppress(BaseException):
                 await self._consumer
             self._consumer = None
+        with contextlib.suppress(Exception):
+            await self._store.release(self.id)  # another Cockpit may continue it now
 
     async def _shutdown(self) -> None:
         self._stopping = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self._close_open("stop", "the session was stopped", "cancelled"), 2
+            )
         for pending in list(self.pending.values()):
             if not pending.answer.done():
                 pending.answer.set_result(None)
@@ -610,6 +667,7 @@ class LiveSession:
     async def prompt(self, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
         """Run one turn; returns its stop reason ("error" when the agent failed)."""
         async with self._turn_lock:
+            await self._claim()  # SessionBusy before the prompt is stored or sent
             payload = (
                 {"blocks": [b.model_dump(by_alias=True, exclude_none=True) for b in blocks]}
                 if blocks
@@ -694,19 +752,24 @@ class LiveSession:
         self._cancelling = True
         with contextlib.suppress(ConnectionError):
             await self.conn.cancel(session_id=self.agent_session_id)
+        await self._close_open("cancel", None, "cancelled")
+        return True
+
+    async def _close_open(self, decided_by: str, reason: str | None, tool_status: str) -> None:
+        """Answer every pending permission request `cancelled` (saying why) and mark every
+        open tool call `tool_status`: nothing stays waiting on an agent that will not go on."""
         for pending in list(self.pending.values()):
-            await self._decide(pending, None, "cancel")
+            await self._decide(pending, None, decided_by, reason=reason)
         await self._settle()
         for tool_call_id in list(self._open_tools):
             self._inbox.put_nowait(
                 Chunk(
                     self.id,
                     "tool_call_update",
-                    data={"toolCallId": tool_call_id, "status": "cancelled"},
+                    data={"toolCallId": tool_call_id, "status": tool_status},
                 )
             )
         await self._settle()
-        return True
 
     async def set_mode(self, mode_id: str) -> None:
         """Switch the agent's session mode."""
@@ -747,6 +810,8 @@ class LiveSession:
             await self._decide(pending, None, "cancel")
         elif (chosen := await self._automatic(request)) is not None:
             await self._decide(pending, *chosen)
+        elif self._exit_reported or not self.running:
+            await self._decide(pending, None, "exit", reason="the agent exited")
         else:
             self.pending[request.id] = pending
             self._set_status(Status.WAITING, request.title)
@@ -791,22 +856,35 @@ class LiveSession:
         await self._decide(pending, option_id, decided_by)
 
     async def _decide(
-        self, pending: _Pending, option_id: str | None, decided_by: str, rule: str | None = None
+        self,
+        pending: _Pending,
+        option_id: str | None,
+        decided_by: str,
+        rule: str | None = None,
+        *,
+        reason: str | None = None,
     ) -> None:
-        """Write the decision row, THEN answer the agent."""
+        """Write the decision row, THEN answer the agent. `reason` says why a request was
+        cancelled when it was not the user's cancel (the agent exited...)."""
         if pending.answer.done():
             return
         request = pending.request
         option = find_option(request.options, option_id) if option_id is not None else None
         if option is not None and option.get("kind") == "allow_always":
             self._always.add(remembered_key(request.kind, request.title))
+        text = (
+            f"Cancelled: {request.title} ({reason})"
+            if option is None and reason
+            else decision_text(request.title, option, decided_by, rule)
+        )
         await self._record(
             note(
                 self.id,
                 "permission",
-                decision_text(request.title, option, decided_by, rule),
+                text,
                 toolCallId=request.tool_call_id,
                 rule=rule,
+                **({"reason": reason} if reason else {}),
                 optionId=option_id,
                 optionKind=option.get("kind") if option else None,
                 decidedBy=decided_by,

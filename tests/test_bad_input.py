@@ -3,9 +3,33 @@ nothing already stored is lost."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
 from store import Store, ViewTranscript, chunk_from_update
 from store.paging import PAGE_BYTES
+from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
 from tests.helpers import feed, new_session, pieces, reply, texts, update
+from tests.test_engine_restart import TINY, tiny
+
+
+def stored(path: Path, sql: str) -> list[tuple[object, ...]]:
+    """Read the database file with a separate plain connection."""
+    with sqlite3.connect(path) as db:
+        return db.execute(sql).fetchall()
+
+
+async def flushed(path: Path, sql: str, expected: list[tuple[object, ...]]) -> None:
+    """Wait (a second at most) for the store's flush timer to write what `sql` expects."""
+    for _ in range(100):
+        if stored(path, sql) == expected:
+            return
+        await asyncio.sleep(0.01)
+    assert stored(path, sql) == expected
 
 
 async def test_invalid_utf8_and_lone_surrogates_are_stored_as_replacement_characters(
@@ -24,7 +48,77 @@ async def test_invalid_utf8_and_lone_surrogates_are_stored_as_replacement_charac
     rows = await store.all_rows(session)
     assert rows[0].text == "ok caf\ufffd \ufffd \ufffd end"
     assert rows[1].payload is not None
-    assert rows[1].payload["title"] == "bad \udcff title"
+    assert rows[1].payload["title"] == "bad \ufffd title"
+
+
+async def test_a_lone_surrogate_in_a_message_id_is_stored(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path, flush_interval=0.01) as store:
+        session = await new_session(store)
+        await store.begin_turn(session, "go")
+        await feed(
+            store,
+            [
+                reply(session, "first part, ", message_id="m\udcff1"),
+                reply(session, "second part", message_id="m\udcff1"),
+                reply(session, "another message", message_id="m\udcff2"),
+            ],
+        )
+        await flushed(  # the timed flush writes the open row
+            path,
+            "SELECT key, text FROM messages WHERE kind = 'agent'",
+            [
+                ("agent:1:m\ufffd1", "first part, second part"),
+                ("agent:1:m\ufffd2", "another message"),
+            ],
+        )
+        await store.end_turn(session)
+
+
+async def test_a_lone_surrogate_in_a_tool_call_id_is_stored(store: Store) -> None:
+    session = await new_session(store)
+    await feed(
+        store,
+        [
+            update(session, sessionUpdate="tool_call", toolCallId="t\udcff", title="Run \ud800"),
+            update(
+                session,
+                sessionUpdate="tool_call_update",
+                toolCallId="t\udcff",
+                status="completed",
+                content=[{"type": "content", "content": {"type": "text", "text": "out\udcff"}}],
+            ),
+            reply(session, "done"),
+        ],
+    )
+    await store.end_turn(session)
+    rows = await store.all_rows(session)
+    assert [(r.key, r.kind) for r in rows] == [("tool:t\ufffd", "tool"), ("agent:0:@2", "agent")]
+    assert rows[0].payload == {
+        "toolCallId": "t\ufffd",
+        "title": "Run \ufffd",
+        "status": "completed",
+        "content": [{"type": "content", "content": {"type": "text", "text": "out\ufffd"}}],
+    }
+
+
+async def test_a_lone_surrogate_in_session_info_is_stored(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with await Store.open(path, flush_interval=0.01) as store:
+        session = await new_session(store)
+        await feed(
+            store,
+            [
+                update(session, sessionUpdate="session_info_update", title="Fix \udcff build"),
+                update(session, sessionUpdate="current_mode_update", currentModeId="plan\ud800"),
+            ],
+        )
+        await flushed(path, "SELECT title FROM sessions", [("Fix \ufffd build",)])
+        record = await store.get_session(session)
+        assert record is not None
+        assert record.title == "Fix \ufffd build"
+        assert record.info == {"title": "Fix \ufffd build"}
+        assert record.modes == {"currentModeId": "plan\ufffd"}
 
 
 async def test_a_ten_megabyte_message_is_one_row_and_one_page(store: Store) -> None:
@@ -95,3 +189,70 @@ async def test_a_huge_unknown_update_is_kept_truncated(store: Store) -> None:
     assert row.kind == "notice"
     assert row.payload is not None
     assert len(row.payload["truncated"]) == 64 * 1024
+
+
+async def test_malformed_updates_from_a_real_agent_become_notices_keeping_what_was_sent(
+    tmp_path: Path,
+) -> None:
+    """params or update not an object, a text chunk whose content is not an object: each is
+    a notice that previews it and keeps (a bounded copy of) what the agent sent."""
+    project = tmp_path / "project"
+    project.mkdir()
+    async with open_engine(tmp_path / "home") as (engine, recorder):
+        record = await engine.create_session(tiny(), project)
+        assert await engine.prompt(record.id, "bad") == "end_turn"
+        rows = await rows_of(engine, record.id)
+        assert [r.kind for r in rows] == ["user", "notice", "notice", "notice", "notice", "agent"]
+        params, update_, content, huge = rows[1:5]
+        assert (
+            params.text
+            == 'Ignored a session/update whose params are not an object from the agent: "x"'
+        )
+        assert params.payload == {"received": '"x"'}
+        assert update_.text.endswith('whose update is not an object from the agent: "y"')
+        assert update_.payload == {"received": '"y"'}
+        assert "(agent_message_chunk) whose content is not an object" in content.text
+        assert content.payload is not None
+        assert '"content": "not a block"' in content.payload["received"]
+        assert huge.payload is not None
+        assert huge.payload["received"] == '"' + "z" * 4095
+        assert huge.payload["receivedLength"] == 100_002
+        assert len(huge.text) < 250 and huge.text.endswith("...")
+        assert rows[5].text == "still here"
+        assert_live_equals_stored(recorder, record.id, rows)
+
+
+def cockpit_run(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cockpit", "run", "--cwd", str(project), *args],
+        env={**os.environ, "COCKPIT_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_cockpit_run_shows_notices_and_keeps_sdk_tracebacks_off_the_terminal(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    home = tmp_path / "home"
+    bad = cockpit_run(home, project, "--agent-cmd", f"{sys.executable} {TINY}", "bad")
+    assert bad.returncode == 0, bad.stderr
+    assert (
+        '! Ignored a session/update whose params are not an object from the agent: "x"'
+        in bad.stdout
+    )
+    assert "whose content is not an object" in bad.stdout
+    assert "still here" in bad.stdout
+    assert bad.stderr == ""
+    # The demo's garbage includes an unknown notification, which the SDK logs with a
+    # traceback: it goes to Cockpit's log file, not to the terminal.
+    garbage = cockpit_run(home, project, "garbage")
+    assert garbage.returncode == 0, garbage.stderr
+    assert "Still here after the garbage." in garbage.stdout
+    assert "Traceback" not in garbage.stderr and garbage.stderr == ""
+    log = home / "logs" / "cockpit.log"
+    assert "unknown/notification" in log.read_text()
+    assert oct(log.stat().st_mode & 0o777) == "0o600"

@@ -1,0 +1,138 @@
+"""`cockpit run` and friends as real subprocesses: asking on a terminal while stdout is a
+pipe, the exit codes (1 for another stop reason, 130 on Ctrl-C, 2 for a store from a
+newer Cockpit), and what --verbose prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from tests.test_cli import ROOT, cockpit
+from tests.test_engine_restart import TINY
+
+TINY_CMD = f"{sys.executable} {TINY}"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "README.md").write_text("# readme\n")
+    return folder
+
+
+def start(home: Path, *args: str, stdin: int | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "cockpit", *args],
+        cwd=ROOT,
+        env={**os.environ, "COCKPIT_HOME": str(home)},
+        stdin=stdin if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def read_until(stream: IO[bytes], done: bytes | int, timeout: float = 60) -> bytes:
+    """Read `stream` until it holds `done` (bytes) or that many bytes (int)."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while (done not in seen) if isinstance(done, bytes) else (len(seen) < done):
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"timed out; so far: {seen!r}"
+        data = os.read(stream.fileno(), 65536)
+        assert data, f"the stream ended; so far: {seen!r}"
+        seen += data
+    return seen
+
+
+def test_a_question_is_asked_when_stdin_is_a_terminal_and_stdout_a_pipe(
+    tmp_path: Path, project: Path
+) -> None:
+    master, slave = os.openpty()
+    process = start(tmp_path / "home", "run", "--cwd", str(project), "permission", stdin=slave)
+    os.close(slave)
+    try:
+        assert process.stderr is not None
+        asked = read_until(process.stderr, b"choose a number (Enter cancels): ").decode()
+        assert "? The agent asks to: Write demo-notes.md [edit]" in asked
+        assert "  1. Allow once (allow_once)" in asked
+        os.write(master, b"1\n")
+        out, err = process.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    stdout = out.decode()
+    assert "* Allowed once: Write demo-notes.md\n" in stdout
+    assert "The agent asks" not in stdout  # stdout holds only the session
+    assert "Decision received: I wrote `demo-notes.md` (allowed once)." in stdout
+    assert (project / "demo-notes.md").exists()
+
+
+def test_another_stop_reason_exits_one(tmp_path: Path, project: Path) -> None:
+    result = cockpit(
+        tmp_path / "home", "run", "--cwd", str(project), "--agent-cmd", TINY_CMD, "max_tokens"
+    )
+    assert result.returncode == 1
+    assert "cockpit: the turn ended with stop reason 'max_tokens'" in result.stderr
+    assert "! The agent stopped: it reached its output token limit." in result.stdout
+
+
+def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "home"
+    process = start(home, "run", "--cwd", str(project), "slow")
+    try:
+        assert process.stdout is not None
+        first = read_until(process.stdout, 60)
+        process.send_signal(signal.SIGINT)
+        rest, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert "cockpit: the turn ended with stop reason 'cancelled'" in err.decode()
+    printed = (first + rest).decode()
+    (listed,) = json.loads(cockpit(home, "ls", "--json").stdout)
+    shown = json.loads(cockpit(home, "show", listed["id"], "--json").stdout)
+    (reply,) = [row for row in shown["rows"] if row["kind"] == "agent"]
+    assert reply["text"].startswith("# A slow reply")
+    assert len(reply["text"]) >= 60
+    assert reply["text"].strip() == printed.strip()  # what was shown is what was kept
+    assert len(reply["text"]) < 1200  # cut short by the cancel
+
+
+def test_verbose_status_lines_are_cleaned_of_escape_sequences(
+    tmp_path: Path, project: Path
+) -> None:
+    result = cockpit(
+        tmp_path / "home", "run", "--verbose", "--cwd", str(project), "--agent-cmd", TINY_CMD, "ask"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "[waiting] Delete everything\n" in result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "answered: no" in result.stdout  # no terminal to ask: rejected
+
+
+def test_a_store_from_a_newer_cockpit_is_one_clear_line(tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "home"
+    assert cockpit(home, "ls").returncode == 0
+    with sqlite3.connect(home / "cockpit.db") as db:
+        db.execute("PRAGMA user_version = 999")
+    for args in (["ls"], ["show", "abc"], ["run", "--cwd", str(project), "hello"], []):
+        result = cockpit(home, *args, cwd=project)  # [] opens the TUI
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr.startswith("cockpit: ")
+        assert "newer Cockpit" in result.stderr
+        assert result.stdout == ""

@@ -1,0 +1,186 @@
+"""A tiny ACP agent on the real SDK, with configurable capabilities, for the engine tests.
+
+Run by path: `python tests/tiny_agent.py [--caps load,resume] [--resume-fails]`.
+
+- `--caps`: what it advertises: `load` (session/load, which replays nothing), `resume`
+  (session/resume), both, or `none`.
+- `--resume-fails`: session/resume answers with an error.
+
+Words in the prompt pick what a turn does (the reply is "ok" otherwise):
+
+- `ask-and-exit`: starts a tool call, asks permission for it, then exits with code 9
+  before any answer.
+- `ask`: asks permission for a tool call whose title holds escape sequences, then says
+  which option was chosen.
+- `max_tokens`, `refusal`: a short reply, then that stop reason.
+- `usage`: a short reply, then usage and a Gemini-style `_meta` quota in the response.
+- `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
+  is not an object, a text chunk whose content is not an object, a 100 KB update that is a
+  string), then "still here".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import uuid
+from typing import Any, cast
+
+from acp.core import Agent, AgentSideConnection, RequestError, run_agent
+from acp.helpers import start_tool_call, update_agent_message_text
+from acp.schema import (
+    AgentCapabilities,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptResponse,
+    RequestPermissionResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionResumeCapabilities,
+    ToolCallUpdate,
+    Usage,
+)
+
+EXIT_CODE = 9
+ESCAPED_TITLE = "Delete \x1b]0;pwned\x07\x1b[31meverything\x1b[0m"
+BAD_LINES = (
+    {"jsonrpc": "2.0", "method": "session/update", "params": "x"},
+    {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "{sid}", "update": "y"}},
+    {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "{sid}",
+            "update": {"sessionUpdate": "agent_message_chunk", "content": "not a block"},
+        },
+    },
+    {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "{sid}", "update": "z" * 100_000},
+    },
+)
+
+
+class TinyAgent:
+    """Answers just enough of ACP; a plain class, not a subclass of the SDK's Protocol."""
+
+    def __init__(self, writer: asyncio.StreamWriter, options: argparse.Namespace) -> None:
+        self.writer = writer
+        self.caps = set(options.caps.split(",")) - {"none", ""}
+        self.resume_fails = options.resume_fails
+        self.conn: AgentSideConnection | None = None
+        self.background: set[asyncio.Future[Any]] = set()
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=min(protocol_version, 1),
+            agent_capabilities=AgentCapabilities(
+                load_session="load" in self.caps,
+                session_capabilities=SessionCapabilities(
+                    resume=SessionResumeCapabilities() if "resume" in self.caps else None
+                ),
+            ),
+        )
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        return NewSessionResponse(session_id=uuid.uuid4().hex)
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        return LoadSessionResponse()  # it says yes, and replays nothing
+
+    async def resume_session(
+        self, cwd: str, session_id: str, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        if self.resume_fails:
+            raise RequestError.internal_error({"reason": "this tiny agent forgot everything"})
+        return ResumeSessionResponse()
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def say(self, session_id: str, text: str) -> None:
+        assert self.conn is not None
+        await self.conn.session_update(
+            session_id=session_id, update=update_agent_message_text(text)
+        )
+
+    async def ask(self, session_id: str, title: str) -> RequestPermissionResponse:
+        assert self.conn is not None
+        return await self.conn.request_permission(
+            session_id=session_id,
+            tool_call=ToolCallUpdate(tool_call_id="call_1", title=title, kind="delete"),
+            options=[
+                PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            ],
+        )
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        assert self.conn is not None
+        words = " ".join(getattr(block, "text", "") for block in prompt).split()
+        if "ask-and-exit" in words:
+            await self.conn.session_update(
+                session_id=session_id,
+                update=start_tool_call("call_1", "Delete everything", kind="delete"),
+            )
+            self.background.add(asyncio.ensure_future(self.ask(session_id, "Delete everything")))
+            await asyncio.sleep(0.5)  # the question reaches the client; then the agent dies
+            await self.writer.drain()
+            sys.stderr.write("tiny agent: exiting while a question is open\n")
+            sys.stderr.flush()
+            os._exit(EXIT_CODE)
+        if "bad" in words:
+            for line in BAD_LINES:
+                raw = json.dumps(line).replace("{sid}", session_id)
+                self.writer.write(raw.encode() + b"\n")
+            await self.writer.drain()
+            await self.say(session_id, "still here")
+            return PromptResponse(stop_reason="end_turn")
+        if "ask" in words:
+            outcome = (await self.ask(session_id, ESCAPED_TITLE)).outcome
+            await self.say(session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}")
+            return PromptResponse(stop_reason="end_turn")
+        await self.say(session_id, "ok")
+        if "max_tokens" in words or "refusal" in words:
+            return PromptResponse(stop_reason="max_tokens" if "max_tokens" in words else "refusal")
+        if "usage" in words:
+            return PromptResponse(
+                stop_reason="end_turn",
+                usage=Usage(total_tokens=30, input_tokens=20, output_tokens=10),
+                field_meta={"quota": {"token_count": {"input_tokens": 20, "output_tokens": 10}}},
+            )
+        return PromptResponse(stop_reason="end_turn")
+
+
+async def serve(options: argparse.Namespace) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    agent = TinyAgent(writer, options)
+    await run_agent(
+        cast(Agent, agent), input_stream=writer, output_stream=reader, use_unstable_protocol=True
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--caps", default="none")
+    parser.add_argument("--resume-fails", action="store_true")
+    asyncio.run(serve(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
