@@ -89,13 +89,13 @@ try:
     from store import entries as log_entries
     from store.chunklog import ChunkLog, log_path
     from store.entries import Draft, Entry
-    from store.requests import RequestSpec, compose_request
+    from store.requests import RequestSpec, compose_request, thinking_config
 except ImportError:  # run by path from a checkout: put the project root on the path
     sys.path.append(str(Path(__file__).resolve().parent.parent))
     from store import entries as log_entries
     from store.chunklog import ChunkLog, log_path
     from store.entries import Draft, Entry
-    from store.requests import RequestSpec, compose_request
+    from store.requests import RequestSpec, compose_request, thinking_config
 
 log = logging.getLogger("claude-agent")
 
@@ -115,8 +115,9 @@ DEFAULT_MODELS = {
     "claude-haiku-4-5": "Claude Haiku 4.5",
 }
 MODES = {"ask": "Ask before edits", "accept": "Accept edits", "plan": "Plan only"}
-THINKING = {"off": "Off", "adaptive": "Adaptive"}
-THINKING_CONFIG: dict[str, dict[str, Any] | None] = {"off": None, "adaptive": {"type": "adaptive"}}
+THINKING = {"off": "Off", "adaptive": "On"}
+"""Thinking settings: "adaptive" turns thinking on, as the model takes it (adaptive on the
+newest models, a token budget on older ones: `store.requests.thinking_config`)."""
 MODEL_OPTION, THINKING_OPTION = "model", "thinking"
 
 MAX_TOKENS = int(os.environ.get("COCKPIT_CLAUDE_MAX_TOKENS") or 16000)
@@ -287,6 +288,14 @@ def data_root() -> Path:
 
 
 @dataclass
+class Queued:
+    """A prompt that arrived while a turn ran, and the answer its request waits for."""
+
+    text: str
+    answer: asyncio.Future[StopReason]
+
+
+@dataclass
 class Session:
     """One session: its settings, its log (in memory and on disk) and the running turn."""
 
@@ -298,18 +307,17 @@ class Session:
     model: str = ""
     thinking: str = "off"
     task: asyncio.Task[PromptResponse] | None = None
-    queued: list[str] = field(default_factory=list)
+    queued: list[Queued] = field(default_factory=list)
     """Prompts that arrived while a turn ran, waiting for the next step boundary."""
-    waiters: list[asyncio.Future[StopReason]] = field(default_factory=list)
 
     def spec(self) -> RequestSpec:
-        """The request settings of the next model call."""
+        """The request settings of a turn that starts now (a turn keeps them to its end)."""
         return RequestSpec(
             model=self.model,
             max_tokens=MAX_TOKENS,
             system=system_prompt(self.cwd),
             tools=TOOLS,
-            thinking=THINKING_CONFIG.get(self.thinking),
+            thinking=thinking_config(self.model, self.thinking, MAX_TOKENS),
         )
 
     async def append(self, turn: str, step: int, draft: Draft) -> Entry:
@@ -435,6 +443,16 @@ def relative(cwd: str, path: str) -> str:
     return posixpath.relpath(path, cwd) if path.startswith(cwd) else path
 
 
+def argument_path(cwd: str, path: str) -> str:
+    """A resolved path as a program argument (find, grep): relative to the project folder
+    and led by `./` (or absolute), so a name like `-fprint` can never read as an option or
+    an expression."""
+    shown = relative(cwd, path)
+    if shown == "." or shown.startswith("/"):
+        return shown
+    return f"./{shown}"
+
+
 def clip(text: str, limit: int = READ_LIMIT) -> str:
     """`text` cut to `limit` characters, saying so."""
     if len(text) <= limit:
@@ -505,15 +523,25 @@ class Outcome:
 class Turn:
     """One prompt being answered: the step loop, the stream, the tools."""
 
-    def __init__(self, agent: ClaudeAgent, session: Session) -> None:
+    def __init__(
+        self, agent: ClaudeAgent, session: Session, usage: dict[str, int] | None = None
+    ) -> None:
         self.agent = agent
         self.session = session
         self.conn = agent.connection()
         self.id = uuid.uuid4().hex[:16]
+        self.spec = session.spec()
+        """The model and thinking settings, fixed for the whole turn: with thinking on, the
+        API refuses a tool-loop step whose last assistant message does not open with a
+        thinking block, so a setting changed mid-turn applies from the next turn."""
         self.step = 0
         self.open: dict[int, OpenBlock] = {}
         self.unanswered: dict[str, Call] = {}
-        self.usage = {"input": 0, "write": 0, "read": 0, "output": 0}
+        self.joined: list[Queued] = []
+        """Queued prompts this turn logged: their requests are answered when it ends."""
+        self.usage = (
+            usage if usage is not None else {"input": 0, "write": 0, "read": 0, "output": 0}
+        )
         self.notes = 0
         self.response: dict[str, Any] = {"content": []}
         """What the current model call returned so far (recorded for `cockpit inspect`)."""
@@ -535,11 +563,15 @@ class Turn:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    async def run(self, text: str) -> PromptResponse:
-        """Answer one prompt; a cancel, an API error or a stop reason ends the loop."""
-        prompt = log_entries.user_text(text, f"{self.id}-user-0")
+    async def run(self, text: str | None) -> PromptResponse:
+        """Answer one prompt (None: the queued prompts a previous turn left unanswered); a
+        cancel, an API error or a stop reason ends the loop. Prompts still queued when the
+        turn is cancelled or fails are logged after its end, so none is lost."""
         try:
-            await self.session.append(self.id, 0, prompt)  # the prompt is logged before any call
+            if text is not None:  # the prompt is logged before any call
+                prompt = log_entries.user_text(text, f"{self.id}-user-0")
+                await self.session.append(self.id, 0, prompt)
+            await self.take_queued()
             stop = await self.loop()
         except asyncio.CancelledError:
             current = asyncio.current_task()
@@ -547,6 +579,7 @@ class Turn:
                 current.uncancel()
             await self.settle("Cancelled by the user before the tool finished.", notify=False)
             await self.session.append(self.id, self.step, log_entries.system_note("cancelled"))
+            await self.take_queued()
             stop = "cancelled"
         except ModelFailure as failure:
             await self.settle("Not run: the model call failed.")
@@ -555,6 +588,7 @@ class Turn:
                 self.step,
                 log_entries.error(str(failure), f"{self.id}-error-{self.step}", failure.status),
             )
+            await self.take_queued()
             raise api_request_error(failure) from failure
         return PromptResponse(stop_reason=stop, usage=self.usage_total())
 
@@ -593,12 +627,19 @@ class Turn:
                 return "end_turn"
 
     async def take_queued(self) -> bool:
-        """Log the prompts that arrived during this step, after its tool results."""
-        queued, self.session.queued = self.session.queued, []
-        for number, text in enumerate(queued, start=1):
-            message_id = f"{self.id}-user-{self.step}-{number}"
-            await self.session.append(self.id, self.step, log_entries.user_text(text, message_id))
-        return bool(queued)
+        """Log the prompts that arrived during this step, after its tool results, and show
+        each where it lands (as a user message under the id a replay sends it with). Their
+        requests join this turn."""
+        taken = 0
+        while self.session.queued:  # one may arrive while another is written
+            item = self.session.queued.pop(0)
+            taken += 1
+            self.joined.append(item)  # before the write: a cancel now still answers it
+            message_id = f"{self.id}-user-{self.step}-{len(self.joined)}"
+            draft = log_entries.user_text(item.text, message_id)
+            await self.session.append(self.id, self.step, draft)
+            await self.send(user_chunk(item.text, message_id))
+        return taken > 0
 
     async def settle(self, why: str, notify: bool = True) -> None:
         """Give every tool call of this step that has no result an error result, so the log
@@ -624,7 +665,7 @@ class Turn:
         """Send the request composed from the log, stream the reply into the client and the
         log (each block written as it seals), and record the call for `cockpit inspect`."""
         session = self.session
-        spec = session.spec()
+        spec = self.spec
         request = compose_request(session.entries, spec)
         upto = session.entries[-1].seq
         number = await asyncio.shield(session.log.begin_call(self.id, self.step, upto, spec))
@@ -961,9 +1002,17 @@ class Turn:
         prune: list[str] = []
         for name in LIST_SKIP:
             prune += ["-o", "-name", name] if prune else ["-name", name]
-        args = [relative(self.session.cwd, path), "-maxdepth", str(depth)]
+        args = [argument_path(self.session.cwd, path), "-maxdepth", str(depth)]
         args += ["(", *prune, ")", "-prune", "-o", "-print"]
         outcome = await self.in_terminal(call, "find", args, None, COMMAND_TIMEOUT)
+        if not outcome.ok:
+            head = outcome.content.partition("\n")[0]
+            return Outcome(
+                f"Could not list {relative(self.session.cwd, path)}: find failed. "
+                + clip(outcome.content),
+                ok=False,
+                shown=[tool_content(text_block(f"find failed: {head}"))],
+            )
         names = sorted(line for line in outcome.content.splitlines()[1:] if line.strip())
         listing = "\n".join(names[:LIST_ENTRIES])
         if len(names) > LIST_ENTRIES:
@@ -979,7 +1028,7 @@ class Turn:
         glob = call.input.get("glob")
         if isinstance(glob, str) and glob.strip():
             args.append(f"--include={glob.strip()}")
-        args += ["-e", pattern, "--", relative(self.session.cwd, path)]
+        args += ["-e", pattern, "--", argument_path(self.session.cwd, path)]
         outcome = await self.in_terminal(call, "grep", args, None, COMMAND_TIMEOUT, found=(0, 1))
         lines = outcome.content.splitlines()[1:]
         matches = [line for line in lines if line.strip()]
@@ -1367,39 +1416,62 @@ class ClaudeAgent:
         api_key()
         text = prompt_text(prompt)
         if session.task is not None and not session.task.done():
-            waiter: asyncio.Future[StopReason] = asyncio.get_running_loop().create_future()
-            session.queued.append(text)
-            session.waiters.append(waiter)
-            return PromptResponse(stop_reason=await waiter)
-        turn = Turn(self, session)
-        task = asyncio.ensure_future(turn.run(text))
+            answer: asyncio.Future[StopReason] = asyncio.get_running_loop().create_future()
+            session.queued.append(Queued(text, answer))
+            return PromptResponse(stop_reason=await answer)
+        task = asyncio.ensure_future(self.run_turns(session, text))
         session.task = task
         try:
-            response = await task
-        except BaseException as error:
-            self.release_waiters(session, None, error)
-            raise
+            return await task
         finally:
             if session.task is task:
                 session.task = None
-        self.release_waiters(session, response.stop_reason, None)
-        return response
 
-    def release_waiters(
-        self, session: Session, stop: StopReason | None, error: BaseException | None
-    ) -> None:
-        """Answer the prompts that joined the turn: with its stop reason, or its error."""
-        waiters, session.waiters = session.waiters, []
-        session.queued = []
-        for waiter in waiters:
-            if waiter.done():
-                continue
-            if stop is not None:
-                waiter.set_result(stop)
-            elif isinstance(error, Exception):
-                waiter.set_exception(error)
-            else:
-                waiter.set_result("cancelled")
+    async def run_turns(self, session: Session, text: str) -> PromptResponse:
+        """Run a turn for `text`. When it stops short (max_tokens, a refusal, the step limit)
+        with prompts still queued, the next turn answers them at once: the user asked
+        something. Every prompt that joined is answered with how the last turn ended; a
+        prompt left queued by a cancel or a failure was logged by the turn."""
+        joined: list[Queued] = []
+        usage = {"input": 0, "write": 0, "read": 0, "output": 0}
+        stop: StopReason | None = None
+        failure: BaseException | None = None
+        prompt: str | None = text
+        try:
+            while True:
+                turn = Turn(self, session, usage)
+                try:
+                    response = await turn.run(prompt)
+                finally:
+                    joined += turn.joined
+                if not session.queued:
+                    stop = response.stop_reason
+                    return response
+                prompt = None  # the queued prompts open the next turn
+        except BaseException as error:
+            failure = error
+            raise
+        finally:
+            # A prompt still queued here arrived during a second cancel: it was not logged,
+            # but its request is answered all the same.
+            joined += session.queued
+            session.queued = []
+            answer_all(joined, stop, failure)
+
+
+def answer_all(
+    joined: Sequence[Queued], stop: StopReason | None, error: BaseException | None
+) -> None:
+    """Answer the prompts that joined a turn: with its stop reason, or its error."""
+    for item in joined:
+        if item.answer.done():
+            continue
+        if stop is not None:
+            item.answer.set_result(stop)
+        elif isinstance(error, Exception):
+            item.answer.set_exception(error)
+        else:
+            item.answer.set_result("cancelled")
 
 
 # Entry point -----------------------------------------------------------------------------

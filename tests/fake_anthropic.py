@@ -9,6 +9,12 @@ by a hash of everything before it (cache_control markers excluded, the model inc
 every breakpoint writes its prefix to the cache, and the longest prefix already written
 that ends within LOOKBACK blocks before one of the request's breakpoints is read.
 
+It refuses, with a 400 invalid_request_error as the API does, the thinking parameters the
+API refuses (`invalid_request`): adaptive thinking on a model older than Opus/Sonnet 4.6, a
+budget below 1024 or not below max_tokens, and a tool-loop step whose last assistant
+message does not open with a thinking block while thinking is on. A refused request is
+recorded (with `rejected` saying why) and consumes no scripted reply.
+
 Runs in a thread, so both async tests and agent subprocesses can talk to it.
 """
 
@@ -25,6 +31,11 @@ from typing import Any
 
 LOOKBACK = 20
 """Blocks before a breakpoint the cache looks back for an earlier entry (as the API does)."""
+ADAPTIVE_MODELS = ("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7")
+"""The models this fake knows to take `{"type": "adaptive"}` thinking; others refuse it."""
+ADAPTIVE_ONLY = ("claude-opus-4-7",)
+"""Models that refuse `{"type": "enabled"}` thinking."""
+MIN_BUDGET = 1024
 
 
 @dataclass
@@ -94,6 +105,8 @@ class Recorded:
     message_id: str
     aborted: bool = False
     """True when the client closed the stream before the server finished it."""
+    rejected: str | None = None
+    """Why the server refused the request (a 400 invalid_request_error), or None."""
     finished: threading.Event = field(default_factory=threading.Event)
 
 
@@ -124,6 +137,52 @@ def units(body: Mapping[str, Any]) -> list[tuple[Any, bool]]:
             unit = ["message", message.get("role"), index == 0, _strip(block)]
             found.append((unit, isinstance(block, dict) and "cache_control" in block))
     return found
+
+
+def invalid_request(body: Mapping[str, Any]) -> str | None:
+    """Why the real API would refuse this request's thinking with a 400
+    invalid_request_error, or None when it would take it."""
+    config = body.get("thinking")
+    if not isinstance(config, Mapping) or config.get("type") == "disabled":
+        return None
+    model = str(body.get("model"))
+    kind = config.get("type")
+    if kind == "adaptive":
+        if not model.startswith(ADAPTIVE_MODELS):
+            return f"thinking.type: adaptive thinking is not supported on the model {model}."
+    elif kind == "enabled":
+        if model.startswith(ADAPTIVE_ONLY):
+            return f"thinking.type.enabled is not supported for {model}; use adaptive."
+        budget = config.get("budget_tokens")
+        if not isinstance(budget, int) or budget < MIN_BUDGET:
+            return f"thinking.enabled.budget_tokens: Input should be >= {MIN_BUDGET}."
+        if budget >= int(body.get("max_tokens") or 0):
+            return "`max_tokens` must be greater than `thinking.budget_tokens`."
+    else:
+        return f"thinking.type: unknown type {kind!r}."
+    messages = list(body.get("messages") or ())
+    last = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"),
+        None,
+    )
+    if last is None:
+        return None
+    in_tool_loop = any(
+        isinstance(block, Mapping) and block.get("type") == "tool_result"
+        for message in messages[last + 1 :]
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
+    content = messages[last].get("content")
+    first = content[0].get("type") if isinstance(content, list) and content else "text"
+    if in_tool_loop and first not in ("thinking", "redacted_thinking"):
+        return (
+            f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, but "
+            f"found `{first}`. When `thinking` is enabled, a final `assistant` message must "
+            "start with a thinking block (preceeding the lastmost set of `tool_use` and "
+            "`tool_result` blocks)."
+        )
+    return None
 
 
 def tokens(unit: Any) -> int:
@@ -238,7 +297,12 @@ class FakeAnthropic:
 
     def _take(self, raw: bytes, headers: dict[str, str]) -> tuple[Recorded, Reply]:
         body = json.loads(raw)
+        rejected = invalid_request(body)
         with self._lock:
+            if rejected is not None:
+                recorded = Recorded(raw, body, headers, {}, self._next_id("msg"), rejected=rejected)
+                self.requests.append(recorded)
+                return recorded, http_error(400, "invalid_request_error", rejected)
             scripted = self.queue.pop(0) if self.queue else self.default(body)
             for block in scripted.blocks:
                 if block.type == "tool_use" and block.id is None:

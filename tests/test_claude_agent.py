@@ -13,28 +13,31 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
-from acp import text_block
+from acp import RequestError, text_block
 
 from cockpit.engine import Engine
 from cockpit.events import PermissionRequest, Status
 from cockpit.live import StartError
-from cockpit.ui.bubbles import AgentBubble
+from cockpit.ui.bubbles import AgentBubble, ToolCard, UserBubble
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff
 from store.chunklog import ChunkLog, log_path
 from store.entries import Entry
-from store.requests import breakpoint_paths, without_breakpoints
+from store.requests import breakpoint_paths, thinking_config, without_breakpoints
 from tests.engine_helpers import allow_all, assert_live_equals_stored, open_engine, rows_of
 from tests.fake_anthropic import (
     FakeAnthropic,
     Reply,
     http_error,
+    invalid_request,
     redacted,
     reply,
     text,
@@ -44,6 +47,8 @@ from tests.fake_anthropic import (
 from tests.ui_helpers import make_app, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
+MAX_TOKENS = 16000
+"""The agent's default max_tokens (COCKPIT_CLAUDE_MAX_TOKENS is cleared for the tests)."""
 APP = "def main():\n    return 'hello'\n\n\ndef helper():\n    return 2\n"
 
 
@@ -53,7 +58,12 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        for name in ("ANTHROPIC_MODEL", "ANTHROPIC_AUTH_TOKEN", "COCKPIT_CLAUDE_MAX_STEPS"):
+        for name in (
+            "ANTHROPIC_MODEL",
+            "ANTHROPIC_AUTH_TOKEN",
+            "COCKPIT_CLAUDE_MAX_STEPS",
+            "COCKPIT_CLAUDE_MAX_TOKENS",
+        ):
             monkeypatch.delenv(name, raising=False)
         yield server
 
@@ -78,6 +88,56 @@ def kinds(rows: list[Any]) -> list[str]:
 
 def dumped(value: Any) -> str:
     return json.dumps(without_breakpoints(value))
+
+
+MARKER = b',"cache_control":{"type":"ephemeral"}'
+"""A cache breakpoint as the SDK serialises it (compact, after the block's other keys)."""
+
+
+def raw_values(raw: bytes, opening: str) -> tuple[list[str], list[bytes]]:
+    """The members of the JSON object (opening "{") or array (opening "[") that `raw` holds,
+    each as the exact bytes that were sent, with their keys (an array has none)."""
+    text = raw.decode()
+    decoder = json.JSONDecoder()
+    closing = "}" if opening == "{" else "]"
+    assert text[0] == opening, text[:40]
+    keys: list[str] = []
+    values: list[bytes] = []
+    index = 1
+    while text[index] != closing:
+        if opening == "{":
+            key, index = decoder.raw_decode(text, index)
+            assert text[index] == ":", "the SDK sends compact JSON"
+            keys.append(key)
+            index += 1
+        start = index
+        _, index = decoder.raw_decode(text, start)
+        values.append(text[start:index].encode())
+        if text[index] == ",":
+            index += 1
+    return keys, values
+
+
+def raw_members(raw: bytes) -> dict[str, bytes]:
+    """A request body's top-level members as sent (the SDK orders them its own way)."""
+    keys, values = raw_values(raw, "{")
+    return dict(zip(keys, values, strict=True))
+
+
+def unmarked(raw: bytes) -> bytes:
+    """Raw JSON with its cache breakpoints cut out: the bytes a prompt cache compares."""
+    cut = raw.replace(MARKER, b"")
+    assert b"cache_control" not in cut, "a breakpoint serialised in an unexpected form"
+    return cut
+
+
+def mid_turn_prompt(engine: Engine, session: str, text: str) -> asyncio.Future[Any]:
+    """Send a prompt straight to the agent while a turn runs (Cockpit itself waits)."""
+    live = engine._live[session]
+    assert live.conn is not None and live.agent_session_id is not None
+    return asyncio.ensure_future(
+        live.conn.prompt(session_id=live.agent_session_id, prompt=[text_block(text)])
+    )
 
 
 async def agent_log(engine: Engine, home: Path, session: str) -> list[Entry]:
@@ -159,6 +219,20 @@ async def test_earlier_steps_are_sent_byte_identical_and_the_cache_grows(
             assert dumped(later["tools"]) == dumped(earlier["tools"])
             sent = earlier["messages"]
             assert [dumped(m) for m in later["messages"][: len(sent)]] == [dumped(m) for m in sent]
+    # The same on the bytes that went over the wire (the SDK re-serialises the request, so
+    # this is what the API saw): system and tools are identical, and every earlier request's
+    # messages, breakpoints aside, open the later request's messages byte for byte.
+    raws = [raw_members(recorded.raw) for recorded in fake.requests]
+    for index, earlier_raw in enumerate(raws):
+        _, sent_raw = raw_values(earlier_raw["messages"], "[")
+        assert len(sent_raw) == len(bodies[index]["messages"])
+        for later_raw in raws[index + 1 :]:
+            assert later_raw["system"] == earlier_raw["system"]
+            assert later_raw["tools"] == earlier_raw["tools"]
+            _, kept = raw_values(later_raw["messages"], "[")
+            assert [unmarked(m) for m in kept[: len(sent_raw)]] == [unmarked(m) for m in sent_raw]
+            prefix = unmarked(earlier_raw["messages"])[:-1]  # without the closing bracket
+            assert unmarked(later_raw["messages"]).startswith(prefix + b",")
     assert [breakpoint_paths(body) for body in bodies] == [
         ["system[0]", "messages[0].content[0]"],
         ["system[0]", "messages[0].content[0]", "messages[2].content[0]"],
@@ -302,6 +376,17 @@ async def test_a_prompt_sent_mid_turn_lands_after_the_tool_results(
         joined = await asyncio.wait_for(extra[0], 5)
         assert joined.stop_reason == "end_turn"
         entries = await agent_log(engine, home, record.id)
+        rows = await rows_of(engine, record.id)
+        assert_live_equals_stored(recorder, record.id, rows)
+    # The agent shows the prompt where it landed: after the command, before the answer,
+    # under the messageId it is logged (and replayed) with.
+    assert [(row.kind, row.text) for row in rows if row.kind != "permission"][-3:] == [
+        ("tool", ""),
+        ("user", "and then check the readme"),
+        ("agent", "Ran it, and I saw your second message."),
+    ]
+    queued = next(e for e in entries if e.data.get("text") == "and then check the readme")
+    assert queued.message_id and queued.message_id in rows[-2].key
     assert len(fake.requests) == 2
     messages = fake.bodies()[1]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "user"]
@@ -314,6 +399,148 @@ async def test_a_prompt_sent_mid_turn_lands_after_the_tool_results(
         ("user", "text", 1),
         ("assistant", "text", 2),
     ]
+
+
+@pytest.mark.parametrize("stop", ["max_tokens", "refusal"])
+async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
+    stop: str, home: Path, project: Path, fake: FakeAnthropic
+) -> None:
+    """The reply is cut (or refused) while a second prompt waits: the agent answers the
+    second prompt at once, in a turn of its own, and both requests get a response."""
+    gate = threading.Event()
+    fake.script(
+        Reply([text("The first answer is cut")], stop_reason=stop, gate=gate),
+        reply(text("Here is the answer to the second question.")),
+    )
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session("claude", project)
+        turn = asyncio.create_task(engine.prompt(record.id, "first question"))
+        await recorder.wait_for(lambda: len(fake.requests) == 1)
+        joined = mid_turn_prompt(engine, record.id, "second question")
+        await asyncio.sleep(0.5)  # the agent queues it while the first call waits
+        gate.set()
+        assert await asyncio.wait_for(turn, 10) == "end_turn"
+        assert (await asyncio.wait_for(joined, 5)).stop_reason == "end_turn"
+        rows = await rows_of(engine, record.id)
+        assert_live_equals_stored(recorder, record.id, rows)
+        entries = await agent_log(engine, home, record.id)
+    texts = [(row.kind, row.text) for row in rows]
+    cut = texts.index(("agent", "The first answer is cut"))
+    second = texts.index(("user", "second question"))
+    answer = texts.index(("agent", "Here is the answer to the second question."))
+    assert cut < second < answer
+    assert [e.data["text"] for e in entries if e.role == "user"] == [
+        "first question",
+        "second question",
+    ]
+    assert len(fake.requests) == 2
+    messages = fake.bodies()[1]["messages"]
+    if stop == "max_tokens":
+        assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+        assert messages[1]["content"] == [{"type": "text", "text": "The first answer is cut"}]
+    else:  # the refused turn leaves the context; the second prompt opened a turn of its own
+        assert [m["role"] for m in messages] == ["user"]
+    assert messages[-1]["content"][0]["text"] == "second question"
+
+
+async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
+    home: Path, project: Path, fake: FakeAnthropic
+) -> None:
+    """Cancel ends the turn; a prompt that waited for it is logged after the cancel, shown,
+    answered `cancelled`, sent with the next prompt and replayed after a restart."""
+    long_text = " ".join(f"word{n}" for n in range(600))
+    fake.script(Reply([text(long_text)], delay=0.01), reply(text("Short, then.")))
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session("claude", project)
+        turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
+        await recorder.wait_for(
+            lambda: any(b.kind == "agent" and len(b.text) > 40 for b in recorder.view(record.id))
+        )
+        joined = mid_turn_prompt(engine, record.id, "and keep it short")
+        await asyncio.sleep(0.3)
+        assert await engine.cancel(record.id)
+        assert await asyncio.wait_for(turn, 5) == "cancelled"
+        assert (await asyncio.wait_for(joined, 5)).stop_reason == "cancelled"
+        rows = await rows_of(engine, record.id)
+        assert_live_equals_stored(recorder, record.id, rows)
+        assert [row.text for row in rows if row.kind == "user"] == [
+            "write a lot",
+            "and keep it short",
+        ]
+        entries = await agent_log(engine, home, record.id)
+        assert [(e.type, e.data.get("kind") or e.data.get("text")) for e in entries[-2:]] == [
+            ("system", "cancelled"),
+            ("text", "and keep it short"),
+        ]
+        assert await engine.prompt(record.id, "go on") == "end_turn"
+        agent_session = (await engine.session(record.id)).agent_session_id
+    messages = fake.bodies()[1]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert [block["text"] for block in messages[2]["content"]] == ["and keep it short", "go on"]
+    async with open_engine(home) as (engine, _recorder):
+        imported = await engine.create_session("claude", project)
+        await engine.store.update_session(imported.id, agent_session_id=agent_session)
+        await engine.start(imported.id)
+        replayed = await rows_of(engine, imported.id)
+    assert [row.text for row in replayed if row.kind == "user"] == [
+        "write a lot",
+        "and keep it short",
+        "go on",
+    ]
+
+
+async def test_a_prompt_queued_when_the_model_call_fails_is_kept(
+    home: Path, project: Path, fake: FakeAnthropic
+) -> None:
+    long_text = " ".join(f"word{n}" for n in range(300))
+    fake.script(
+        Reply([text(long_text)], delay=0.01, fail_after=120, error_type="overloaded_error"),
+        reply(text("Back.")),
+    )
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session("claude", project)
+        turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
+        await recorder.wait_for(
+            lambda: any(b.kind == "agent" and len(b.text) > 20 for b in recorder.view(record.id))
+        )
+        joined = mid_turn_prompt(engine, record.id, "and then stop")
+        assert await asyncio.wait_for(turn, 10) == "error"
+        with pytest.raises(RequestError, match="overloaded_error"):
+            await asyncio.wait_for(joined, 5)
+        entries = await agent_log(engine, home, record.id)
+        assert [e.type for e in entries[-2:]] == ["error", "text"]
+        assert entries[-1].data["text"] == "and then stop"
+        assert await engine.prompt(record.id, "again") == "end_turn"
+    last = fake.bodies()[1]["messages"][-1]
+    assert [block["text"] for block in last["content"]] == ["and then stop", "again"]
+
+
+async def test_a_path_that_looks_like_an_option_stays_a_path(
+    home: Path, project: Path, fake: FakeAnthropic
+) -> None:
+    """`find -fprint -maxdepth ...` would create a file called -maxdepth: every path the
+    agent hands to find or grep starts with ./ instead."""
+    fake.script(
+        reply(
+            tool("list_files", {"path": "-fprint"}),
+            tool("list_files", {"path": "-fprint x"}),
+            tool("search", {"pattern": "-e", "path": "-r"}),
+            tool("list_files", {"path": "src"}),
+        ),
+        reply(text("Nothing there.")),
+    )
+    before = sorted(str(path) for path in project.rglob("*"))
+    async with open_engine(home, policy=allow_all) as (engine, recorder):
+        record = await engine.create_session("claude", project)
+        assert await engine.prompt(record.id, "list -fprint") == "end_turn"
+        assert_live_equals_stored(recorder, record.id, await rows_of(engine, record.id))
+    assert sorted(str(path) for path in project.rglob("*")) == before
+    results = fake.bodies()[1]["messages"][2]["content"]
+    for result, name in zip(results[:3], ["-fprint", "-fprint x", "-r"], strict=True):
+        assert result["is_error"] is True
+        assert f"./{name}" in result["content"] and "No such file or directory" in result["content"]
+    assert "Could not list -fprint: find failed." in results[0]["content"]
+    assert results[3]["content"].splitlines() == ["./src", "./src/app.py"]
 
 
 async def test_cancel_stops_the_stream_at_once_and_keeps_what_arrived(
@@ -630,7 +857,7 @@ async def test_plan_mode_refuses_edits_and_a_rejection_is_reported(
 async def test_model_and_thinking_are_config_options(
     home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
-    fake.script(reply(text("one")), reply(text("two")))
+    fake.script(reply(text("one")), reply(text("two")), reply(text("three")))
     async with open_engine(home) as (engine, _recorder):
         record = await engine.create_session("claude", project)
         await engine.start(record.id)
@@ -642,9 +869,100 @@ async def test_model_and_thinking_are_config_options(
         await engine.set_config_option(record.id, "model", "claude-haiku-4-5")
         await engine.set_config_option(record.id, "thinking", "adaptive")
         assert await engine.prompt(record.id, "second") == "end_turn"
-    first, second = fake.bodies()
+        await engine.set_config_option(record.id, "model", "claude-opus-4-6")
+        assert await engine.prompt(record.id, "third") == "end_turn"
+    first, second, third = fake.bodies()
+    assert not any(recorded.rejected for recorded in fake.requests)
     assert (first["model"], "thinking" in first) == ("claude-sonnet-4-6", False)
-    assert (second["model"], second["thinking"]) == ("claude-haiku-4-5", {"type": "adaptive"})
+    # Haiku 4.5 predates adaptive thinking (the API refuses it there): it takes a budget.
+    budget = second["thinking"]["budget_tokens"]
+    assert second["model"] == "claude-haiku-4-5"
+    assert second["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert 1024 <= budget < second["max_tokens"]
+    assert second["thinking"] == thinking_config("claude-haiku-4-5", "adaptive", MAX_TOKENS)
+    assert (third["model"], third["thinking"]) == ("claude-opus-4-6", {"type": "adaptive"})
+
+
+async def test_the_fake_api_refuses_the_thinking_the_real_one_refuses(
+    fake: FakeAnthropic,
+) -> None:
+    haiku: dict[str, Any] = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 2000,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    assert invalid_request(haiku) is None
+    assert (
+        invalid_request({**haiku, "thinking": {"type": "enabled", "budget_tokens": 1500}}) is None
+    )
+    for config in (
+        {"type": "adaptive"},
+        {"type": "enabled", "budget_tokens": 2000},  # not below max_tokens
+        {"type": "enabled", "budget_tokens": 1000},  # below the minimum
+    ):
+        assert invalid_request({**haiku, "thinking": config}) is not None, config
+    sonnet = {**haiku, "model": "claude-sonnet-4-6", "thinking": {"type": "adaptive"}}
+    assert invalid_request(sonnet) is None
+    call = {"type": "tool_use", "id": "t1", "name": "list_files", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "x"}
+    loop = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [result]},
+    ]
+    refused = invalid_request({**sonnet, "messages": loop})
+    assert refused is not None and "must start with a thinking block" in refused
+    assert invalid_request({**haiku, "messages": loop}) is None  # thinking off: no rule
+    signed = {"type": "thinking", "thinking": "", "signature": "sig"}
+    loop[1] = {"role": "assistant", "content": [signed, call]}
+    assert invalid_request({**sonnet, "messages": loop}) is None
+    # Over HTTP: a 400 invalid_request_error, recorded, and no scripted reply used up.
+    fake.script(reply(text("kept")))
+    client = anthropic.AsyncAnthropic(api_key="sk-test-key", base_url=fake.url, max_retries=0)
+    try:
+        with pytest.raises(anthropic.BadRequestError, match="invalid_request_error"):
+            await client.messages.create(**{**haiku, "thinking": {"type": "adaptive"}})
+    finally:
+        await client.close()
+    assert fake.requests[0].rejected is not None and len(fake.queue) == 1
+
+
+async def test_a_thinking_change_mid_turn_applies_from_the_next_turn(
+    home: Path, project: Path, fake: FakeAnthropic
+) -> None:
+    """With thinking on, the API refuses a tool-loop step whose last assistant message does
+    not open with a thinking block: a turn keeps the settings it started with."""
+    fake.script(
+        reply(tool("run_command", {"command": "echo one"})),
+        reply(text("Ran it.")),
+        reply(thinking("Read it first.", "sig-read"), tool("read_file", {"path": "README.md"})),
+        reply(thinking("It says hello.", "sig-end"), text("It prints hello.")),
+    )
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session("claude", project)
+
+        def on_ask(request: PermissionRequest) -> None:
+            async def switch_then_allow() -> None:
+                await engine.set_config_option(record.id, "thinking", "adaptive")
+                await engine.answer_permission(request.id, "allow")
+
+            asyncio.get_running_loop().create_task(switch_then_allow())
+
+        recorder.on_ask = on_ask
+        assert await engine.prompt(record.id, "run it") == "end_turn"
+        recorder.on_ask = None
+        assert await engine.prompt(record.id, "what does the readme say?") == "end_turn"
+        rows = await rows_of(engine, record.id)
+        assert_live_equals_stored(recorder, record.id, rows)
+    assert not any(recorded.rejected for recorded in fake.requests)
+    assert [body.get("thinking") for body in fake.bodies()] == [
+        None,
+        None,
+        {"type": "adaptive"},
+        {"type": "adaptive"},
+    ]
+    fourth = fake.bodies()[3]["messages"]
+    assert fourth[-2]["content"][0]["type"] == "thinking"
 
 
 async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
@@ -683,3 +1001,70 @@ async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
         assert bubbles == ["Editing the readme.", "Edited."]
         rows = await app.engine.store.all_rows(session)
         assert next(r.text for r in rows if r.kind == "permission").startswith("Allowed once")
+
+
+async def test_through_the_tui_a_command_runs_and_the_session_resumes_in_a_new_app(
+    tmp_path: Path, project: Path, fake: FakeAnthropic
+) -> None:
+    """A command asked inline and allowed with `1`, its output in its card; then the app
+    closes, a new app on the same home reopens the session with its transcript, and a new
+    prompt continues it (the agent reloads its log and sends the earlier history)."""
+    fake.script(
+        reply(text("Checking."), tool("run_command", {"command": "echo hello from the tui"})),
+        reply(text("It printed hello.")),
+    )
+    app = make_app(tmp_path, project, agent="claude")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+        )
+        session = app.current or ""
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.press(*"check it", "enter")
+        await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
+        await pilot.pause()
+        await pilot.press("1")
+        await wait_until(lambda: app.engine.status(session) == Status.READY)
+        await pilot.pause()
+        (card,) = app.query(ToolCard)
+        if not card.expanded:  # a command that succeeded folds; open it
+            card.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+        assert card.expanded
+        shown = app.export_screenshot().replace("&#160;", " ")
+        assert "hello from the tui" in shown and "exit 0" in shown
+        assert [b.text for b in app.query(AgentBubble)] == ["Checking.", "It printed hello."]
+        first_call = fake.bodies()[-1]["messages"]
+    assert len(first_call) == 3 and first_call[2]["content"][0]["content"] == (
+        "Exit code 0.\nhello from the tui\n"
+    )
+
+    fake.script(reply(text("Still hello.")))
+    again = make_app(tmp_path, project, agent="claude")
+    async with again.run_test(size=(120, 40)) as pilot:
+        await wait_until(lambda: again.current == session and len(again.query(AgentBubble)) == 2)
+        await pilot.pause()
+        assert [b.text for b in again.query(UserBubble)] == ["check it"]
+        assert [b.text for b in again.query(AgentBubble)] == ["Checking.", "It printed hello."]
+        assert len(again.query(ToolCard)) == 1
+        composer = again.query_one(Composer)
+        composer.focus()
+        await pilot.press(*"still?", "enter")
+        await wait_until(
+            lambda: [b.text for b in again.query(AgentBubble)][-1:] == ["Still hello."], 30
+        )
+        await wait_until(lambda: again.engine.status(session) == Status.READY)
+        assert [b.text for b in again.query(UserBubble)] == ["check it", "still?"]
+        rows = await again.engine.store.all_rows(session)
+        assert sum(row.kind == "agent" for row in rows) == 3  # the replay added no copies
+    resumed = fake.bodies()[-1]["messages"]
+    assert [dumped(m) for m in resumed[:3]] == [dumped(m) for m in first_call]
+    assert resumed[3] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "It printed hello."}],
+    }
+    assert resumed[4]["content"] == [
+        {"type": "text", "text": "still?", "cache_control": {"type": "ephemeral"}}
+    ]

@@ -4,7 +4,7 @@ makes prompt caching work: appending to the log never changes what earlier steps
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
@@ -15,12 +15,15 @@ from hypothesis import strategies as st
 from store import entries as e
 from store.entries import Draft, Entry, make_entry
 from store.requests import (
+    MIN_THINKING_BUDGET,
     MISSING_RESULT,
     RequestSpec,
     breakpoint_paths,
     compose_request,
+    model_version,
     naive_request,
     place_breakpoints,
+    thinking_config,
     wire_messages,
     without_breakpoints,
 )
@@ -341,3 +344,65 @@ def test_requests_are_valid_conversations(log: Log) -> None:
         for path in marks[1:]:
             index = int(path.split("[")[1].split("]")[0])
             assert messages[index]["role"] == "user"
+
+
+@pytest.mark.parametrize(
+    ("model", "version"),
+    [
+        ("claude-sonnet-4-6", (4, 6)),
+        ("claude-opus-4-6", (4, 6)),
+        ("claude-opus-4-7", (4, 7)),
+        ("claude-haiku-4-5", (4, 5)),
+        ("claude-haiku-4-5-20251001", (4, 5)),
+        ("claude-opus-4-20250514", (4, 0)),
+        ("claude-opus-4-1-20250805", (4, 1)),
+        ("claude-3-7-sonnet-20250219", (3, 7)),
+        ("claude-3-haiku-20240307", (3, 0)),
+        ("anthropic.claude-haiku-4-5-20251001-v1:0", (4, 5)),
+        ("claude-haiku-4-5@20251001", (4, 5)),
+        ("claude-sonnet-5", (5, 0)),
+        ("my-gateway-alias", None),
+    ],
+)
+def test_the_model_version_is_read_from_any_id_form(
+    model: str, version: tuple[int, int] | None
+) -> None:
+    assert model_version(model) == version
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("claude-sonnet-4-6", {"type": "adaptive"}),
+        ("claude-opus-4-6", {"type": "adaptive"}),
+        ("claude-opus-4-7", {"type": "adaptive"}),
+        ("claude-sonnet-5", {"type": "adaptive"}),
+        ("my-gateway-alias", {"type": "adaptive"}),
+        ("claude-haiku-4-5", {"type": "enabled", "budget_tokens": 12000}),
+        ("claude-sonnet-4-5-20250929", {"type": "enabled", "budget_tokens": 12000}),
+        ("claude-3-7-sonnet-20250219", {"type": "enabled", "budget_tokens": 12000}),
+    ],
+)
+def test_thinking_is_adaptive_on_the_newest_models_and_a_budget_before(
+    model: str, expected: dict[str, Any]
+) -> None:
+    assert thinking_config(model, "adaptive", 16000) == expected
+    assert thinking_config(model, "off", 16000) is None
+
+
+@given(st.integers(min_value=1, max_value=200_000))
+def test_a_thinking_budget_is_one_the_api_takes(max_tokens: int) -> None:
+    config = thinking_config("claude-haiku-4-5", "adaptive", max_tokens)
+    if max_tokens <= MIN_THINKING_BUDGET:
+        assert config is None  # no room for the smallest budget: thinking stays off
+    else:
+        assert config is not None and config["type"] == "enabled"
+        assert MIN_THINKING_BUDGET <= config["budget_tokens"] < max_tokens
+
+
+def test_the_thinking_parameter_goes_into_the_request() -> None:
+    log = three_step_turn()
+    on = replace(SPEC, thinking=thinking_config("claude-haiku-4-5", "on", 4000))
+    request = compose_request(log.entries, on)
+    assert request["thinking"] == {"type": "enabled", "budget_tokens": 3000}
+    assert "thinking" not in compose_request(log.entries, SPEC)
