@@ -19,7 +19,7 @@ from cockpit.events import EngineEvent, PermissionRequest, SessionEvent, Status
 from cockpit.live import ContentBlock, LiveSession, PermissionPolicy
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
-from cockpit.policy import ACTIONS, Policy, load_policy
+from cockpit.policy import Policy, check_rule, load_policy
 from cockpit.registry import AgentSpec, Registry, load_registry
 from store import Page, Row, SessionRecord, Store
 from store.paging import PAGE_BYTES, PAGE_ROWS
@@ -172,9 +172,8 @@ class Engine:
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> None:
         """Override the permission policy for one tool kind in one session (None removes
-        the override)."""
-        if action is not None and action not in ACTIONS:
-            raise ValueError(f"{action!r} is not one of {', '.join(ACTIONS)}")
+        the override). A kind or action that does not exist is refused (ValueError)."""
+        check_rule(kind, action)
         record = await self.session(session_id)
         info = dict(record.info or {})
         rules = dict(info.get("policy") or {})

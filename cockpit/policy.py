@@ -1,8 +1,9 @@
 """Permission policies owned by Cockpit, applied to every agent alike.
 
 For each tool kind a policy says `allow`, `ask` or `reject`. The global policy comes from
-`policy.toml` in Cockpit's config folder; a session may override any kind. A read is only
-allowed automatically when every location it names lies inside the session's root.
+`policy.toml` in Cockpit's config folder; a session may override any kind. A read or a
+search is only allowed automatically when it names where it acts (its locations, or the
+paths in its raw input) and every such place lies inside the session's root.
 """
 
 from __future__ import annotations
@@ -73,17 +74,69 @@ class Decision:
     reason: str
 
 
-def locations_inside(tool_call: Mapping[str, Any], root: Path) -> bool:
-    """True when every location the tool call names resolves inside `root`."""
+PATH_KEYS = frozenset(
+    {
+        "path",
+        "paths",
+        "filepath",
+        "filepaths",
+        "abspath",
+        "absolutepath",
+        "dirpath",
+        "directory",
+        "notebookpath",
+        "cwd",
+    }
+)
+"""The names (lower case, without `_` and `-`) under which agents put the paths a tool
+acts on in its raw input: `path`, `file_path` (Claude Code), `absolute_path`, `dir_path`
+(Gemini CLI), `filePath`, `paths`..."""
+
+
+def _path_key(name: object) -> bool:
+    return isinstance(name, str) and name.lower().replace("_", "").replace("-", "") in PATH_KEYS
+
+
+def raw_paths(raw: object, depth: int = 3) -> list[str]:
+    """The path-like values of a tool call's raw input: strings, or lists of strings,
+    under a path key, also in nested tables (a few levels down)."""
+    found: list[str] = []
+    if depth <= 0 or not isinstance(raw, Mapping):
+        return found
+    for key, value in raw.items():
+        if _path_key(key):
+            values = value if isinstance(value, list) else [value]
+            found.extend(v for v in values if isinstance(v, str) and v.strip())
+        elif isinstance(value, Mapping):
+            found.extend(raw_paths(value, depth - 1))
+    return found
+
+
+def named_paths(tool_call: Mapping[str, Any]) -> list[str]:
+    """Every place a tool call says it acts on: its locations' paths and the paths in its
+    raw input (an agent may send `locations: []` and name the file only there)."""
+    paths = [
+        location["path"]
+        for location in tool_call.get("locations") or ()
+        if isinstance(location, Mapping) and isinstance(location.get("path"), str)
+    ]
+    return paths + raw_paths(tool_call.get("rawInput"))
+
+
+def inside(path: str, root: Path) -> bool:
+    """True when `path` (relative ones from `root`, `~` expanded, links followed) is
+    `root` or lies under it."""
     real_root = os.path.realpath(root)
-    for location in tool_call.get("locations") or ():
-        path = location.get("path") if isinstance(location, Mapping) else None
-        if not isinstance(path, str):
-            continue
-        real = os.path.realpath(path if os.path.isabs(path) else os.path.join(real_root, path))
-        if real != real_root and not real.startswith(real_root + os.sep):
-            return False
-    return True
+    path = os.path.expanduser(path)
+    real = os.path.realpath(path if os.path.isabs(path) else os.path.join(real_root, path))
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def locations_inside(tool_call: Mapping[str, Any], root: Path) -> bool:
+    """True when the tool call names at least one place and every place it names
+    resolves inside `root`. A call that names none could act anywhere."""
+    paths = named_paths(tool_call)
+    return bool(paths) and all(inside(path, root) for path in paths)
 
 
 def decide(policy: Policy, tool_call: Mapping[str, Any], root: Path, scope: str) -> Decision:
@@ -94,8 +147,61 @@ def decide(policy: Policy, tool_call: Mapping[str, Any], root: Path, scope: str)
     kind = str(tool_call.get("kind") or "other")
     action = policy.action(kind)
     if action == "allow" and kind in ("read", "search") and not locations_inside(tool_call, root):
-        return Decision("ask", f"{kind} outside the session's folder")
+        where = "outside the session's folder" if named_paths(tool_call) else "with no location"
+        return Decision("ask", f"{kind} {where}")
     return Decision(action, f"{scope} policy: {kind} = {action}")
+
+
+def check_rule(kind: str, action: str | None) -> None:
+    """Refuse (ValueError, naming what is valid) a rule for a kind that does not exist or
+    an action that is not one (None, removing a rule, is fine)."""
+    if kind not in KINDS:
+        raise ValueError(f"No tool kind {kind!r}; the kinds are: {', '.join(KINDS)}")
+    if action is not None and action not in ACTIONS:
+        raise ValueError(f"{kind} = {action!r}? Use one of: {', '.join(ACTIONS)}")
+
+
+def parse_rule(arguments: str) -> tuple[str, str | None] | None:
+    """The arguments of `/policy KIND [ACTION]` (None when there are none: list the rules),
+    checked by `check_rule`."""
+    words = arguments.lower().split()
+    if not words:
+        return None
+    if len(words) > 2:
+        raise ValueError("Use /policy KIND allow|ask|reject, or /policy KIND to remove it")
+    kind, action = words[0], words[1] if len(words) == 2 else None
+    check_rule(kind, action)
+    return kind, action
+
+
+def session_rules(info: Mapping[str, Any] | None) -> dict[str, str]:
+    """A session's own rules, from its stored info (what is not a valid rule is left out)."""
+    rules = (info or {}).get("policy")
+    if not isinstance(rules, Mapping):
+        return {}
+    return {k: v for k, v in rules.items() if k in KINDS and v in ACTIONS}
+
+
+def rule_set(policy: Policy, kind: str, action: str | None) -> str:
+    """What `/policy KIND [ACTION]` did, as the user is told."""
+    if action is None:
+        return f"This session: {kind} follows the global rule ({policy.action(kind)})"
+    return f"This session: {kind} = {action}"
+
+
+def describe_rules(policy: Policy, overrides: Mapping[str, str]) -> str:
+    """The rules in force in a session, one line per action: the global policy with the
+    session's own on top (marked), reads and searches allowed only inside the folder."""
+    lines = []
+    for action in ACTIONS:
+        labels = []
+        for kind in KINDS:
+            if overrides.get(kind, policy.action(kind)) != action:
+                continue
+            where = " (in the folder)" if action == "allow" and kind in ("read", "search") else ""
+            labels.append(kind + where + (" (this session)" if kind in overrides else ""))
+        lines.append(f"{action}: {', '.join(labels) or 'nothing'}")
+    return "\n".join([*lines, f"Unmarked rules are global ({POLICY_FILE})."])
 
 
 def parse_policy(text: str, origin: str) -> Policy:
