@@ -427,7 +427,13 @@ def tui_parser() -> argparse.ArgumentParser:
     tui.add_argument(
         "path", nargs="?", default=".", help="the folder new sessions start in (default: here)"
     )
-    tui.add_argument("--agent", help=f"the agent of the first session (default: {DEFAULT_AGENT})")
+    tui.add_argument(
+        "--agent",
+        help=(
+            "open a new session with this agent, unless the newest session already runs it"
+            f" (default: {DEFAULT_AGENT})"
+        ),
+    )
     return tui
 
 

@@ -10,8 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
+
 from cockpit.events import Status
 from cockpit.mentions import completion_query, find_mentions
+from cockpit.sanitize import printable
 from store import SessionRecord
 
 
@@ -180,17 +183,108 @@ TURN_WORDS = {
 }
 
 
-def status_line(record: SessionRecord, agent_title: str, live_status: str) -> str:
-    """The status line under the composer: agent, mode, model, turn state, usage."""
-    parts = [agent_title]
+def clean_line(text: str) -> str:
+    """Agent or user text for a one-line slot (a title, a mode or model name, an option):
+    no escape sequences or control characters, line breaks and runs of spaces as one space."""
+    return " ".join(printable(text).split())
+
+
+def turn_words(live_status: str, pending: int = 0) -> str:
+    """What the session is doing, for the status line; a pending request means waiting."""
+    if pending:
+        words = TURN_WORDS[Status.WAITING]
+        return words if pending == 1 else f"{words} ({pending} requests)"
+    return TURN_WORDS.get(live_status, clean_line(live_status))
+
+
+def other_options(record: SessionRecord) -> list[tuple[str, str]]:
+    """(name, current value) of the select options that are neither the mode nor the model
+    (the Claude agent's Thinking level, say)."""
+    shown = []
+    for option in record.config_options or ():
+        if option.get("type") == "boolean" or option.get("category") in ("mode", "model"):
+            continue
+        if option.get("id") == "model":
+            continue
+        value = option_value_name(option)
+        if value is not None:
+            shown.append(
+                (clean_line(str(option.get("name") or option.get("id"))), clean_line(value))
+            )
+    return shown
+
+
+StatusPart = tuple[str, str]
+"""A piece of the status line: its full label and its short one (for narrow terminals)."""
+
+STATUS_SEPARATOR = " · "
+MIN_CLIPPED = 6
+"""The fewest cells worth showing of a piece that is cut with an ellipsis."""
+
+
+def status_parts(
+    record: SessionRecord, agent_title: str, live_status: str, pending: int = 0
+) -> list[StatusPart]:
+    """The pieces of the status line, most important first: the turn state, the mode, the
+    model, the other options, usage and cost, the agent. Every name is cleaned."""
+    turn = turn_words(live_status, pending)
+    parts: list[StatusPart] = [(turn, turn)]
     if mode := current_mode(record):
-        parts.append(f"mode: {mode}")
+        parts.append((f"mode: {clean_line(mode)}", clean_line(mode)))
     if model := current_model(record):
-        parts.append(f"model: {model}")
-    parts.append(TURN_WORDS.get(live_status, live_status))
+        parts.append((f"model: {clean_line(model)}", clean_line(model)))
+    parts.extend((f"{name}: {value}", f"{name}: {value}") for name, value in other_options(record))
     if usage := usage_text(record.usage):
-        parts.append(usage)
-    return " · ".join(parts)
+        parts.append((usage, usage))
+    parts.append((clean_line(agent_title), clean_line(agent_title)))
+    return parts
+
+
+def clip_cells(text: str, width: int) -> str:
+    """`text` cut to at most `width` terminal cells, with an ellipsis when cut."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 0:
+        return ""
+    kept = ""
+    for character in text:
+        if cell_len(kept + character) > width - 1:
+            break
+        kept += character
+    return kept + "…"
+
+
+def fit_status(parts: Sequence[StatusPart], width: int) -> str:
+    """The status line in `width` cells: every piece in full when it fits, else the short
+    labels, else as many pieces as fit in order of importance, the last one cut with an
+    ellipsis. The first piece (the turn state) always shows, cut only when `width` is
+    narrower than it."""
+    if width <= 0 or not parts:
+        return ""
+    for form in (0, 1):
+        text = STATUS_SEPARATOR.join(part[form] for part in parts)
+        if cell_len(text) <= width:
+            return text
+    shown = ""
+    for _, short in parts:
+        joined = f"{shown}{STATUS_SEPARATOR}{short}" if shown else short
+        if cell_len(joined) <= width:
+            shown = joined
+            continue
+        if not shown:
+            return clip_cells(short, width)
+        room = width - cell_len(shown) - len(STATUS_SEPARATOR)
+        if room >= MIN_CLIPPED:
+            return f"{shown}{STATUS_SEPARATOR}{clip_cells(short, room)}"
+        return f"{shown} …" if cell_len(shown) + 2 <= width else shown
+    return shown
+
+
+def status_text(
+    record: SessionRecord, agent_title: str, live_status: str, width: int, pending: int = 0
+) -> str:
+    """The status line under the transcript, fitted to `width` cells (see `fit_status`)."""
+    return fit_status(status_parts(record, agent_title, live_status, pending), width)
 
 
 class PromptHistory:
@@ -243,17 +337,19 @@ def evict(
 ) -> Eviction:
     """Bubbles to unmount so that at most `limit` stay, `mounted` being in seq order.
 
-    Near the bottom (`keep_bottom`) the oldest go, except pinned ones (the live turn),
-    so a long turn never scrolls itself away. Reading far up, the newest go instead and
-    the window detaches from the tail; the view then says new output is below and
-    reloads the tail when the user returns.
+    Near the bottom (`keep_bottom`) the oldest go, so a long turn never scrolls itself
+    away. Reading far up, the newest go instead and the window detaches from the tail;
+    the view then says new output is below and reads it again when the user returns.
+    Either way the pinned ones (the live turn) stay, so its frames keep landing in the
+    view while the user reads history: only the rest counts against `limit`.
     """
     excess = len(mounted) - limit
     if excess <= 0:
         return Eviction((), keep_bottom)
-    if keep_bottom:
-        return Eviction(tuple(seq for seq in mounted if seq not in pinned)[:excess], True)
-    return Eviction(tuple(reversed(mounted))[:excess], False)
+    candidates = [seq for seq in mounted if seq not in pinned]
+    if not keep_bottom:
+        candidates.reverse()
+    return Eviction(tuple(candidates[:excess]), keep_bottom)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ hand-worked examples and properties, and the Rich renderings as a terminal shows
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -21,17 +22,20 @@ from cockpit.ui.diffs import (
     DiffLine,
     DiffStyles,
     Layout,
+    Row,
     choose_layout,
     count_changes,
     diff_lines,
     diff_stats,
     fold,
+    fold_rows,
     highlight,
     render_diff,
     render_side_by_side,
     render_unified,
     side_by_side,
     split_lines,
+    unified_rows,
 )
 
 STYLES = DiffStyles()
@@ -235,17 +239,78 @@ def test_folding_leaves_short_diffs_alone() -> None:
     assert fold(lines, len(lines)) == lines
     # Hiding one line behind a fold line would save nothing.
     assert fold(lines, len(lines) - 1) == lines
-    assert fold(lines, len(lines) - 2)[-1].text == "… 2 more lines (+0 -0)"
-    assert fold(lines, 3)[-1].text == "… 4 more lines (+1 -1)"
+    # One row short: the unchanged lines after the change are summarised, not the change.
+    assert [line.text for line in fold(lines, len(lines) - 2)] == [
+        "@@ -1,5 +1,5 @@",
+        "line 1",
+        "line 2",
+        "line 3",
+        "LINE 3",
+        "… 2 unchanged lines",
+    ]
+    assert [line.text for line in fold(lines, 4)] == [
+        "@@ -1,5 +1,5 @@",
+        "… 2 unchanged lines",
+        "line 3",
+        "LINE 3",
+        "… 2 unchanged lines",
+    ]
 
 
 def test_folding_does_not_leave_a_hunk_header_dangling() -> None:
     old, new = numbered(40, changed=[2, 30])
     lines = diff_lines(old, new)
-    second = [i for i, line in enumerate(lines) if line.kind == "hunk"][1]
-    folded = fold(lines, second + 1)
-    assert folded[-2] == lines[second - 1]
-    assert folded[-1].text == f"… {len(lines) - second - 1} more lines (+1 -1)"
+    # Summarised, the diff is: header, line 1, -line 2, +LINE 2, a summary, the second
+    # header, ... Cut after six rows it would end on the second header (and a summary).
+    assert [line.text for line in fold(lines, 6)] == [
+        "@@ -1,5 +1,5 @@",
+        "line 1",
+        "line 2",
+        "LINE 2",
+        "… 11 more lines (+1 -1)",
+    ]
+
+
+def test_a_rewritten_file_shows_what_it_will_hold() -> None:
+    """The permission prompt's case: a 62-line file replaced by 6 new lines. Folded to 8
+    lines, the unified view summarises the removed lines and shows every added one; the
+    split view pairs first, so the new lines stand beside the first old ones."""
+    old = "".join(f"line {n} of my own notes\n" for n in range(1, 63))
+    new = "# Notes\n\nWritten by the agent.\n\n- one\n- two\n"
+    lines = diff_lines(old, new)
+    assert [line.text for line in fold(lines, 8)] == [
+        "@@ -1,62 +1,6 @@",
+        "line 1 of my own notes",
+        "… 61 lines removed",
+        "# Notes",
+        "",
+        "Written by the agent.",
+        "",
+        "- one",
+        "- two",
+    ]
+    rows = fold_rows(side_by_side(lines), 8)
+    assert len(rows) == 9
+    assert [right.text for _, right in rows[1:7] if right is not None] == new.splitlines()
+    assert [left.text for left, _ in rows[1:8] if left is not None] == [
+        f"line {n} of my own notes" for n in range(1, 8)
+    ]
+    assert rows[-1][0] == rows[-1][1] == DiffLine("fold", None, None, "… 55 lines removed")
+
+
+def test_context_next_to_a_change_is_kept_before_context_far_from_it() -> None:
+    old, new = numbered(30, changed=[10, 11, 12, 13, 14, 15, 16])
+    lines = diff_lines(old, new)  # header, 3 context, 7 removed, 7 added, 3 context
+    assert [line.text for line in fold(lines, 13)] == [
+        "@@ -7,13 +7,13 @@",
+        "… 2 unchanged lines",
+        "line 9",  # just before the change; lines 7 and 8 are farther from it
+        "line 10",
+        "… 6 lines removed",
+        *(f"LINE {n}" for n in range(10, 17)),
+        "line 17",  # just after it
+        "… 2 unchanged lines",
+    ]
 
 
 def test_side_by_side_pairs_a_replaced_block_of_unequal_sizes() -> None:
@@ -391,21 +456,108 @@ def test_side_by_side_keeps_every_line_once_on_its_side(old: str, new: str, cont
             assert right_line is left_line  # context and hunk lines stand on both sides
 
 
-@given(old=ANY_TEXT, new=ANY_TEXT, limit=st.integers(0, 30))
-def test_folding_hides_no_more_than_it_says(old: str, new: str, limit: int) -> None:
-    lines = diff_lines(old, new)
-    folded = fold(lines, limit)
-    if folded == lines:
-        assert len(lines) <= limit + 1
+def rows_of(lines: list[DiffLine], layout: Layout) -> list[Row]:
+    return side_by_side(lines) if layout == "split" else unified_rows(lines)
+
+
+def file_lines(rows: Sequence[Row]) -> list[DiffLine]:
+    """The file lines of `rows` (context lines once though they stand on both sides)."""
+    found: list[DiffLine] = []
+    for left, right in rows:
+        for line in {id(x): x for x in (left, right) if x is not None}.values():
+            if line.kind in ("context", "removed", "added"):
+                found.append(line)
+    return found
+
+
+SUMMARY = re.compile(r"… (\d+) (?:lines? removed|unchanged lines?)")
+FOLD = re.compile(r"… (\d+) more lines? \(\+(\d+) -(\d+)\)")
+
+
+@given(
+    old=ANY_TEXT,
+    new=ANY_TEXT,
+    limit=st.integers(0, 30),
+    layout=st.sampled_from(["unified", "split"]),
+)
+def test_folding_hides_no_more_than_it_says(old: str, new: str, limit: int, layout: Layout) -> None:
+    """The rows shown are rows of the diff, in order; the summaries and the last fold line
+    account for every file line, every addition and every removal left out."""
+    rows = rows_of(diff_lines(old, new), layout)
+    folded = fold_rows(rows, limit)
+    if len(rows) <= limit + 1:
+        assert folded == rows
         return
     assert len(folded) <= limit + 1
-    kept = folded[:-1]
-    assert kept == lines[: len(kept)]
-    hidden = lines[len(kept) :]
-    added, removed = count_changes(hidden)
-    file_lines = sum(line.kind != "hunk" for line in hidden)
-    noun = "line" if file_lines == 1 else "lines"
-    assert folded[-1].text == f"… {file_lines} more {noun} (+{added} -{removed})"
+    shown = [row for row in folded if row[0] is None or row[0].kind != "fold"]
+    positions = [next(i for i, r in enumerate(rows) if r is row) for row in shown]
+    assert positions == sorted(set(positions))  # a subsequence, each row once
+    total_added, total_removed = count_changes(file_lines(rows))
+    added, removed = count_changes(file_lines(shown))
+    count = len(file_lines(shown))
+    for left, right in folded:
+        if left is None or left.kind != "fold":
+            continue
+        assert left == right  # a fold line stands across both sides
+        summary, last = SUMMARY.fullmatch(left.text), FOLD.fullmatch(left.text)
+        if summary:
+            hidden = int(summary.group(1))
+            assert hidden >= 2  # a summary never stands for one line: it would save nothing
+            count += hidden
+            removed += hidden if "removed" in left.text else 0
+        else:
+            assert last is not None, left.text
+            assert (left, right) == folded[-1]
+            count += int(last.group(1))
+            added += int(last.group(2))
+            removed += int(last.group(3))
+    assert (count, added, removed) == (len(file_lines(rows)), total_added, total_removed)
+
+
+def room_for_additions(rows: Sequence[Row]) -> int:
+    """The rows a diff needs when every run of two or more rows that add nothing is one
+    summary line: hunk headers, rows that add, and one row per quiet run."""
+
+    def kind(row: Row) -> str:
+        left, right = row
+        if right is not None and right.kind == "added":
+            return "added"
+        return (left or right).kind  # type: ignore[union-attr]
+
+    kinds = [kind(row) for row in rows]
+    needed = 0
+    for index, current in enumerate(kinds):
+        quiet = current in ("context", "removed")
+        needed += not quiet or index == 0 or kinds[index - 1] != current
+    return needed
+
+
+@given(
+    old=ANY_TEXT,
+    new=ANY_TEXT,
+    limit=st.integers(0, 30),
+    layout=st.sampled_from(["unified", "split"]),
+)
+def test_every_added_line_is_shown_when_the_additions_fit(
+    old: str, new: str, limit: int, layout: Layout
+) -> None:
+    rows = rows_of(diff_lines(old, new), layout)
+    if room_for_additions(rows) > limit + 1:
+        return
+    folded = fold_rows(rows, limit)
+    added = [line for line in file_lines(rows) if line.kind == "added"]
+    assert [line for line in file_lines(folded) if line.kind == "added"] == added
+    assert not any(
+        left is not None and left.kind == "fold" and "more" in left.text for left, _ in folded
+    )
+
+
+@given(old=TEXT, new=TEXT, limit=st.integers(0, 30))
+def test_fold_is_the_unified_rows_folded(old: str, new: str, limit: int) -> None:
+    lines = diff_lines(old, new)
+    assert fold(lines, limit) == [
+        left if left is not None else right for left, right in fold_rows(unified_rows(lines), limit)
+    ]
 
 
 # --- rendering -------------------------------------------------------------------------
@@ -512,16 +664,42 @@ def test_no_changes_and_empty_files_are_said() -> None:
         )
 
 
+def test_a_folded_split_view_shows_the_new_lines_beside_the_old() -> None:
+    """The audit's card at 200 columns: the folded split view had an empty right column
+    (the unified lines were cut first, all of them removed ones, then paired)."""
+    old = "".join(f"line {n} of my own notes\n" for n in range(1, 63))
+    new = "# Notes\n\nWritten by the agent.\n\n- one\n- two\n"
+    shown = plain(
+        render_side_by_side("notes.md", old, new, width=196, folded=True, limit=8, styles=STYLES),
+        196,
+    ).splitlines()
+    assert shown[0] == "notes.md  +6 -62"
+    assert len(shown) == 10  # the header, then at most 8 + 1 rows
+    rows = [row.split("│") for row in shown[2:8]]
+    assert [left.split("- ", 1)[1].strip() for left, _ in rows] == [
+        f"line {n} of my own notes" for n in range(1, 7)
+    ]
+    assert [right.split("+", 1)[1].strip() for _, right in rows] == [
+        line.strip() for line in new.splitlines()
+    ]
+    assert shown[-1].strip() == "… 55 lines removed"
+
+
 def test_a_long_diff_is_folded_and_expands() -> None:
     old, new = numbered(200, changed=range(1, 201, 2))
-    for render in (render_unified, render_side_by_side):
+    # Ten rows shown: the hunk header, then changed lines and one unchanged line after
+    # another; unified, a changed line takes two rows (three changes shown, the other
+    # 291 lines folded), split one (five changes shown beside their old lines).
+    for render, fold_text in (
+        (render_unified, "… 291 more lines (+97 -97)"),
+        (render_side_by_side, "… 286 more lines (+95 -95)"),
+    ):
         folded = plain(
             render("n.txt", old, new, width=130, folded=True, limit=10, styles=STYLES)
         ).splitlines()
         assert folded[0] == "n.txt  +100 -100"
-        # Ten lines shown (the hunk header, then three changed lines and one unchanged
-        # line after another), the other 291 of the hunk folded.
-        assert folded[-1].rstrip() == "… 291 more lines (+97 -97)"
+        assert len(folded) == 12
+        assert folded[-1].rstrip() == fold_text
         expanded = plain(
             render("n.txt", old, new, width=130, folded=False, limit=10, styles=STYLES)
         )

@@ -10,6 +10,7 @@ from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ThoughtBubble
 from cockpit.ui.composer import Composer
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.transcript import BUBBLE_LIMIT, TranscriptView
+from store import Store
 from tests.ui_helpers import add_rows, add_session, fill, make_app, wait_until
 
 SIZE = (120, 40)
@@ -330,3 +331,33 @@ async def test_escape_sequences_never_reach_the_screen_and_copy_uses_the_clipboa
         assert "pwned" not in app.export_screenshot()  # the OSC title sequence is gone whole
         await pilot.press("f3")
         assert app.clipboard == bubble.text
+
+
+async def test_deleting_a_session_another_cockpit_writes_is_refused_with_a_message(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    held: list[str] = []
+
+    async def build(engine: object) -> None:
+        held.append(await add_session(engine, project, "held", [("p", "r")]))  # type: ignore[arg-type]
+
+    await fill(tmp_path / "home", build)
+    other = await Store.open(tmp_path / "home" / "cockpit.db")
+    try:
+        await other.begin_turn(held[0], "the other Cockpit's prompt")  # claims the session
+        app = make_app(tmp_path, project)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(lambda: app.current == held[0])
+            await pilot.press("f8")
+            await pilot.pause()
+            await pilot.press("y")
+            await wait_until(lambda: bool(app._notifications))
+            (notice,) = list(app._notifications)
+            assert "open in another Cockpit" in notice.message
+            assert notice.severity == "error"
+            assert held[0] in app.records and app.current == held[0]
+            assert [r.text for r in await app.engine.store.all_rows(held[0])][:2] == ["p", "r"]
+    finally:
+        await other.close()

@@ -332,3 +332,93 @@ def test_the_mode_selector(snap_compare: Snap, tmp_path: Path) -> None:
         await calm(pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=selector)
+
+
+# --- 80x24, the size of a default terminal over SSH ----------------------------------------
+
+
+def test_a_permission_prompt_with_a_folded_diff_at_80x24(
+    snap_compare: Snap, tmp_path: Path
+) -> None:
+    """The demo agent asks to overwrite a 62-line file with its 6-line notes: the folded
+    diff sums up the removed lines and shows every line it would write; `f` is offered."""
+    app = live_app(tmp_path, "permission-80")
+    assert app.folder is not None
+    notes = "".join(f"line {n} of my own notes\n" for n in range(1, 63))
+    (Path(app.folder) / "demo-notes.md").write_text(notes)
+
+    async def ask(pilot: Any) -> None:
+        await demo_ready(app)
+        await send(app, pilot, "permission")
+        await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
+        await calm(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ask)
+
+
+def test_tool_cards_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
+    """Collapsed cards in a narrow terminal: paths relative to the session's folder (so the
+    file name shows), a finished command's exit code, a failed one open with its code."""
+    folder = fixed_folder("cards-80")
+
+    def command(call_id: str, title: str, status: str, code: int, output: str) -> list[Any]:
+        terminal = f"term-{call_id}"
+        return [
+            tool_call(
+                call_id,
+                "execute",
+                title,
+                status,
+                content=[{"type": "terminal", "terminalId": terminal}],
+            ),
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "terminalOutput": {
+                    terminal: {
+                        "output": output,
+                        "truncated": False,
+                        "exitStatus": {"exitCode": code, "signal": None},
+                    }
+                },
+            },
+        ]
+
+    app = stored(
+        tmp_path,
+        folder,
+        [
+            tool_call(
+                "r1",
+                "read",
+                "Read README.md",
+                "completed",
+                locations=[{"path": str(folder / "README.md")}],
+            ),
+            tool_call(
+                "r2",
+                "read",
+                "Read store.py",
+                "completed",
+                locations=[{"path": str(folder / "src" / "store.py"), "line": 120}],
+            ),
+            tool_call(
+                "e1",
+                "edit",
+                "Edit greet.py",
+                "completed",
+                locations=[{"path": str(folder / "greet.py"), "line": 4}],
+                content=[
+                    {
+                        "type": "diff",
+                        "path": str(folder / "greet.py"),
+                        "oldText": OLD_SOURCE,
+                        "newText": NEW_SOURCE,
+                    }
+                ],
+            ),
+            *command("c1", "Run the tests", "completed", 0, "8 passed in 0.42s\n"),
+            *command("c2", "Run the linter", "failed", 2, "src/a.py:3: E501 line too long\n"),
+        ],
+    )
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)

@@ -287,8 +287,10 @@ def test_the_help_screen(snap_compare: Snap, tmp_path: Path) -> None:
 
 
 def test_the_end_of_the_benchmark_reply(snap_compare: Snap, tmp_path: Path) -> None:
-    """The last lines of the 50 KB streamed reply, ending with its marker line, after the
-    demo agent streamed it in 12,476 chunks."""
+    """The last lines of the 50 KB benchmark reply, ending with its marker line: its 12,476
+    chunks of 4 characters folded by the store, their frames handed to the view in
+    batches of 400, no agent involved (the demo agent streaming it for real is
+    `test_the_benchmark_reply_on_screen_equals_what_the_agent_sent` in test_tui_flows)."""
     app = app_with(tmp_path, one_session("bench"))
     text = benchmark_reply()
     assert snap_compare(
@@ -296,3 +298,35 @@ def test_the_end_of_the_benchmark_reply(snap_compare: Snap, tmp_path: Path) -> N
         terminal_size=(120, 40),
         run_before=stream_into(app, text, len(text), finish=True, batch=400),
     )
+
+
+def test_the_new_session_dialog_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
+    """Ctrl+N in an 80x24 terminal: the whole dialog fits, the compact agent list, the
+    highlighted agent's description, the folder and the Create and Cancel buttons."""
+
+    async def build(engine: Engine, project: Path) -> None:
+        await add_session(engine, project, "existing", [("hello", "Hi!")])
+
+    app = app_with(tmp_path, build)
+
+    async def open_dialog(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=open_dialog)
+
+
+def test_the_help_screen_at_80x24_scrolled_to_its_end(snap_compare: Snap, tmp_path: Path) -> None:
+    """F1 in an 80x24 terminal, scrolled to the end: the last keys, the rail's legend on
+    two whole lines (it was cut at "◌ starti"), and how to close the help."""
+    app = app_with(tmp_path, conversation())
+
+    async def help_screen(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        pilot.app.screen.query_one("#dialog").scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=help_screen)

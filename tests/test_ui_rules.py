@@ -23,7 +23,7 @@ from cockpit.ui.attention import (
     tmux_wrap,
     window_title,
 )
-from cockpit.ui.bubbles import card_opens, has_terminal
+from cockpit.ui.bubbles import card_line, card_opens, exit_code, has_terminal, short_path
 from cockpit.ui.permission import (
     KEYS,
     command_of,
@@ -31,6 +31,7 @@ from cockpit.ui.permission import (
     request_summary,
     variant_of,
 )
+from cockpit.ui.rail import rail_title
 from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
 
 # Untrusted text as an agent might send it: escape sequences, C0 and C1 controls,
@@ -414,3 +415,68 @@ def test_a_card_knows_when_it_embeds_a_terminal() -> None:
     assert not has_terminal({"content": [{"type": "diff", "path": "a", "newText": ""}]})
     assert not has_terminal(None)
     assert not has_terminal({"content": ["junk"]})
+
+
+# --- tool card lines and the rail's title (cockpit.ui.bubbles, cockpit.ui.rail) ----------
+
+
+def test_card_paths_are_relative_to_the_session_folder() -> None:
+    root = "/tmp/x/proj"
+    assert short_path("/tmp/x/proj/README.md", root, home="/home/me") == "README.md"
+    assert short_path("/tmp/x/proj/src/a.py", root + "/", home="/home/me") == "src/a.py"
+    assert short_path("/tmp/x/proj", root, home="/home/me") == "."
+    assert short_path("/tmp/x/project2/a", root, home="/home/me") == "/tmp/x/project2/a"
+    assert short_path("/home/me/notes.md", root, home="/home/me") == "~/notes.md"
+    assert short_path("/home/me", None, home="/home/me") == "~"
+    assert short_path("/etc/passwd", None, home="") == "/etc/passwd"
+    assert short_path("relative/a.py", root, home="/home/me") == "relative/a.py"
+
+
+def test_a_card_line_names_the_file_first_at_80_columns() -> None:
+    """The audit's case: `[read] Read README.md (/tmp/x/proj/REA…` lost the file name."""
+    payload = {
+        "kind": "read",
+        "title": "Read README.md",
+        "status": "completed",
+        "locations": [{"path": "/tmp/x/proj/README.md"}],
+    }
+    assert card_line(payload, "/tmp/x/proj") == "[read] Read README.md - done"
+    payload["locations"] = [{"path": "/tmp/x/proj/src/store.py", "line": 120}]
+    assert card_line(payload, "/tmp/x/proj") == "[read] Read README.md (src/store.py:120) - done"
+    codex = {"kind": "edit", "title": "Edit /tmp/x/proj/notes.md", "status": "pending"}
+    assert card_line(codex, "/tmp/x/proj") == "[edit] Edit notes.md - pending"
+    assert card_line(codex, None) == "[edit] Edit /tmp/x/proj/notes.md - pending"
+
+
+def terminal_payload(status: str, exit_status: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "kind": "execute",
+        "title": "Run the tests",
+        "status": status,
+        "content": [{"type": "terminal", "terminalId": "t1"}],
+        "terminalOutput": {"t1": {"output": "ok\n", "exitStatus": exit_status}},
+    }
+
+
+def test_a_finished_command_card_shows_its_exit_code() -> None:
+    done = terminal_payload("completed", {"exitCode": 0, "signal": None})
+    assert card_line(done, None) == "[execute] Run the tests - done · exit 0"
+    failed = terminal_payload("failed", {"exitCode": 2, "signal": None})
+    assert card_line(failed, None) == "[execute] Run the tests - FAILED · exit 2"
+    running = terminal_payload("in_progress", None)
+    assert card_line(running, None) == "[execute] Run the tests - running"
+    killed = terminal_payload("failed", {"exitCode": None, "signal": "SIGKILL"})
+    assert exit_code(killed) is None
+    raw = {"kind": "execute", "title": "ls", "status": "completed", "rawOutput": {"exit_code": 1}}
+    assert card_line(raw, None) == "[execute] ls - done · exit 1"
+    assert exit_code({"rawOutput": {"exitCode": True}}) is None
+    assert exit_code(None) is None
+
+
+def test_the_rail_title_fits_the_compact_rail() -> None:
+    assert rail_title(0, 0) == "Sessions"
+    assert rail_title(2, 0) == "Sessions !2"
+    assert rail_title(0, 1) == "Sessions ◆1"
+    assert rail_title(2, 1) == "Sessions !2 ◆1"
+    # The compact rail is 22 columns; its border leaves 18 for the title.
+    assert len(rail_title(99, 99)) <= 18

@@ -38,7 +38,7 @@ from cockpit.viewmodel import (
     safe_file_name,
     session_title,
     short_folder,
-    status_line,
+    status_text,
     usage_text,
 )
 from store import SessionRecord
@@ -356,20 +356,10 @@ def test_usage_text_matches_its_documented_example() -> None:
     assert usage_text(usage) == "12.3k/200k ctx · $0.42"
 
 
-def test_status_line_joins_agent_mode_model_turn_and_usage() -> None:
-    full = record(modes=MODES, config_options=(MODEL_OPTION,), usage={"used": 2500, "size": 10500})
-    assert (
-        status_line(full, "Claude", Status.WORKING)
-        == "Claude · mode: Plan · model: Opus · working (Esc cancels) · 2.5k/10.5k ctx"
-    )
-    assert status_line(record(), "Demo", Status.READY) == "Demo · ready"
-    assert status_line(record(), "Demo", "mystery") == "Demo · mystery"
-
-
 def test_every_live_status_has_turn_words() -> None:
     assert set(TURN_WORDS) == set(ALL_STATUSES)
     for status, words in TURN_WORDS.items():
-        assert status_line(record(), "A", status) == f"A · {words}"
+        assert status_text(record(), "A", status, 200) == f"{words} · A"
 
 
 # -- prompt history -----------------------------------------------------------------------------
@@ -467,8 +457,11 @@ def test_evict_near_the_bottom_drops_the_oldest_but_never_the_live_turn() -> Non
     assert evict([1, 2, 3], frozenset({1, 2, 3}), 1, keep_bottom=True) == Eviction((), True)
 
 
-def test_evict_far_up_drops_the_newest_even_pinned() -> None:
-    assert evict([1, 2, 3, 4, 5], frozenset({5}), 3, keep_bottom=False) == Eviction((5, 4), False)
+def test_evict_far_up_drops_the_newest_but_never_the_live_turn() -> None:
+    """Reading history far up, the live turn stays pinned: its frames keep landing."""
+    assert evict([1, 2, 3, 4, 5], frozenset(), 3, keep_bottom=False) == Eviction((5, 4), False)
+    assert evict([1, 2, 3, 4, 5], frozenset({5}), 3, keep_bottom=False) == Eviction((4, 3), False)
+    assert evict([1, 2, 3], frozenset({1, 2, 3}), 1, keep_bottom=False) == Eviction((), False)
 
 
 MOUNTED = st.lists(st.integers(0, 200), max_size=40, unique=True).map(sorted)
@@ -484,16 +477,15 @@ def test_evict_properties(
     assert eviction.from_top == keep_bottom
     assert len(set(eviction.seqs)) == len(eviction.seqs)
     assert set(eviction.seqs) <= set(mounted)
+    unpinned = [seq for seq in mounted if seq not in pinned]
+    assert not pinned & set(eviction.seqs)  # the live turn is pinned either way
+    assert len(eviction.seqs) == min(excess, len(unpinned))
     if keep_bottom:
-        unpinned = [seq for seq in mounted if seq not in pinned]
-        assert not pinned & set(eviction.seqs)
-        assert len(eviction.seqs) == min(excess, len(unpinned))
         assert list(eviction.seqs) == unpinned[: len(eviction.seqs)]  # the oldest go
     else:
-        assert len(eviction.seqs) == excess
-        assert list(eviction.seqs) == mounted[::-1][:excess]  # the newest go, newest first
+        assert list(eviction.seqs) == unpinned[::-1][: len(eviction.seqs)]  # the newest go
     kept = [seq for seq in mounted if seq not in eviction.seqs]
-    if not keep_bottom or len(mounted) - len(pinned & set(mounted)) >= excess:
+    if len(unpinned) >= excess:
         assert len(kept) == min(len(mounted), limit)
 
 

@@ -19,7 +19,9 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Footer, OptionList, Static
 
 from cockpit.bundled import bundled_dir
@@ -35,6 +37,7 @@ from cockpit.events import (
 )
 from cockpit.mentions import FileIndex, format_mention
 from cockpit.paths import config_dir
+from cockpit.policy import describe_rules, parse_rule, rule_set, session_rules
 from cockpit.registry import DEFAULT_AGENT
 from cockpit.settings import load_settings, save_settings, settings_path
 from cockpit.textout import plan_lines, transcript_markdown
@@ -43,7 +46,7 @@ from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ToolCard
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
 from cockpit.ui.composer import Candidate, CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.ui.rail import RailEntry, SessionRail
+from cockpit.ui.rail import RailEntry, SessionRail, rail_title
 from cockpit.ui.screens import (
     ConfirmScreen,
     HelpScreen,
@@ -62,16 +65,19 @@ from cockpit.viewmodel import (
     CompletionToken,
     OptionChoice,
     RailState,
+    StatusPart,
+    clean_line,
     export_path,
+    fit_status,
     mode_option_id,
     option_choices,
     rail_state,
     safe_file_name,
     session_title,
     short_folder,
-    status_line,
+    status_parts,
 )
-from store import Frame, SessionRecord
+from store import Frame, SessionBusy, SessionRecord
 
 COCKPIT_NAMES = frozenset(command.name for command in COCKPIT_COMMANDS)
 """Slash commands Cockpit runs itself; any other `/word` goes to the agent."""
@@ -111,6 +117,25 @@ class FramesReady(Message):
     """Frames are waiting in the app's buffer."""
 
 
+class StatusLine(Widget):
+    """The line above the composer: the turn state first, then as much of mode, model,
+    options, usage and agent as its width holds (fitted again on every resize)."""
+
+    DEFAULT_CSS = "StatusLine { height: 1; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.parts: list[StatusPart] = []
+
+    def show(self, parts: list[StatusPart]) -> None:
+        if parts != self.parts:
+            self.parts = parts
+            self.refresh()
+
+    def render(self) -> Content:
+        return Content(fit_status(self.parts, self.content_size.width))
+
+
 INDEX_REFRESH = 10.0
 """Seconds an `@` file index is used before it is rebuilt in the background."""
 
@@ -135,6 +160,7 @@ class CockpitApp(App[None]):
         Binding("ctrl+t", "options", "Options", show=False),
         Binding("ctrl+g", "next_needing", "Next needing you", show=False),
         Binding("f1", "help", "Help"),
+        Binding("escape", "escape", "Cancel turn", show=False),
     ]
 
     def __init__(
@@ -166,6 +192,8 @@ class CockpitApp(App[None]):
         """Escape sequences sent to the terminal (titles, notifications), newest last."""
         self._frames: dict[str, list[Frame]] = {}
         self._frames_posted = False
+        self._turn_ended: dict[str, float] = {}
+        """When each session's last turn ended, by the engine's clock (for the inbox)."""
         self._settings: dict[str, Any] = {}
         self._load_themes()
 
@@ -180,7 +208,7 @@ class CockpitApp(App[None]):
         with Horizontal(id="body"):
             yield SessionRail(id="rail")
             with Vertical(id="main"):
-                yield Static("", id="status")
+                yield StatusLine(id="status")
                 yield CompletionMenu(id="completion")
                 yield Static("▼ new output below — Ctrl+End to jump", id="new-output")
                 yield Composer(id="composer", blink=self.blink)
@@ -196,7 +224,7 @@ class CockpitApp(App[None]):
             assert self._engine_factory is not None
             self._engine = await self._engine_factory()
         for problem in self._problems:
-            self.notify(problem, severity="warning", timeout=10)
+            self.notify(problem, severity="warning", timeout=10, markup=False)
         transcript = TranscriptView(self.engine, id="transcript")
         await self.query_one("#main", Vertical).mount(transcript, before=0)
         self.engine.subscribe(self._on_engine_event)
@@ -208,12 +236,15 @@ class CockpitApp(App[None]):
         self._apply_width(self.size.width)
         await self._reload_records()
         self.latest = await self.engine.latest_seqs()
-        if not self.records:
+        newest = self._ordered()[0] if self.records else None
+        if newest is None or (self.agent and newest.agent != self.agent):
+            # `cockpit --agent NAME` is never ignored: with sessions stored, a new session
+            # with that agent, unless the newest one already runs it (that one reopens).
             await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
-        else:
-            await self.switch_to(self._ordered()[0].id)
+        if self.current is None and newest is not None:
+            await self.switch_to(newest.id)
         self.set_interval(30, self._refresh_rail)
-        self.query_one(Composer).focus()
+        self._focus_session()
 
     async def on_unmount(self) -> None:
         if self._engine_factory is not None and self._engine is not None:
@@ -240,7 +271,9 @@ class CockpitApp(App[None]):
             try:
                 save_settings(self.settings_file, self._settings)
             except OSError as error:
-                self.notify(f"Could not save the theme choice: {error}", severity="warning")
+                self.notify(
+                    f"Could not save the theme choice: {error}", severity="warning", markup=False
+                )
         if self.is_mounted(self):
             self._restyle_rail()
 
@@ -276,7 +309,7 @@ class CockpitApp(App[None]):
         return RailEntry(
             record.id,
             state,
-            session_title(record),
+            clean_line(session_title(record)),  # an agent may name it with line breaks
             record.agent,
             record.cwd,
             max(self.clock() - record.updated, 0),
@@ -289,15 +322,25 @@ class CockpitApp(App[None]):
         entries = [self._entry(record) for record in self._ordered()]
         rail.show(entries, self.current)
         self._update_title(entries)
+        self._refresh_inbox()
+
+    def _refresh_inbox(self) -> None:
+        """The inbox, when it is open, follows what the rail shows (requests asked and
+        answered, turns finished and read), so it never needs reopening."""
+        if isinstance(self.screen, InboxScreen):
+            self.screen.refresh_items()
 
     def session_choices(self) -> list[tuple[str, str, str]]:
         """(id, title, details) of every session, for the command palette."""
         return [
-            (r.id, session_title(r), f"{r.agent} · {short_folder(r.cwd)}") for r in self._ordered()
+            (r.id, clean_line(session_title(r)), clean_line(f"{r.agent} · {short_folder(r.cwd)}"))
+            for r in self._ordered()
         ]
 
-    async def switch_to(self, session: str) -> None:
-        """Show another session: its tail page from the store, at once."""
+    async def switch_to(self, session: str, focus: bool = True) -> None:
+        """Show another session: its tail page from the store, at once; the keyboard goes
+        to its pending request, else to the composer (`focus=False` leaves it where it is:
+        on the rail, while the user walks it)."""
         if session not in self.records:
             return
         previous = self.current
@@ -313,6 +356,17 @@ class CockpitApp(App[None]):
         self._refresh_rail()
         self._refresh_status()
         await self._show_permissions()
+        if focus:
+            self._focus_session()
+
+    def _focus_session(self) -> None:
+        """Put the keyboard where the session on screen needs it: on its oldest pending
+        request, else on the composer."""
+        prompts = list(self.query_one(TranscriptView).prompts.values())
+        if prompts:
+            prompts[0].focus()
+        else:
+            self.query_one(Composer).focus()
 
     async def _mark_read(self, session: str) -> None:
         latest = self.latest.get(session, 0)
@@ -325,7 +379,7 @@ class CockpitApp(App[None]):
         try:
             record = await self.engine.create_session(agent, folder)
         except (KeyError, NotADirectoryError) as error:
-            self.notify(str(error.args[0] if error.args else error), severity="error")
+            self.notify(str(error.args[0] if error.args else error), severity="error", markup=False)
             return
         self.records[record.id] = record
         await self.switch_to(record.id)
@@ -374,6 +428,7 @@ class CockpitApp(App[None]):
             if finished and event.session == self.current:
                 await self.query_one(TranscriptView).finish_live()
             if event.status == Status.READY and event.detail:  # a turn ended (detail: why)
+                self._turn_ended[event.session] = self.engine.store.now()
                 self._alert(event.session, "finished a turn")
             record = self.records.get(event.session)
             if record is not None:  # the live status is the engine's; no store read needed
@@ -403,15 +458,14 @@ class CockpitApp(App[None]):
         return record
 
     def _refresh_status(self) -> None:
-        status = self.query_one("#status", Static)
+        status = self.query_one("#status", StatusLine)
         record = self.records.get(self.current or "")
         if record is None:
-            status.update("")
+            status.show([])
             return
         spec = self.engine.spec_for(record)
         waiting = len(self.engine.pending_permissions(record.id))
-        line = status_line(record, spec.label, self.engine.status(record.id))
-        status.update(line + (f" · {waiting} waiting for you" if waiting else ""))
+        status.show(status_parts(record, spec.label, self.engine.status(record.id), waiting))
 
     async def _show_permissions(self, focus: bool = False) -> None:
         """Show the pending requests of the session on screen inline; put the keyboard on a
@@ -455,9 +509,7 @@ class CockpitApp(App[None]):
         if title != self._title_shown:
             self._title_shown = title
             self._write_terminal(window_title(title))
-            counts = title[len("Cockpit") :].strip(" ()")
-            rail = self.query_one(SessionRail)
-            rail.border_title = "Sessions" + (f" · {counts}" if counts else "")
+            self.query_one(SessionRail).border_title = rail_title(waiting, unread)
 
     # -- the inbox ----------------------------------------------------------------------------
 
@@ -469,7 +521,8 @@ class CockpitApp(App[None]):
         ]
         for record in self._ordered():
             if self._entry(record).state == RailState.UNREAD:
-                items.append(InboxItem(record.id, session_title(record), record.updated))
+                ended = self._turn_ended.get(record.id, record.updated)
+                items.append(InboxItem(record.id, session_title(record), ended))
         return sorted(items, key=lambda item: item.since)
 
     def _title_of(self, session: str) -> str:
@@ -486,6 +539,8 @@ class CockpitApp(App[None]):
         async def opened(session: str | None) -> None:
             if session is not None:
                 await self.switch_to(session)
+            else:  # what was focused may be gone (a request answered from the inbox)
+                self._focus_session()
 
         self.push_screen(InboxScreen(self.inbox_items, answer, self.clock), opened)
 
@@ -522,9 +577,9 @@ class CockpitApp(App[None]):
         if token.trigger == "/":
             agent = [
                 SlashCommand(
-                    str(c.get("name")),
-                    str(c.get("description") or ""),
-                    str((c.get("input") or {}).get("hint") or ""),
+                    clean_line(str(c.get("name"))),
+                    clean_line(str(c.get("description") or "")),
+                    clean_line(str((c.get("input") or {}).get("hint") or "")),
                     cockpit=False,
                 )
                 for c in record.commands or ()
@@ -589,16 +644,20 @@ class CockpitApp(App[None]):
                 self.notify(
                     f"No theme {arguments!r}; try: {', '.join(sorted(self.available_themes))}",
                     severity="warning",
+                    markup=False,
                 )
         elif name == "policy":
-            kind, _, action = arguments.partition(" ")
             try:
-                await self.engine.set_session_policy(session, kind, action.strip() or None)
-                self.notify(
-                    f"This session: {kind} = {action.strip() or 'the global rule'}", timeout=3
-                )
+                if (rule := parse_rule(arguments)) is not None:
+                    await self.engine.set_session_policy(session, *rule)
+                    text = rule_set(self.engine.permissions, *rule)
+                    self.notify(text, timeout=4, markup=False)
+                else:
+                    rules = session_rules((await self.engine.session(session)).info)
+                    text = describe_rules(self.engine.permissions, rules)
+                    self.notify(text, title="Permission rules", timeout=10, markup=False)
             except (ValueError, KeyError) as error:
-                self.notify(str(error), severity="error")
+                self.notify(str(error), severity="error", markup=False)
         elif name == "mode":
             await self._set_mode_named(arguments)
         elif name == "options":
@@ -620,9 +679,9 @@ class CockpitApp(App[None]):
                 path.write_text, transcript_markdown(rows, session_title(record))
             )
         except OSError as error:
-            self.notify(f"Could not export: {error}", severity="error")
+            self.notify(f"Could not export: {error}", severity="error", markup=False)
             return
-        self.notify(f"Exported to {path}", timeout=4)
+        self.notify(f"Exported to {path}", timeout=4, markup=False)
 
     # -- modes and options --------------------------------------------------------------------
 
@@ -661,7 +720,8 @@ class CockpitApp(App[None]):
             (c for c in modes if name.lower() in (str(c.value).lower(), c.label.lower())), None
         )
         if wanted is None:
-            self.notify(f"Modes: {', '.join(c.label for c in modes) or 'none'}", timeout=4)
+            names = ", ".join(clean_line(c.label) for c in modes) or "none"
+            self.notify(f"Modes: {names}", timeout=4, markup=False)
             return
         await self._apply_choice(wanted)
 
@@ -675,9 +735,11 @@ class CockpitApp(App[None]):
             else:
                 await self.engine.set_config_option(session, choice.config_id, choice.value)
         except Exception as error:
-            self.notify(f"The agent refused: {error}", severity="error")
+            self.notify(
+                f"The agent refused: {clean_line(str(error))}", severity="error", markup=False
+            )
             return
-        self.notify(f"{choice.label}", timeout=2)
+        self.notify(clean_line(choice.label), timeout=2, markup=False)
 
     def action_options(self) -> None:
         """Choose any mode or config option the agent offers."""
@@ -709,7 +771,9 @@ class CockpitApp(App[None]):
         try:
             await self.engine.prompt(session, text)
         except Exception as error:
-            self.notify(f"The prompt failed: {error}", severity="error")
+            self.notify(
+                f"The prompt failed: {clean_line(str(error))}", severity="error", markup=False
+            )
 
     async def on_composer_cancel_requested(self) -> None:
         await self.action_cancel_turn()
@@ -719,11 +783,14 @@ class CockpitApp(App[None]):
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "rail" and event.option.id and event.option.id != self.current:
-            self.run_worker(self.switch_to(event.option.id), group="switch", exclusive=True)
+            # Walking the rail shows each session; the keyboard stays on the rail.
+            self.run_worker(
+                self.switch_to(event.option.id, focus=False), group="switch", exclusive=True
+            )
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "rail":
-            self.query_one(Composer).focus()
+            self._focus_session()
         elif event.option_list.id == "completion":
             self.query_one(Composer).accept(event.option_index)
 
@@ -748,6 +815,36 @@ class CockpitApp(App[None]):
     async def action_jump_end(self) -> None:
         """Scroll to the newest output."""
         await self.query_one(TranscriptView).jump_to_end()
+
+    def action_focus_next(self) -> None:
+        """Tab: the screen's focus chain with the prompt just before the transcript."""
+        self._focus_step(1)
+
+    def action_focus_previous(self) -> None:
+        """Shift+Tab: back along the same chain (the prompt itself uses it for modes)."""
+        self._focus_step(-1)
+
+    def _focus_step(self, step: int) -> None:
+        """Tab from the prompt reaches the transcript at once and Shift+Tab comes back; a
+        bubble focused in the transcript counts as the transcript (they are not in the
+        chain: Up and Down move between them)."""
+        screen = self.screen
+        chain = screen.focus_chain
+        transcript = next(iter(screen.query(TranscriptView)), None)
+        composer = next(iter(screen.query(Composer)), None)
+        focused = screen.focused
+        if transcript is not None and composer is not None and focused is not None:
+            if transcript in focused.ancestors:
+                focused = transcript
+            if transcript in chain and composer in chain and focused in chain:
+                chain.remove(composer)
+                chain.insert(chain.index(transcript), composer)
+                chain[(chain.index(focused) + step) % len(chain)].focus()
+                return
+        if step > 0:
+            screen.focus_next()
+        else:
+            screen.focus_previous()
 
     def action_help(self) -> None:
         """Show every key."""
@@ -778,7 +875,7 @@ class CockpitApp(App[None]):
             if title:
                 await self.engine.rename(record.id, title)
 
-        self.push_screen(RenameScreen(session_title(record)), renamed)
+        self.push_screen(RenameScreen(clean_line(session_title(record))), renamed)
 
     async def action_close_session(self) -> None:
         """Stop the agent of the session on screen; its transcript stays."""
@@ -795,7 +892,11 @@ class CockpitApp(App[None]):
         async def confirmed(yes: bool | None) -> None:
             if not yes:
                 return
-            await self.engine.delete(record.id)
+            try:
+                await self.engine.delete(record.id)
+            except SessionBusy as error:  # another Cockpit is writing this session
+                self.notify(clean_line(str(error)), severity="error", markup=False)
+                return
             self.records.pop(record.id, None)
             self.current = None
             if self.records:
@@ -804,7 +905,8 @@ class CockpitApp(App[None]):
                 await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
 
         self.push_screen(
-            ConfirmScreen(f"Delete “{session_title(record)}” and its transcript?"), confirmed
+            ConfirmScreen(f"Delete “{clean_line(session_title(record))}” and its transcript?"),
+            confirmed,
         )
 
     async def action_previous_session(self) -> None:
@@ -820,6 +922,16 @@ class CockpitApp(App[None]):
         if not order or self.current not in order:
             return
         await self.switch_to(order[(order.index(self.current) + delta) % len(order)])
+
+    async def action_escape(self) -> None:
+        """Esc wherever the keyboard is (the transcript, a bubble, the rail): cancel the
+        running turn; with none running, back to the composer (or the pending request).
+        Dialogs, popups and the composer's menu take their Esc before this one."""
+        session = self.current
+        if session is not None and self.engine.status(session) in (Status.WORKING, Status.WAITING):
+            await self.action_cancel_turn()
+        else:
+            self._focus_session()
 
     async def action_cancel_turn(self) -> None:
         """Cancel the running turn of the session on screen."""

@@ -4,6 +4,7 @@ block and re-renders only the block still being written."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -13,7 +14,7 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.padding import Padding
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.timer import Timer
@@ -27,6 +28,14 @@ from store import Bubble
 
 REPAINT_RATE = 30
 """Most redraws a second of a streaming reply."""
+
+PAINT_SHARE = 0.25
+"""The share of the time a streaming reply's redraws may take: when one costs more (a
+long open block to render again, a busy screen, a busy machine), the next waits longer,
+so input and the other sessions are never starved."""
+
+SLOWEST_REPAINT = 0.25
+"""The longest wait, in seconds, between two redraws of a streaming reply."""
 
 STATUS_CLASSES = {
     "completed": "-done",
@@ -124,6 +133,60 @@ def has_terminal(payload: Mapping[str, Any] | None) -> bool:
     )
 
 
+def short_path(path: str, root: str | None, home: str | None = None) -> str:
+    """A path as a card shows it: relative to the session's folder when inside it (`.` for
+    the folder itself), `~/...` when under the home folder, else whole."""
+    home = os.path.expanduser("~") if home is None else home
+    for base, prefix in ((root, ""), (home, "~/")):
+        base = (base or "").rstrip("/")
+        if not base:
+            continue
+        if path == base:
+            return "." if prefix == "" else "~"
+        if path.startswith(base + "/"):
+            return prefix + path[len(base) + 1 :]
+    return path
+
+
+def exit_code(payload: Mapping[str, Any] | None) -> int | None:
+    """How a finished command ended: the exit code of its (last) terminal, or the one in
+    its raw output (agents without client terminals report it there)."""
+    payload = payload or {}
+    code = None
+    terminals = payload.get("terminalOutput")
+    for data in terminals.values() if isinstance(terminals, Mapping) else ():
+        status = data.get("exitStatus") if isinstance(data, Mapping) else None
+        if isinstance(status, Mapping) and isinstance(status.get("exitCode"), int):
+            code = status["exitCode"]
+    raw = payload.get("rawOutput")
+    if code is None and isinstance(raw, Mapping):
+        found = raw.get("exit_code", raw.get("exitCode"))
+        code = found if isinstance(found, int) and not isinstance(found, bool) else None
+    return code
+
+
+def card_line(payload: Mapping[str, Any] | None, root: str | None) -> str:
+    """A card's one line: `tool_line` with its paths (locations, and the title's) short
+    for the session's folder at `root`, and a finished command's exit code."""
+    payload = dict(payload or {})
+    locations = payload.get("locations")
+    if isinstance(locations, list):
+        payload["locations"] = [
+            {**loc, "path": short_path(loc["path"], root)}
+            if isinstance(loc, Mapping) and isinstance(loc.get("path"), str)
+            else loc
+            for loc in locations
+        ]
+    title = payload.get("title")
+    if isinstance(title, str) and root and root.rstrip("/"):
+        payload["title"] = title.replace(root.rstrip("/") + "/", "")
+    line = tool_line(payload)
+    code = exit_code(payload)
+    if code is not None and payload.get("status") in ("completed", "failed"):
+        line += f" · exit {code}"
+    return line
+
+
 def card_opens(policy: str, status: str, terminal: bool) -> bool:
     """Whether a tool card is open by itself under `policy` ("failures", "always" or
     "never") in `status`."""
@@ -205,12 +268,20 @@ class ToolCard(BubbleWidget):
 
     def render(self) -> RenderableType:
         mark = TOOL_MARKS.get(self._status(), "○")
-        header = Text(
-            f"{'▾' if self.expanded else '▸'} {mark} {printable(tool_line(self.payload))}"
-        )
+        line = card_line(self.payload, self._root())
+        header = Text(f"{'▾' if self.expanded else '▸'} {mark} {printable(line)}")
         if not self.expanded:
             return header
         return Group(header, *self._body(max(self.content_size.width - 2, 20)))
+
+    def _root(self) -> str | None:
+        """The folder of the session this card is in (the transcript's session, as the app
+        knows it), so paths can be shown relative to it."""
+        session = getattr(self.parent, "session", None)
+        records = getattr(self.app, "records", None)
+        record = records.get(session) if isinstance(records, Mapping) and session else None
+        root = getattr(record, "cwd", None)
+        return root if isinstance(root, str) else None
 
     def _body(self, width: int) -> list[RenderableType]:
         payload = self.payload or {}
@@ -263,9 +334,8 @@ class ToolCard(BubbleWidget):
         return text
 
     def copy_text(self) -> str:
-        return "\n".join(
-            part for part in (tool_line(self.payload), tool_output(self.payload)) if part
-        )
+        line = card_line(self.payload, self._root())
+        return "\n".join(part for part in (line, tool_output(self.payload)) if part)
 
 
 def diff_styles(widget: Widget) -> DiffStyles:
@@ -305,6 +375,14 @@ class AgentBubble(BubbleWidget):
     rendered once (per width) and kept as lines; only the open tail is rendered again when
     text arrives. So streaming costs grow with the text, not with the number of chunks or
     the square of the length, and a finished reply needs no second rendering.
+
+    While it streams, the screen shows a frame: the lines as they were at the last
+    repaint. A repaint renders the tail, then asks the screen for as little as it can: the
+    lines that differ from the frame on screen when the reply kept its height (no
+    layout), a layout only when it got taller or shorter. Repaints come at most
+    REPAINT_RATE times a second, and less often when they are expensive: the wait after
+    one is its cost over PAINT_SHARE, the cost being the time to render it, the screen's
+    update that showed it, and how late it started (the app was busy).
     """
 
     def __init__(self, bubble: Bubble, live: bool = False) -> None:
@@ -318,8 +396,23 @@ class AgentBubble(BubbleWidget):
         self._rendered_blocks = 0
         self._tail: list[Strip] | None = None
         self._all: list[Strip] | None = None
+        self._frame: list[Strip] | None = None
+        """The lines the screen shows (or will at its next update)."""
+        self._frame_width = 0
+        self._frame_sealed = 0
+        """How many lines at the top of the frame are sealed blocks (they cannot change)."""
         self._painted = 0.0
+        self._due = 0.0
         self._repaint: Timer | None = None
+        self._interval = 1 / REPAINT_RATE
+        """The wait between two repaints, from what recent ones cost."""
+        self._paint_cost: float | None = None
+        """What the last repaint cost before the screen's update (None: none to time)."""
+        self._update_started: float | None = None
+        """When the screen first asked for lines after the last repaint."""
+        self._update_ended = 0.0
+        """When it last asked for one in that same update."""
+        self._in_update = False
         self._extend(bubble.text)
 
     @property
@@ -340,20 +433,73 @@ class AgentBubble(BubbleWidget):
 
     async def append(self, text: str) -> None:
         """Add streamed text. The screen is asked to redraw at most REPAINT_RATE times a
-        second: a terminal shows no more, and each redraw lays out the whole screen."""
+        second: a terminal shows no more."""
         self._parts.append(text)
         self._extend(text)
+        if self._repaint is not None:
+            return
         now = time.monotonic()
-        if now - self._painted >= 1 / REPAINT_RATE:
-            self._painted = now
-            self.refresh(layout=True)
-        elif self._repaint is None:
-            self._repaint = self.set_timer(1 / REPAINT_RATE, self._deferred_refresh)
+        self._due = self._painted + self._interval
+        if self._due <= now:
+            self._paint()
+        else:
+            self._repaint = self.set_timer(self._due - now, self._deferred_paint)
 
-    def _deferred_refresh(self) -> None:
+    def _deferred_paint(self) -> None:
         self._repaint = None
-        self._painted = time.monotonic()
-        self.refresh(layout=True)
+        self._paint(late=max(time.monotonic() - self._due, 0.0))
+
+    def _paint(self, late: float = 0.0) -> None:
+        """Show the text so far: render it into a new frame and ask the screen to update
+        the lines that changed, or to lay out again when the height changed. `late`: how
+        long after it was due the repaint could start (the app was busy)."""
+        started = self._painted = time.monotonic()
+        self._timed()
+        before, width = self._frame, self._frame_width
+        if before is None or not width:
+            self._frame = None  # the next layout takes a fresh frame
+            self._paint_cost = None
+            self.refresh(layout=True)
+            return
+        lines = self._frame = self._lines(width)
+        stable, self._frame_sealed = self._frame_sealed, len(self._sealed)
+        self._paint_cost = time.monotonic() - started + late
+        if len(lines) != len(before):
+            self.refresh(layout=True)
+            return
+        first, last = stable, len(lines) - 1
+        while first <= last and lines[first] == before[first]:
+            first += 1
+        while last >= first and lines[last] == before[last]:
+            last -= 1
+        if first <= last:
+            self.refresh(Region(0, first, width, last - first + 1))
+
+    def _asked(self) -> None:
+        """The screen asks for the frame's lines (its height, or a line): the update that
+        shows the last repaint runs from the first such call to the last one before the
+        event loop moves on."""
+        now = time.monotonic()
+        if self._update_started is None:
+            self._update_started = self._update_ended = now
+            self._in_update = True
+            self.call_next(self._update_over)  # after the screen's update: it runs in one go
+        elif self._in_update:
+            self._update_ended = now
+
+    def _update_over(self) -> None:
+        self._in_update = False
+
+    def _timed(self) -> None:
+        """What the last repaint cost (rendering, and the screen's update that showed it)
+        sets the wait before the next one."""
+        if self._paint_cost is not None:
+            cost = self._paint_cost
+            if self._update_started is not None:
+                cost += self._update_ended - self._update_started
+            wait = min(max(cost / PAINT_SHARE, 1 / REPAINT_RATE), SLOWEST_REPAINT)
+            self._interval = (self._interval + wait) / 2
+        self._paint_cost = self._update_started = None
 
     def refresh_from(self, bubble: Bubble) -> None:
         if bubble.text.startswith(self.text):
@@ -367,6 +513,7 @@ class AgentBubble(BubbleWidget):
             self._extend(bubble.text)
         self.text = bubble.text
         self.payload = bubble.payload
+        self._frame = None
         self.refresh(layout=True)
 
     async def finish(self) -> None:
@@ -374,7 +521,7 @@ class AgentBubble(BubbleWidget):
         self.live = False
         if self._repaint is not None:
             self._repaint.stop()
-            self._deferred_refresh()
+            self._deferred_paint()
 
     def _render_markdown(self, markdown: str, width: int) -> list[Strip]:
         console = self.app.console
@@ -386,6 +533,10 @@ class AgentBubble(BubbleWidget):
         while lines and _blank(lines[-1]):
             lines.pop()
         return lines
+
+    def lines(self, width: int) -> list[Strip]:
+        """The whole text rendered at `width`, line by line."""
+        return self._lines(width)
 
     def _lines(self, width: int) -> list[Strip]:
         if self._all is not None and width == self._width:
@@ -410,12 +561,22 @@ class AgentBubble(BubbleWidget):
             self._all = self._sealed or self._tail
         return self._all
 
+    def _frame_lines(self, width: int) -> list[Strip]:
+        """The frame on screen; a new one when there is none yet or the width changed."""
+        if self._frame is None or width != self._frame_width:
+            self._frame = self._lines(width)
+            self._frame_width = width
+            self._frame_sealed = len(self._sealed)
+        return self._frame
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self._lines(width))
+        self._asked()
+        return len(self._frame_lines(width))
 
     def render_line(self, y: int) -> Strip:
+        self._asked()
         width = self.content_size.width
-        lines = self._lines(width)
+        lines = self._frame_lines(width)
         base = self.rich_style
         if y < len(lines):
             return lines[y].extend_cell_length(width).apply_style(base)

@@ -7,10 +7,32 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
+from textual.content import Content
+
+from cockpit.viewmodel import clean_line
 
 if TYPE_CHECKING:
     from cockpit.ui.app import CockpitApp
+
+
+def literal(text: str) -> str:
+    """`text` for a field the palette reads as markup (a hit's help), cleaned and as
+    `Content`, which the palette takes as it is: a title like `why does [/] break` shows
+    as written instead of stopping the app (typed `str` because the field is)."""
+    return cast(str, Content(clean_line(text)))
+
+
+def highlighted(matcher: Matcher, title: str) -> Content:
+    """`title` with the characters the query matched highlighted, never read as markup
+    (`Matcher.highlight` parses its candidate as markup)."""
+    content = Content(title)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, title)
+    if score:
+        for offset in offsets:
+            if not title[offset].isspace():
+                content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
 
 
 class _Commands(Provider):
@@ -25,14 +47,18 @@ class _Commands(Provider):
 
     async def discover(self) -> Hits:
         for title, text, callback in self.items():
-            yield DiscoveryHit(title, callback, help=text)
+            title = clean_line(title)
+            yield DiscoveryHit(Content(title), callback, text=title, help=literal(text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, text, callback in self.items():
+            title = clean_line(title)
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=text)
+                yield Hit(
+                    score, highlighted(matcher, title), callback, text=title, help=literal(text)
+                )
 
 
 class SessionCommands(_Commands):

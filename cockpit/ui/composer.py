@@ -1,7 +1,8 @@
 """The composer: a multi-line prompt box. Enter sends; Ctrl+J (which every terminal sends,
 over SSH and tmux too), Shift+Enter or Alt+Enter insert a newline; Up on the first line and
 Down on the last walk the prompt history; Esc cancels the running turn; Shift+Tab cycles
-the agent's modes. Typing `/` at the start or `@` anywhere opens a completion menu."""
+the agent's modes; PageUp, PageDown and Ctrl+Home scroll the transcript while the prompt is
+one line. Typing `/` at the start or `@` anywhere opens a completion menu."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ from textual.widgets.option_list import Option
 from cockpit.viewmodel import CompletionToken, PromptHistory, completion_token, offset_of
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
+TRANSCRIPT_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "jump_start"}
+"""Keys that scroll the transcript while the prompt is one line (in a longer prompt,
+PageUp and PageDown move the cursor by a page, as in any text area)."""
 MENU_ROWS = 8
+"""Candidates the completion menu shows at once; it scrolls to the others."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,16 @@ Completer = Callable[[CompletionToken], Awaitable[list[Candidate]]]
 
 
 class CompletionMenu(OptionList):
-    """The candidates for the token being typed, above the composer."""
+    """The candidates for the token being typed, above the composer: all of them, in a
+    list MENU_ROWS high that scrolls with the highlight."""
+
+    DEFAULT_CSS = f"""
+    CompletionMenu {{
+        max-height: {MENU_ROWS + 2};  /* and the border */
+        text-wrap: nowrap;  /* one row per candidate, its description cut short */
+        text-overflow: ellipsis;
+    }}
+    """
 
     def show_candidates(self, candidates: list[Candidate]) -> None:
         self.clear_options()
@@ -103,6 +117,8 @@ class Composer(TextArea):
             handled = newer is not None
             if newer is not None:
                 self._replace_all(newer)
+        elif key in TRANSCRIPT_KEYS and self.document.line_count == 1:
+            handled = await self._scroll_transcript(TRANSCRIPT_KEYS[key])
         else:
             handled = False
         if handled:
@@ -110,6 +126,14 @@ class Composer(TextArea):
             event.prevent_default()
             return
         await super()._on_key(event)
+
+    async def _scroll_transcript(self, action: str) -> bool:
+        """Run a transcript action (a page up or down, the first message) from the prompt."""
+        found = self.screen.query("#transcript")
+        if not found:
+            return False
+        await self.app.run_action(action, found.first())
+        return True
 
     def _replace_all(self, text: str) -> None:
         self.text = text
@@ -179,7 +203,7 @@ class Composer(TextArea):
     async def _complete(self, token: CompletionToken) -> None:
         assert self.completer is not None
         assert self.menu is not None
-        candidates = (await self.completer(token))[:MENU_ROWS]
+        candidates = await self.completer(token)
         self._token = token if candidates else None
         self._candidates = candidates
         self.menu.show_candidates(candidates)

@@ -8,6 +8,9 @@ the file's type and the theme's diff colours (`DiffStyles`).
 
 The texts come from an agent, so they are untrusted: escape sequences and control
 characters are removed before anything is compared or shown.
+
+The `textual-diff-view` package (Toad's diff widget) was considered and not used: it is
+licensed AGPL-3.0.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ LineSpans = tuple[tuple[Span, ...], ...]
 
 TAB_SIZE = 4
 SPLIT_MIN_WIDTH = 120
+"""The width a diff needs (inside its card) to be shown side by side: two columns of about
+55 characters of code. A card is narrower than the terminal: this is a terminal of 158
+columns with the rail shown, 126 with it hidden (README says so)."""
 LIGHT_SYNTAX_THEME = "default"  # Pygments' own style, made for light backgrounds
 # Lines longer than this are not compared word by word: the cost grows with the product of
 # the lengths, and a changed minified line is better shown whole.
@@ -59,6 +65,11 @@ class DiffLine:
     old_number: int | None
     new_number: int | None
     text: str
+
+
+Row = tuple[DiffLine | None, DiffLine | None]
+"""One row of a split view (old side, new side); a unified row has its line on one side
+or, when it is on both (context, hunk and fold lines), on both."""
 
 
 def split_lines(text: str) -> list[str]:
@@ -135,11 +146,11 @@ def diff_stats(old: str | None, new: str) -> tuple[int, int]:
     return count_changes(diff_lines(old, new, context=0))
 
 
-def side_by_side(lines: Sequence[DiffLine]) -> list[tuple[DiffLine | None, DiffLine | None]]:
+def side_by_side(lines: Sequence[DiffLine]) -> list[Row]:
     """Rows of a split view: each run of changes pairs its removed lines (left) with its
     added lines (right) in order, the shorter side padded with None, so a replaced block
     reads across; context, hunk and fold lines stand on both sides."""
-    rows: list[tuple[DiffLine | None, DiffLine | None]] = []
+    rows: list[Row] = []
     removed: list[DiffLine] = []
     added: list[DiffLine] = []
     for line in lines:
@@ -156,18 +167,139 @@ def side_by_side(lines: Sequence[DiffLine]) -> list[tuple[DiffLine | None, DiffL
     return rows
 
 
+def unified_rows(lines: Sequence[DiffLine]) -> list[Row]:
+    """The rows of a unified view in the shape of split rows: a removed line on the old
+    side only, an added line on the new side only, the rest on both. So one fold rule
+    serves both layouts."""
+    return [
+        (None if line.kind == "added" else line, None if line.kind == "removed" else line)
+        for line in lines
+    ]
+
+
+def row_line(row: Row) -> DiffLine:
+    """The one line of a unified row."""
+    line = row[0] if row[0] is not None else row[1]
+    assert line is not None
+    return line
+
+
 def fold(lines: Sequence[DiffLine], limit: int) -> list[DiffLine]:
-    """The first `limit` lines and one fold line telling what is hidden, so a long diff does
-    not flood the transcript. A fold line hiding a single line would take that line's room
-    for nothing, so then nothing is folded; a hunk header is not left dangling above it."""
+    """A unified diff folded to at most `limit` + 1 lines (`fold_rows`)."""
+    return [row_line(row) for row in fold_rows(unified_rows(lines), limit)]
+
+
+def fold_rows(rows: Sequence[Row], limit: int) -> list[Row]:
+    """At most `limit` + 1 rows of a diff (unified or split), so a long one does not flood
+    the transcript, and what it would write is seen first.
+
+    A diff that fits is left alone (a fold line hiding one row would take that row's room
+    for nothing). Otherwise the rows that add lines, and the hunk headers, are kept; each
+    run of two or more rows that add nothing (context, or removed lines) keeps as many of
+    its rows as the budget allows (about the same number for every run, the first runs
+    taking what is left over) and one line says what the rest was (`… 55 lines removed`,
+    `… 4 unchanged lines`). When even one line per run leaves too little room for the
+    additions, the first `limit` rows of that are shown and one last line counts the rest
+    (`… 40 more lines (+30 -12)`)."""
     if limit < 0:
         raise ValueError("limit must not be negative")
-    if len(lines) <= limit + 1:
-        return list(lines)
-    kept = list(lines[:limit])
-    while kept and kept[-1].kind == "hunk":
+    if len(rows) <= limit + 1:
+        return list(rows)
+    runs = _runs(rows)
+
+    def size(keep: int) -> int:
+        return sum(_run_size(kind, run, keep) for kind, run in runs)
+
+    low, high = 0, limit
+    while low < high:  # the most rows per quiet run that fit (the count grows with it)
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if size(middle) <= limit + 1 else (low, middle - 1)
+    keeps = [low] * len(runs)
+    spare = limit + 1 - size(low)
+    for index, (kind, run) in enumerate(runs):
+        grown = _run_size(kind, run, low + 1) - _run_size(kind, run, low)
+        if 0 < grown <= spare:
+            keeps[index] = low + 1
+            spare -= grown
+    squeezed = [part for index in range(len(runs)) for part in _squeeze(runs, index, keeps[index])]
+    if len(squeezed) <= limit + 1:
+        return [row for row, _ in squeezed]
+    kept = squeezed[:limit]
+    while kept and row_line(kept[-1][0]).kind in ("hunk", "fold"):
         kept.pop()
-    return [*kept, fold_line(lines[len(kept) :])]
+    hidden = [row for _, covered in squeezed[len(kept) :] for row in covered]
+    line = fold_line(_row_lines(hidden))
+    return [*(row for row, _ in kept), (line, line)]
+
+
+_QUIET = ("context", "removed")
+"""The kinds of rows that add nothing: a run of them may be summarised."""
+
+
+def _row_kind(row: Row) -> str:
+    """What a row is, for folding: "added" when its new side adds a line, else the kind
+    of its line ("context", "removed", "hunk", "fold")."""
+    if row[1] is not None and row[1].kind == "added":
+        return "added"
+    return row_line(row).kind
+
+
+def _runs(rows: Sequence[Row]) -> list[tuple[str, list[Row]]]:
+    """The rows in maximal runs of one kind."""
+    runs: list[tuple[str, list[Row]]] = []
+    for row in rows:
+        kind = _row_kind(row)
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(row)
+        else:
+            runs.append((kind, [row]))
+    return runs
+
+
+def _run_size(kind: str, run: Sequence[Row], keep: int) -> int:
+    """The rows a run takes when a quiet run keeps `keep` rows and a summary line."""
+    return len(run) if kind not in _QUIET or len(run) <= keep + 1 else keep + 1
+
+
+def _squeeze(
+    runs: Sequence[tuple[str, list[Row]]], index: int, keep: int
+) -> list[tuple[Row, list[Row]]]:
+    """Run `index` as shown, each shown row with the rows it stands for. A quiet run too
+    long for `keep` keeps the rows next to the changes (context at the start of a hunk
+    keeps its end, at the end of a hunk its start) or, for removed lines, its first and
+    last rows, and summarises the middle."""
+    kind, run = runs[index]
+    if _run_size(kind, run, keep) == len(run):
+        return [(row, [row]) for row in run]
+    before = runs[index - 1][0] if index > 0 else "hunk"
+    after = runs[index + 1][0] if index + 1 < len(runs) else "hunk"
+    if kind == "context" and before == "hunk":
+        head = 0
+    elif kind == "context" and after == "hunk":
+        head = keep
+    else:
+        head = (keep + 1) // 2
+    tail = keep - head
+    middle = run[head : len(run) - tail]
+    count = len(middle)
+    noun = "line" if count == 1 else "lines"
+    text = f"… {count} {noun} removed" if kind == "removed" else f"… {count} unchanged {noun}"
+    summary = DiffLine("fold", None, None, text)
+    return [
+        *((row, [row]) for row in run[:head]),
+        ((summary, summary), middle),
+        *((row, [row]) for row in run[len(run) - tail :]),
+    ]
+
+
+def _row_lines(rows: Iterable[Row]) -> list[DiffLine]:
+    """The lines of `rows`, each once (a context or hunk row holds one line twice)."""
+    lines: list[DiffLine] = []
+    for left, right in rows:
+        lines.extend(line for line in (left, right) if line is not None)
+        if left is not None and left is right:
+            lines.pop()
+    return lines
 
 
 def fold_line(hidden: Sequence[DiffLine]) -> DiffLine:
@@ -417,7 +549,13 @@ class _Sides:
     a row needs besides its DiffLine."""
 
     def __init__(
-        self, path: str, old: str | None, new: str, shown: Sequence[DiffLine], palette: _Palette
+        self,
+        path: str,
+        old: str | None,
+        new: str,
+        lines: Sequence[DiffLine],
+        shown: Sequence[DiffLine],
+        palette: _Palette,
     ) -> None:
         # Only lines up to the last one shown are highlighted: a folded diff of a long file
         # costs what it shows.
@@ -432,8 +570,13 @@ class _Sides:
         }
         self.palette = palette
         self.ranges: dict[tuple[str, int], list[tuple[int, int]]] = {}
-        for left, right in side_by_side(shown):
+        # A removed line and the added line that replaces it are paired as in the whole
+        # diff (folding may show one without the other, or summarise lines between them).
+        visible = set(shown)
+        for left, right in side_by_side(lines):
             if left is None or right is None or left.kind != "removed" or right.kind != "added":
+                continue
+            if left not in visible or right not in visible:
                 continue
             assert left.old_number is not None
             assert right.new_number is not None
@@ -525,12 +668,15 @@ def _wrap(text: Text, width: int) -> list[Text]:
     return list(text.divide(offsets)) if pieces else [text]
 
 
-def _shown_lines(
-    old: str | None, new: str, folded: bool, limit: int
-) -> tuple[list[DiffLine], list[DiffLine]]:
-    """The whole diff (for the header's counts) and the lines to show."""
+def _shown_rows(
+    old: str | None, new: str, folded: bool, limit: int, layout: Layout
+) -> tuple[list[DiffLine], list[Row]]:
+    """The whole diff (for the header's counts) and the rows to show in `layout`, paired
+    before they are folded, so that a folded split view shows the same additions as the
+    unified one would, beside what they replace."""
     lines = diff_lines(old, new)
-    return lines, fold(lines, limit) if folded else lines
+    rows = side_by_side(lines) if layout == "split" else unified_rows(lines)
+    return lines, fold_rows(rows, limit) if folded else rows
 
 
 def _empty_note(old: str | None, lines: Sequence[DiffLine]) -> str | None:
@@ -553,8 +699,9 @@ def render_unified(
     """The diff as one column: old and new line numbers, a +/- mark, the code wrapped to
     `width` under itself. Every row is `width` cells wide so tints make even bands."""
     palette = _palette(styles)
-    lines, shown = _shown_lines(old, new, folded, limit)
-    sides = _Sides(path, old, new, shown, palette)
+    lines, shown_rows = _shown_rows(old, new, folded, limit, "unified")
+    shown = [row_line(row) for row in shown_rows]
+    sides = _Sides(path, old, new, lines, shown, palette)
     old_width, new_width = _digits(shown, "old"), _digits(shown, "new")
     rows: list[Text] = [_header(path, old, lines, width, palette)]
     empty = _empty_note(old, shown)
@@ -628,8 +775,9 @@ def render_side_by_side(
             path, old, new, width=width, folded=folded, limit=limit, styles=styles
         )
     palette = _palette(styles)
-    lines, shown = _shown_lines(old, new, folded, limit)
-    sides = _Sides(path, old, new, shown, palette)
+    lines, shown_rows = _shown_rows(old, new, folded, limit, "split")
+    shown = _row_lines(shown_rows)
+    sides = _Sides(path, old, new, lines, shown, palette)
     old_width, new_width = _digits(shown, "old"), _digits(shown, "new")
     left_width = (width - 1) // 2
     right_width = width - 1 - left_width
@@ -637,7 +785,7 @@ def render_side_by_side(
     empty = _empty_note(old, shown)
     if empty:
         rows.append(_note(empty, width, palette))
-    for left, right in side_by_side(shown):
+    for left, right in shown_rows:
         if left is not None and left.kind in ("hunk", "fold"):
             rows.append(_note(left.text, width, palette))
             continue

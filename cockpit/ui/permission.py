@@ -1,5 +1,6 @@
 """A permission request, inline in its session: what the agent wants to do, what it would
-change, and the agent's own options bound to the keys 1-9."""
+change (folded so that what it would write shows first; `f` shows it whole), and the
+agent's own options bound to the keys 1-9."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
@@ -21,7 +23,7 @@ from textual.widgets.button import ButtonVariant
 from cockpit.events import PermissionRequest
 from cockpit.sanitize import printable
 from cockpit.ui.bubbles import diff_styles
-from cockpit.ui.diffs import render_diff
+from cockpit.ui.diffs import diff_lines, render_diff
 
 KEYS = "123456789"
 
@@ -69,10 +71,30 @@ def request_summary(request: PermissionRequest) -> Text:
     return text
 
 
+def folds(request: PermissionRequest, limit: int) -> bool:
+    """True when one of the request's diffs is too long to show whole in `limit` lines."""
+    return any(
+        len(diff_lines(diff.get("oldText"), str(diff.get("newText") or ""))) > limit + 1
+        for diff in request.diffs()
+    )
+
+
+def hint_text(request: PermissionRequest, unfolded: bool = False) -> Text:
+    """The keys of the prompt; `f` only when there is a diff to unfold (or fold again)."""
+    parts = ["1-9 to answer"]
+    if folds(request, DIFF_LINES):
+        parts.append("f fold the diff" if unfolded else "f whole diff")
+    parts.append("Esc to the prompt")
+    return Text(" · ".join(parts), style="dim")
+
+
 class RequestDiff(Widget):
-    """The change a request would make, as the tool card would show it (folded)."""
+    """The change a request would make, as the tool card would show it: folded to
+    DIFF_LINES, or whole."""
 
     DEFAULT_CSS = "RequestDiff { height: auto; }"
+
+    unfolded: reactive[bool] = reactive(False, layout=True)
 
     def __init__(self, request: PermissionRequest) -> None:
         super().__init__()
@@ -88,7 +110,7 @@ class RequestDiff(Widget):
                     diff.get("oldText"),
                     str(diff.get("newText") or ""),
                     width=width,
-                    folded=True,
+                    folded=not self.unfolded,
                     limit=DIFF_LINES,
                     styles=styles,
                 )
@@ -98,7 +120,7 @@ class RequestDiff(Widget):
 
 
 DIFF_LINES = 8
-"""Lines of a diff the prompt shows before folding the rest (the card has it all)."""
+"""Lines of a diff the prompt shows before folding the rest (`f` shows them all)."""
 
 
 class PermissionPrompt(Widget):
@@ -107,6 +129,7 @@ class PermissionPrompt(Widget):
     can_focus = True
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(key, f"choose({number})", show=False) for number, key in enumerate(KEYS, 1)),
+        Binding("f", "unfold", "Whole diff", show=False),
         Binding("escape", "leave", "Back to the prompt", show=False),
     ]
 
@@ -134,15 +157,19 @@ class PermissionPrompt(Widget):
                     variant=variant_of(str(option.get("kind", ""))),
                     compact=True,
                 )
-        yield Static(
-            Text("press 1-9 to answer · Esc returns to the prompt", style="dim"), classes="hint"
-        )
+        yield Static(hint_text(self.request), classes="hint")
 
     def action_choose(self, number: int) -> None:
         """Answer with the agent's option `number` (1-based)."""
         if 1 <= number <= len(self.request.options):
             option_id = str(self.request.options[number - 1].get("optionId"))
             self.post_message(self.Answered(self.request, option_id))
+
+    def action_unfold(self) -> None:
+        """Show the whole diff, or fold it again."""
+        for diff in self.query(RequestDiff):
+            diff.unfolded = not diff.unfolded
+            self.query_one(".hint", Static).update(hint_text(self.request, diff.unfolded))
 
     def action_leave(self) -> None:
         """Back to the composer without answering."""

@@ -16,7 +16,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cockpit.sanitize import printable
-from cockpit.viewmodel import GLYPHS, age, short_folder
+from cockpit.viewmodel import GLYPHS, RailState, age, short_folder
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,18 @@ class RailEntry:
 def clip(text: str, width: int) -> str:
     """`text` cut to `width` cells with an ellipsis (rail lines never wrap)."""
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def rail_title(waiting: int, unread: int) -> str:
+    """The rail's title: how many sessions need the user and how many have output they
+    have not read, each with the glyph its entries carry (`Sessions !2 ◆1`), short enough
+    for the compact rail (the terminal's title says it in words)."""
+    counts = [
+        f"{GLYPHS[state]}{count}"
+        for state, count in ((RailState.NEEDS_YOU, waiting), (RailState.UNREAD, unread))
+        if count
+    ]
+    return " ".join(["Sessions", *counts])
 
 
 def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:

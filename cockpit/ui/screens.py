@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -22,7 +23,7 @@ from cockpit.registry import AgentSpec
 from cockpit.sanitize import printable
 from cockpit.ui.diffs import diff_stats
 from cockpit.ui.permission import command_of
-from cockpit.viewmodel import OptionChoice, age
+from cockpit.viewmodel import OptionChoice, age, clean_line
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,9 @@ class NewSessionScreen(ModalScreen[NewSessionChoice | None]):
         self.folder = folder
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        # Compact list, input and buttons, in a dialog that scrolls: the whole dialog fits
+        # an 80x24 terminal, and a long list of agents scrolls instead of hiding the folder.
+        with VerticalScroll(id="dialog", classes="new-session"):
             yield Label("New session", classes="dialog-title")
             yield Label("Agent")
             options = []
@@ -60,13 +63,13 @@ class NewSessionScreen(ModalScreen[NewSessionChoice | None]):
                 prompt = Text(f"{spec.label}  {word}")
                 prompt.stylize("dim", 0 if not ready else len(spec.label))
                 options.append(Option(prompt, id=spec.name, disabled=not ready))
-            yield OptionList(*options, id="agents")
+            yield OptionList(*options, id="agents", compact=True)
             yield Static("", id="agent-hint", classes="hint")
             yield Label("Folder")
-            yield Input(self.folder, id="folder")
+            yield Input(self.folder, id="folder", compact=True)
             with Horizontal(classes="buttons"):
-                yield Button("Create", variant="primary", id="create")
-                yield Button("Cancel", id="cancel")
+                yield Button("Create", variant="primary", id="create", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         agents = self.query_one("#agents", OptionList)
@@ -100,7 +103,7 @@ class NewSessionScreen(ModalScreen[NewSessionChoice | None]):
         option = agents.get_option_at_index(agents.highlighted)
         folder = self.query_one("#folder", Input).value.strip() or self.folder
         if not Path(folder).expanduser().is_dir():
-            self.notify(f"{folder} is not a folder", severity="error")
+            self.notify(f"{folder} is not a folder", severity="error", markup=False)
             return
         assert option.id is not None
         self.dismiss(NewSessionChoice(option.id, str(Path(folder).expanduser())))
@@ -138,7 +141,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question)
+            yield Label(Content(clean_line(self.question)))
             with Horizontal(classes="buttons"):
                 yield Button("Delete (y)", variant="error", id="yes")
                 yield Button("Keep (n)", id="no")
@@ -155,6 +158,13 @@ class InboxItem:
     session_title: str
     since: float
     request: PermissionRequest | None = None
+
+    @property
+    def key(self) -> str:
+        """What stays the same about the item while the inbox refreshes."""
+        if self.request is not None:
+            return f"request:{self.request.id}"
+        return f"unread:{self.session}"
 
 
 class InboxScreen(ModalScreen[str | None]):
@@ -190,9 +200,14 @@ class InboxScreen(ModalScreen[str | None]):
         self.query_one("#inbox-items", OptionList).focus()
 
     def refresh_items(self) -> None:
-        """Read what waits now (answers remove items)."""
-        self.items = self._items()
+        """Read what waits now: answers remove items, new requests and finished turns add
+        some (the app calls this on every engine event while the inbox is open). The
+        highlight stays on its item, or moves to the next one when its item went."""
         listing = self.query_one("#inbox-items", OptionList)
+        before = [item.key for item in self.items]
+        index = listing.highlighted
+        self.items = self._items()
+        keys = [item.key for item in self.items]
         listing.clear_options()
         if not self.items:
             listing.add_option(Option(Text("Nothing waits for you.", style="dim"), disabled=True))
@@ -200,17 +215,17 @@ class InboxScreen(ModalScreen[str | None]):
             return
         for item in self.items:
             listing.add_option(Option(self._line(item)))
-        listing.highlighted = 0
+        listing.highlighted = kept_highlight(before, index, keys)
 
     def _line(self, item: InboxItem) -> Text:
         text = Text()
         if item.request is not None:
             text.append("! ", style="bold")
-            text.append(printable(item.session_title), style="bold")
-            text.append(f"  {printable(item.request.title)} [{item.request.kind}]")
+            text.append(clean_line(item.session_title), style="bold")
+            text.append(f"  {clean_line(item.request.title)} [{clean_line(item.request.kind)}]")
         else:
             text.append("◆ ", style="bold")
-            text.append(printable(item.session_title), style="bold")
+            text.append(clean_line(item.session_title), style="bold")
             text.append("  finished a turn", style="dim")
         text.append(f"  · {age(self._now() - item.since)}", style="dim")
         return text
@@ -248,12 +263,23 @@ class InboxScreen(ModalScreen[str | None]):
         self.refresh_items()
 
 
+def kept_highlight(before: list[str], index: int | None, after: list[str]) -> int:
+    """Where the highlight goes when a list of keys changes: on the item it was on, else on
+    the next item of the old list that is still there, else on the last one."""
+    if index is None or not 0 <= index < len(before):
+        return 0
+    for key in before[index:]:
+        if key in after:
+            return after.index(key)
+    return len(after) - 1
+
+
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (or take the highlighted completion)"),
     ("Ctrl+J, Shift+Enter", "new line in the prompt (Ctrl+J works over any SSH)"),
     ("Up / Down", "earlier prompts (from the first / last line)"),
     ("/  @", "complete a command, or a file under the session's folder"),
-    ("Esc", "cancel the running turn (and any question it asked)"),
+    ("Esc", "cancel the running turn (and its question); else back to the prompt"),
     ("Shift+Tab", "next mode of the agent (in the prompt)"),
     ("Ctrl+T", "the agent's modes and options (model, thinking...)"),
     ("1-9", "answer the agent's question with that option"),
@@ -266,9 +292,11 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("F8", "delete the session"),
     ("Ctrl+B", "show or hide the session rail"),
     ("p  on the rail", "the session's plan"),
-    ("Ctrl+End", "jump to the newest output"),
+    ("PageUp / PageDown", "scroll the transcript (from a one-line prompt too)"),
+    ("Ctrl+Home, Ctrl+End", "the first message / the newest output"),
     ("F3", "copy the newest reply, or the focused bubble"),
-    ("Tab", "move between the rail, the transcript and the prompt"),
+    ("Tab", "the prompt, then the transcript, then the rail"),
+    ("Up / Down, k / j", "in the transcript: previous / next bubble"),
     ("c  on a bubble", "copy it to the clipboard (works over SSH)"),
     ("Enter  on a card", "open or fold a thought or a tool call"),
     ("f / s  on a diff", "the whole diff / side by side or unified"),
@@ -278,9 +306,13 @@ KEYS: tuple[tuple[str, str], ...] = (
 )
 """Every key, as the help screen lists it."""
 
-RAIL_LEGEND = (
-    "Rail:  ! needs you   ✗ error   ◆ finished, unread   ● working   ◌ starting   ○ idle   · closed"
+RAIL_LEGEND = "\n".join(
+    (
+        "Rail:  ! needs you   ✗ error   ◆ finished, unread   ● working",
+        "◌ starting   ○ idle   · closed",
+    )
 )
+"""The rail's glyphs, on two lines that fit an 80-column terminal (and wrap if narrower)."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -297,7 +329,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="dialog", classes="help"):
             yield Label("Cockpit keys", classes="dialog-title")
             yield Static(table)
-            yield Label(RAIL_LEGEND, classes="hint")
+            yield Static(Content(RAIL_LEGEND), classes="hint")
             yield Label("Esc closes this help", classes="hint")
 
 
@@ -316,7 +348,7 @@ class OptionsScreen(ModalScreen[OptionChoice | None]):
             yield Label("Agent options", classes="dialog-title")
             options = []
             for choice in self.choices:
-                text = Text(("● " if choice.current else "  ") + printable(choice.label))
+                text = Text(("● " if choice.current else "  ") + clean_line(choice.label))
                 if choice.current:
                     text.stylize("bold")
                 options.append(Option(text))
@@ -352,7 +384,7 @@ class PlanScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"Plan — {printable(self.plan_title)}", classes="dialog-title")
+            yield Label(Content(f"Plan — {clean_line(self.plan_title)}"), classes="dialog-title")
             body = (
                 "\n".join(printable(line) for line in self.lines) or "This session has no plan yet."
             )

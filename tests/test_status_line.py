@@ -1,0 +1,184 @@
+"""The status line fitted to its width (`cockpit.viewmodel.status_text`), and the palette's
+hits built from untrusted titles (`cockpit.ui.commands`): pure, no app."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+from rich.cells import cell_len
+from textual.content import Content
+from textual.fuzzy import Matcher
+
+from cockpit.events import Status
+from cockpit.ui.commands import highlighted, literal
+from cockpit.viewmodel import (
+    TURN_WORDS,
+    clean_line,
+    fit_status,
+    status_parts,
+    status_text,
+    turn_words,
+)
+from store import SessionRecord
+
+DEMO_MODES = {
+    "currentModeId": "ask",
+    "availableModes": [{"id": "ask", "name": "Ask before edits"}, {"id": "plan", "name": "Plan"}],
+}
+DEMO_MODEL = {
+    "id": "model",
+    "name": "Model",
+    "type": "select",
+    "category": "model",
+    "currentValue": "demo-fast",
+    "options": [{"value": "demo-fast", "name": "Fast"}, {"value": "demo-smart", "name": "Smart"}],
+}
+THINKING = {
+    "id": "thinking",
+    "name": "Thinking",
+    "type": "select",
+    "category": "thought_level",
+    "currentValue": "high",
+    "options": [{"value": "off", "name": "Off"}, {"value": "high", "name": "High"}],
+}
+AGENT = "Cockpit demo agent"
+USAGE = {"used": 12300, "size": 200000, "cost": {"amount": 0.42, "currency": "USD"}}
+
+
+def record(
+    *,
+    modes: Mapping[str, Any] | None = DEMO_MODES,
+    config_options: tuple[Mapping[str, Any], ...] | None = (DEMO_MODEL,),
+    usage: Mapping[str, Any] | None = None,
+) -> SessionRecord:
+    return SessionRecord(
+        id="s1",
+        agent="demo",
+        command=("demo",),
+        cwd="/work/project",
+        title="A session",
+        status=Status.READY,
+        agent_session_id=None,
+        created=0.0,
+        updated=0.0,
+        modes=modes,
+        config_options=config_options,
+        commands=None,
+        usage=usage,
+        info=None,
+        last_read_seq=0,
+    )
+
+
+def test_at_80_columns_the_turn_state_comes_first_and_the_labels_shorten() -> None:
+    """The 56-cell slot of an 80-column terminal: before, the line was cut after
+    "model:" and the turn state never showed."""
+    line = status_text(record(), AGENT, Status.WORKING, 56)
+    assert line.startswith("working (Esc cancels) · Ask before edits · Fast")
+    assert "mode:" not in line and cell_len(line) <= 56
+    waiting = status_text(record(), AGENT, Status.WAITING, 56, pending=1)
+    assert waiting.startswith("waiting for your answer · Ask before edits")
+
+
+def test_wide_shows_everything_with_labels_in_order() -> None:
+    full = record(config_options=(DEMO_MODEL, THINKING), usage=USAGE)
+    assert status_text(full, AGENT, Status.READY, 200) == (
+        "ready · mode: Ask before edits · model: Fast · Thinking: High"
+        " · 12.3k/200k ctx · $0.42 · Cockpit demo agent"
+    )
+
+
+def test_options_other_than_mode_and_model_show_and_usage_follows() -> None:
+    """The Claude agent's Thinking option (category thought_level) and the usage show when
+    the line has room for them, after mode and model."""
+    full = record(config_options=(DEMO_MODEL, THINKING), usage=USAGE)
+    line = status_text(full, AGENT, Status.WORKING, 87)
+    assert line.startswith("working (Esc cancels) · Ask before edits · Fast · Thinking: High")
+    assert "12.3k/200k ctx" in line
+    assert cell_len(line) <= 87
+
+
+def test_narrow_lines_end_with_an_ellipsis() -> None:
+    assert status_text(record(), AGENT, Status.READY, 30) == "ready · Ask before edits …"
+    assert (
+        status_text(record(), AGENT, Status.READY, 40) == "ready · Ask before edits · Fast · Cockp…"
+    )
+    assert status_text(record(), AGENT, Status.WORKING, 10) == "working (…"
+    assert status_text(record(), AGENT, Status.WORKING, 0) == ""
+
+
+def test_several_pending_requests_are_counted() -> None:
+    assert turn_words(Status.WAITING, 2) == "waiting for your answer (2 requests)"
+    assert turn_words(Status.WORKING, 1) == TURN_WORDS[Status.WAITING]
+    assert turn_words("mystery\x1b[31m") == "mystery"
+
+
+def test_names_from_the_agent_are_cleaned() -> None:
+    modes = {
+        "currentModeId": "p",
+        "availableModes": [{"id": "p", "name": "Plan \x1b]0;pwned\x07 mode\n[/]"}],
+    }
+    line = status_text(record(modes=modes), "Agent\x1b[2J", Status.READY, 200)
+    assert line == "ready · mode: Plan mode [/] · model: Fast · Agent"
+
+
+PART = st.text(
+    alphabet=st.characters(codec="utf-8") | st.sampled_from("界😀·…[/] "),
+    max_size=30,
+)
+
+
+@given(
+    turn=PART,
+    others=st.lists(st.tuples(PART, PART), max_size=8),
+    width=st.integers(min_value=-2, max_value=160),
+)
+@example(turn="working (Esc cancels)", others=[], width=21)
+@example(turn="界界界", others=[("a", "a")], width=5)
+def test_the_line_never_exceeds_its_width_and_keeps_the_turn_state(
+    turn: str, others: list[tuple[str, str]], width: int
+) -> None:
+    turn = clean_line(turn)
+    parts = [(turn, turn), *((clean_line(full), clean_line(short)) for full, short in others)]
+    line = fit_status(parts, width)
+    assert cell_len(line) <= max(width, 0)
+    if width >= cell_len(turn):
+        assert line.startswith(turn)
+
+
+@given(
+    live=st.sampled_from([*TURN_WORDS, "mystery"]),
+    pending=st.integers(min_value=0, max_value=3),
+    width=st.integers(min_value=0, max_value=200),
+    mode=PART,
+    model=PART,
+)
+def test_the_status_text_of_any_record_fits(
+    live: str, pending: int, width: int, mode: str, model: str
+) -> None:
+    modes = {"currentModeId": "m", "availableModes": [{"id": "m", "name": mode or "m"}]}
+    option = {**DEMO_MODEL, "options": [{"value": "demo-fast", "name": model or "x"}]}
+    rec = record(modes=modes, config_options=(option, THINKING), usage=USAGE)
+    line = status_text(rec, AGENT, live, width)
+    assert cell_len(line) <= width
+    assert "\x1b" not in line and "\n" not in line
+    turn = status_parts(rec, AGENT, live, pending)[0][0]
+    if width >= cell_len(turn):
+        assert status_text(rec, AGENT, live, width, pending).startswith(turn)
+
+
+# -- the command palette ----------------------------------------------------------------------
+
+
+@given(st.text(max_size=40) | st.sampled_from(["why does [/] break", "[bold]x", "[link=x]y"]))
+def test_palette_fields_are_never_read_as_markup(title: str) -> None:
+    """The palette reads a hit's prompt and help as markup: what Cockpit hands it comes
+    back as written (cleaned), whatever brackets the title holds."""
+    assert Content.from_markup(literal(title)).plain == clean_line(title)
+    shown = clean_line(title)
+    for query in ("s", shown[:3], shown[-2:]):
+        if query.strip():
+            assert highlighted(Matcher(query), shown).plain == shown

@@ -1,0 +1,116 @@
+"""The streaming reply on screen is never stale: a reply streamed in small chunks (lines
+that grow and wrap, a table whose columns widen, a code block that opens and closes, a
+list) shows, after each pause and at the end, exactly the lines of a reply rendered fresh
+from the same text. The bubble repaints only the lines that changed, so this compares
+what the screen would write (the compositor's lines), not the bubble's text."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from cockpit.bench_tui import fresh_lines, screen_lines
+from cockpit.events import FramesEvent, StatusEvent
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.bubbles import SLOWEST_REPAINT, AgentBubble
+from cockpit.ui.transcript import TranscriptView
+from store import chunk_from_update
+from store.workload import text_update
+from tests.ui_helpers import add_session, fill, make_app, wait_until
+
+SIZE = (80, 24)
+
+REPLY = (
+    "# Streaming check\n\n"
+    "A paragraph that grows word by word until it wraps over several lines of the "
+    "terminal, so the last line keeps changing while the lines above it stay as they "
+    "are, and then one more sentence that pushes it onto yet another line.\n\n"
+    "| name | count |\n"
+    "|------|------:|\n"
+    "| alpha | 1 |\n"
+    "| beta | 22 |\n"
+    "| a much wider name than any before it | 333 |\n"
+    "| gamma | 4444 |\n\n"
+    "```python\n"
+    "def fold(held, incoming):\n"
+    "    if incoming.startswith(held):\n"
+    "        return incoming[len(held):]\n"
+    "    return incoming\n"
+    "```\n\n"
+    "- a first item\n"
+    "- a second item that is long enough to wrap onto a second line of the terminal "
+    "when the bubble is this narrow\n\n"
+    "A last line, then the end.\n"
+)
+
+CHECKPOINTS = (
+    REPLY.index("word by word") + 5,  # inside the first paragraph
+    REPLY.index("terminal, so"),  # the paragraph has wrapped
+    REPLY.index("| alpha"),  # the table's header only
+    REPLY.index("| a much wider") + 12,  # a row half written
+    REPLY.index("| gamma"),  # the wide row widened every column
+    REPLY.index("    if incoming"),  # inside the open code block
+    REPLY.index("```\n\n- a first") + 4,  # the code block just closed
+    REPLY.index("wrap onto"),  # inside the list
+)
+
+
+async def settle(pilot: object) -> None:
+    """Longer than any wait between two repaints, then the screen's update."""
+    await asyncio.sleep(SLOWEST_REPAINT + 0.1)
+    await pilot.pause()  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+def assert_screen_shows(app: CockpitApp, text: str) -> None:
+    """The bubble's lines in view are those of a reply rendered fresh from `text`."""
+    bubble = app.query_one(AgentBubble)
+    first, shown = screen_lines(app, bubble)
+    fresh = fresh_lines(bubble, text)
+    assert shown, "the reply is not on screen"
+    assert shown == fresh[first : first + len(shown)], (first, len(fresh))
+
+
+@pytest.mark.parametrize("chunk", [3, 4, 7])
+async def test_a_streamed_reply_on_screen_equals_a_fresh_rendering(
+    tmp_path: Path, chunk: int
+) -> None:
+    async def build(engine: object) -> None:
+        await add_session(engine, tmp_path / "project", "stream", [])  # type: ignore[arg-type]
+
+    (tmp_path / "project").mkdir()
+    await fill(tmp_path / "home", build)
+    app = make_app(tmp_path, tmp_path / "project")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        await pilot.pause()
+        engine, session = app.engine, app.current or ""
+        _, opening = await engine.store.begin_turn(session, "stream a reply")
+        engine._emit(FramesEvent(session, tuple(opening)))
+        checkpoints = iter(CHECKPOINTS)
+        stop = next(checkpoints)
+        for number, index in enumerate(range(0, len(REPLY), chunk)):
+            update = text_update("agent_message_chunk", REPLY[index : index + chunk])
+            frames = await engine.store.apply(chunk_from_update(session, update))
+            engine._emit(FramesEvent(session, tuple(frames)))
+            if number % 5 == 0:
+                await asyncio.sleep(0.004)  # some chunks arrive one by one, some in bursts
+            if index + chunk >= stop:
+                await settle(pilot)
+                assert_screen_shows(app, REPLY[: index + chunk])
+                stop = next(checkpoints, len(REPLY) + 1)
+        await settle(pilot)
+        assert_screen_shows(app, REPLY)  # the turn has not ended: still the live bubble
+        assert app.query_one(AgentBubble).live
+        await engine.store.end_turn(session)
+        engine._emit(StatusEvent(session, "ready"))
+        await settle(pilot)
+        assert [w.text for w in app.query(AgentBubble)] == [REPLY]
+        assert_screen_shows(app, REPLY)
+        view = app.query_one(TranscriptView)
+        for y in range(int(view.max_scroll_y), -1, -5):  # every line, scrolled back into view
+            view.scroll_to(y=y, animate=False, immediate=True)
+            await pilot.pause()
+            assert_screen_shows(app, REPLY)
