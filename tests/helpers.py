@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from store import Chunk, Frame, Store, ViewTranscript, chunk_from_update
+from store import Chunk, Frame, SessionRecord, Store, ViewTranscript, chunk_from_update
 from store.workload import text_update
 
 
@@ -56,3 +56,25 @@ def texts(rows: Iterable[Any]) -> list[tuple[str, str]]:
 def payloads(rows: Iterable[Any]) -> list[Mapping[str, Any] | None]:
     """The payload of each row or bubble."""
     return [row.payload for row in rows]
+
+
+def session_record(**fields: Any) -> SessionRecord:
+    """A ready session record for the pure UI rules; `fields` override the defaults."""
+    defaults: dict[str, Any] = {
+        "id": "s1",
+        "agent": "demo",
+        "command": ("demo",),
+        "cwd": "/work/project",
+        "title": "A session",
+        "status": "ready",
+        "agent_session_id": None,
+        "created": 0.0,
+        "updated": 0.0,
+        "modes": None,
+        "config_options": None,
+        "commands": None,
+        "usage": None,
+        "info": None,
+        "last_read_seq": 0,
+    }
+    return SessionRecord(**{**defaults, **fields})

@@ -23,6 +23,7 @@ from cockpit.viewmodel import (
     turn_words,
 )
 from store import SessionRecord
+from tests.helpers import session_record
 
 DEMO_MODES = {
     "currentModeId": "ask",
@@ -54,23 +55,7 @@ def record(
     config_options: tuple[Mapping[str, Any], ...] | None = (DEMO_MODEL,),
     usage: Mapping[str, Any] | None = None,
 ) -> SessionRecord:
-    return SessionRecord(
-        id="s1",
-        agent="demo",
-        command=("demo",),
-        cwd="/work/project",
-        title="A session",
-        status=Status.READY,
-        agent_session_id=None,
-        created=0.0,
-        updated=0.0,
-        modes=modes,
-        config_options=config_options,
-        commands=None,
-        usage=usage,
-        info=None,
-        last_read_seq=0,
-    )
+    return session_record(modes=modes, config_options=config_options, usage=usage)
 
 
 def test_at_80_columns_the_turn_state_comes_first_and_the_labels_shorten() -> None:

@@ -13,30 +13,14 @@ from textual.events import AppBlur
 
 from cockpit.events import Status
 from cockpit.ui import app as app_module
-from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble, ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens import InboxScreen, OptionsScreen, PlanScreen
 from cockpit.ui.transcript import TranscriptView
-from tests.ui_helpers import make_app, wait_until
+from tests.ui_helpers import make_app, ready, send, wait_until
 
 SIZE = (120, 40)
-
-
-async def ready(app: CockpitApp) -> str:
-    await wait_until(
-        lambda: app.current is not None and app.engine.status(app.current) == Status.READY
-    )
-    return app.current or ""
-
-
-async def send(app: CockpitApp, pilot: object, text: str) -> None:
-    composer = app.query_one(Composer)
-    composer.focus()
-    composer.text = text
-    composer.move_cursor(composer.document.end)
-    await pilot.press("enter")  # type: ignore[attr-defined]
 
 
 def decisions(rows: Iterable[Any]) -> list[str]:

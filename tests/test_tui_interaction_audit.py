@@ -12,14 +12,12 @@ from typing import Any
 from rich.console import Console, RenderableType
 
 from cockpit.engine import Engine
-from cockpit.events import Status
-from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import BubbleWidget, ToolCard
 from cockpit.ui.composer import MENU_ROWS, CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff
 from cockpit.ui.rail import SessionRail
 from store import chunk_from_update
-from tests.ui_helpers import add_session, fill, make_app, wait_until
+from tests.ui_helpers import add_session, fill, make_app, ready, wait_until
 
 NOTES = [
     "+ # Demo notes",
@@ -28,13 +26,6 @@ NOTES = [
     "+ - Delete this file whenever you like.",
 ]
 """What the demo agent writes to demo-notes.md (the starts of its lines: long ones wrap)."""
-
-
-async def ready(app: CockpitApp) -> str:
-    await wait_until(
-        lambda: app.current is not None and app.engine.status(app.current) == Status.READY
-    )
-    return app.current or ""
 
 
 def plain(renderable: RenderableType, width: int) -> str:

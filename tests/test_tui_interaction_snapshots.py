@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.engine import Engine
-from cockpit.events import Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens import OptionsScreen, PlanScreen
 from store import chunk_from_update
-from tests.ui_helpers import NOW, fill_now, make_app, ticking, wait_until
+from tests.ui_helpers import NOW, fill_now, make_app, ready, send, ticking, wait_until
 
 Snap = Callable[..., bool]
 
@@ -222,28 +221,13 @@ def live_app(tmp_path: Path, name: str, *, ticking_clock: bool = False) -> Cockp
     return make_app(tmp_path, folder, engine_clock=ticking() if ticking_clock else lambda: NOW)
 
 
-async def demo_ready(app: CockpitApp) -> str:
-    await wait_until(
-        lambda: app.current is not None and app.engine.status(app.current) == Status.READY
-    )
-    return app.current or ""
-
-
-async def send(app: CockpitApp, pilot: Any, text: str) -> None:
-    composer = app.query_one(Composer)
-    composer.focus()
-    composer.text = text
-    composer.move_cursor(composer.document.end)
-    await pilot.press("enter")
-
-
 def test_an_inline_permission_prompt(snap_compare: Snap, tmp_path: Path) -> None:
     """The demo agent asks to write a file: its options on keys 1-3, the tool call and the
     diff it wants to make, inline in the session."""
     app = live_app(tmp_path, "permission")
 
     async def ask(pilot: Any) -> None:
-        await demo_ready(app)
+        await ready(app)
         await send(app, pilot, "permission")
         await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
         await calm(pilot)
@@ -256,7 +240,7 @@ def test_the_inbox_with_three_sessions(snap_compare: Snap, tmp_path: Path) -> No
     app = live_app(tmp_path, "inbox", ticking_clock=True)
 
     async def three(pilot: Any) -> None:
-        first = await demo_ready(app)
+        first = await ready(app)
         await app.engine.rename(first, "alpha")
         sessions = [first]
         for title in ("beta", "gamma"):
@@ -297,7 +281,7 @@ def test_the_slash_popup(snap_compare: Snap, tmp_path: Path) -> None:
     app = live_app(tmp_path, "slash")
 
     async def popup(pilot: Any) -> None:
-        session = await demo_ready(app)
+        session = await ready(app)
         await wait_until(lambda: bool(app.records[session].commands))
         app.query_one(Composer).focus()
         await pilot.press("/")
@@ -312,7 +296,7 @@ def test_the_mention_popup(snap_compare: Snap, tmp_path: Path) -> None:
     app = live_app(tmp_path, "mention")
 
     async def popup(pilot: Any) -> None:
-        await demo_ready(app)
+        await ready(app)
         app.query_one(Composer).focus()
         await pilot.press(*"read @ses")
         await wait_until(lambda: app.query_one(CompletionMenu).display)
@@ -326,7 +310,7 @@ def test_the_mode_selector(snap_compare: Snap, tmp_path: Path) -> None:
     app = live_app(tmp_path, "modes")
 
     async def selector(pilot: Any) -> None:
-        await demo_ready(app)
+        await ready(app)
         await pilot.press("ctrl+t")
         await wait_until(lambda: isinstance(pilot.app.screen, OptionsScreen))
         await calm(pilot)
@@ -348,7 +332,7 @@ def test_a_permission_prompt_with_a_folded_diff_at_80x24(
     (Path(app.folder) / "demo-notes.md").write_text(notes)
 
     async def ask(pilot: Any) -> None:
-        await demo_ready(app)
+        await ready(app)
         await send(app, pilot, "permission")
         await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
         await calm(pilot)

@@ -29,7 +29,7 @@ from cockpit.ui.screens import (
 )
 from cockpit.ui.transcript import TranscriptView
 from cockpit.viewmodel import OptionChoice, clean_line
-from tests.ui_helpers import NOW, add_session, fill, make_app, ticking, wait_until
+from tests.ui_helpers import NOW, add_session, fill, make_app, ready, send, ticking, wait_until
 
 SIZE = (260, 50)
 
@@ -189,21 +189,6 @@ async def test_escape_sequences_in_names_never_reach_the_screen(tmp_path: Path) 
 
 
 # -- Esc ------------------------------------------------------------------------------------
-
-
-async def ready(app: CockpitApp) -> str:
-    await wait_until(
-        lambda: app.current is not None and app.engine.status(app.current) == Status.READY
-    )
-    return app.current or ""
-
-
-async def send(app: CockpitApp, pilot: Any, text: str) -> None:
-    composer = app.query_one(Composer)
-    composer.focus()
-    composer.text = text
-    composer.move_cursor(composer.document.end)
-    await pilot.press("enter")
 
 
 async def test_escape_cancels_from_the_transcript_and_returns_to_the_composer(

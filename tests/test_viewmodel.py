@@ -42,6 +42,7 @@ from cockpit.viewmodel import (
     usage_text,
 )
 from store import SessionRecord
+from tests.helpers import session_record
 
 ALL_STATES = (
     RailState.NEEDS_YOU,
@@ -70,22 +71,13 @@ def record(
     config_options: tuple[Mapping[str, Any], ...] | None = None,
     usage: Mapping[str, Any] | None = None,
 ) -> SessionRecord:
-    return SessionRecord(
-        id="s1",
+    return session_record(
         agent="claude",
         command=("claude",),
-        cwd="/work/project",
         title=title,
-        status=Status.READY,
-        agent_session_id=None,
-        created=0.0,
-        updated=0.0,
         modes=modes,
         config_options=config_options,
-        commands=None,
         usage=usage,
-        info=None,
-        last_read_seq=0,
     )
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from cockpit.engine import Engine
+from cockpit.events import Status
 from cockpit.registry import load_registry
 from cockpit.ui.app import CockpitApp
+from cockpit.ui.composer import Composer
 from store import chunk_from_update, note
 from store.workload import text_update
 
@@ -98,3 +101,20 @@ async def wait_until(condition: Callable[[], bool], timeout: float = 15) -> None
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.02)
+
+
+async def ready(app: CockpitApp) -> str:
+    """Wait for the session on screen to be ready for a prompt; its id."""
+    await wait_until(
+        lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+    )
+    return app.current or ""
+
+
+async def send(app: CockpitApp, pilot: Any, text: str) -> None:
+    """Type `text` into the composer (cursor at its end) and press Enter."""
+    composer = app.query_one(Composer)
+    composer.focus()
+    composer.text = text
+    composer.move_cursor(composer.document.end)
+    await pilot.press("enter")
