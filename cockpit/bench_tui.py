@@ -704,10 +704,19 @@ def main(argv: list[str] | None = None) -> int:
         choices=PARTS,
         help="measure only this part (repeatable); all of them by default",
     )
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="leave the objects of the imports to the garbage collector (as before)",
+    )
     parser.add_argument("--paging", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--first-paint", help=argparse.SUPPRESS)
     parser.add_argument("--first-paint-bare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if not args.no_freeze:
+        from cockpit.ui.app import freeze_startup_objects
+
+        freeze_startup_objects()  # as `cockpit` does before its app runs
     if args.paging:
         with tempfile.TemporaryDirectory() as name:
             print(json.dumps(asyncio.run(paging_run(args.paging, Path(name)))))

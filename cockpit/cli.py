@@ -438,7 +438,8 @@ def tui_parser() -> argparse.ArgumentParser:
 
 
 def tui_command(args: argparse.Namespace, home: Path) -> int:
-    from cockpit.ui.app import CockpitApp  # the TUI loads Textual; the other commands do not
+    # the TUI loads Textual; the other commands do not
+    from cockpit.ui.app import CockpitApp, freeze_startup_objects
 
     folder = Path(args.path).expanduser().resolve()
     if not folder.is_dir():
@@ -460,6 +461,7 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
         await (await open_engine()).close()
 
     asyncio.run(check_store())
+    freeze_startup_objects()
     CockpitApp(open_engine, folder=folder, agent=args.agent).run()
     return EXIT_OK
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+
+from textual import events
 
 from cockpit.events import Status
 from cockpit.ui.app import CockpitApp
@@ -11,7 +14,7 @@ from cockpit.ui.composer import Composer
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.transcript import BUBBLE_LIMIT, TranscriptView
 from store import Store
-from tests.ui_helpers import add_rows, add_session, fill, make_app, wait_until
+from tests.ui_helpers import add_rows, add_session, fill, make_app, send, wait_until
 
 SIZE = (120, 40)
 
@@ -22,13 +25,6 @@ def transcript(app: CockpitApp) -> TranscriptView:
 
 def shown(app: CockpitApp) -> list[tuple[str, str]]:
     return [(b.kind, b.text) for b in transcript(app).model]
-
-
-async def send(app: CockpitApp, pilot: object, text: str) -> None:
-    composer = app.query_one(Composer)
-    composer.focus()
-    composer.text = text
-    await pilot.press("enter")  # type: ignore[attr-defined]
 
 
 async def test_first_start_creates_a_session_and_a_prompt_streams(tmp_path: Path) -> None:
@@ -361,3 +357,41 @@ async def test_deleting_a_session_another_cockpit_writes_is_refused_with_a_messa
             assert [r.text for r in await app.engine.store.all_rows(held[0])][:2] == ["p", "r"]
     finally:
         await other.close()
+
+
+async def test_a_background_session_read_never_holds_the_keys_back(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    ids: list[str] = []
+
+    async def build(engine: object) -> None:
+        for title in ("background", "on screen"):
+            ids.append(await add_session(engine, project, title, [("p", "r")]))  # type: ignore[arg-type]
+
+    await fill(tmp_path / "home", build)
+    background, shown_id = ids
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current == shown_id)
+        gate = asyncio.Event()
+        read = app.engine.session
+
+        async def held(session: str) -> object:
+            if session == background:
+                await gate.wait()  # the store is slow for this session
+            return await read(session)
+
+        app.engine.session = held  # type: ignore[method-assign,assignment]
+        await app.engine.rename(background, "renamed in the background")
+        try:
+            await pilot.pause()
+            app.post_message(events.Key("x", "x"))
+            await wait_until(lambda: app.query_one(Composer).text == "x", timeout=5)
+            assert app.records[background].title == "background"  # the read still waits
+        finally:
+            gate.set()
+        await wait_until(lambda: app.records[background].title == "renamed in the background")
+        rail = app.query_one(SessionRail)
+        await wait_until(
+            lambda: any(e.title == "renamed in the background" for e in rail._entries.values())
+        )
