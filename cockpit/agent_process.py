@@ -1,5 +1,6 @@
 """One agent subprocess: spawned in its own process group with the user's environment,
-its stderr drained continuously into a log file and a bounded tail for error messages."""
+at a lower CPU priority than Cockpit (`cockpit/priority.py`), its stderr drained
+continuously into a log file and a bounded tail for error messages."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from cockpit.priority import lower_priority
 from cockpit.processes import GRACE, end_group
 from cockpit.registry import AgentSpec
 
@@ -70,6 +72,7 @@ class AgentProcess:
             raise AgentNotFound(
                 f"The agent program {spec.command[0]!r} cannot be run: {error}"
             ) from error
+        lower_priority(process.pid, spec.nice)  # the screen stays ahead of busy agents
         return cls(process, spec, log_path)
 
     @property

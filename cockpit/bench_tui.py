@@ -19,7 +19,8 @@ Measured in one run, each figure beside its baseline:
   took effect, read where the app writes frames), p50, p95 and the worst, pooled; the
   first press of each run (as the eight turns start) apart from those while the replies
   stream; and the latter less the time the app's thread waited for a CPU (the agents
-  share the cores);
+  share the cores); beside them, the same with the agents at Cockpit's own CPU priority
+  (`nice = 0`; by default they work ten steps below it), runs interleaved;
   Cockpit's CPU against eight times a bare `MarkdownStream` (each in its own app: eight
   of them in one app cost far more, about 237 s against 47 s in one run);
   every transcript checked in the store and on screen, each session shown in turn;
@@ -634,35 +635,54 @@ def measure_paced(folder: Path) -> dict[str, Any]:
 def measure_eight(folder: Path, runs: int = 3) -> dict[str, Any]:
     """Eight sessions at once, `runs` times; the key presses of all runs pooled, and
     apart: the first press of each run (typed 0.2 s after the eight prompts, while the
-    turns start) and the presses while the replies stream."""
-    latencies: list[float] = []
-    first: list[float] = []
-    streaming: list[float] = []
-    own: list[float] = []
-    cpu: list[float] = []
+    turns start) and the presses while the replies stream. Beside them, the same with the
+    agents at Cockpit's own CPU priority (`nice = 0`), runs interleaved."""
+    ours: list[dict[str, Any]] = []
+    level: list[dict[str, Any]] = []
     for run in range(runs):
-        (folder / f"eight{run}").mkdir()
-        eight = asyncio.run(eight_sessions(folder / f"eight{run}"))
-        latencies += eight["latencies_s"]
-        first += eight["latencies_s"][:1]
-        streaming += eight["latencies_s"][1:]
-        own += [
-            latency - wait
-            for latency, wait in zip(eight["latencies_s"], eight["run_queue_waits_s"], strict=True)
-        ][1:]
-        cpu.append(eight["cpu_s"])
+        ours.append(eight_run(folder / f"eight{run}"))
+        level.append(eight_run(folder / f"eight-level{run}", agent_nice=0))
     one = min(asyncio.run(bare_markdown_stream(benchmark_reply(BENCH_SIZE))) for _ in range(2))
+    cpu = min(run["cpu_s"] for run in ours)
     return {
-        "eight_sessions_cockpit_cpu_s": round(min(cpu), 2),
+        "eight_sessions_cockpit_cpu_s": round(cpu, 2),
         "eight_sessions_bare_8x_markdownstream_cpu_s": round(8 * one, 2),
-        "eight_sessions_ratio_cockpit_vs_bare": round(min(cpu) / (8 * one), 3),
-        "eight_sessions_presses": len(latencies),
-        **{f"eight_sessions_keypress_{k}": v for k, v in percentiles(latencies).items()},
-        "eight_sessions_keypress_at_turn_start_ms": [round(x * 1000) for x in first],
-        **{f"eight_sessions_keypress_streaming_{k}": v for k, v in percentiles(streaming).items()},
+        "eight_sessions_ratio_cockpit_vs_bare": round(cpu / (8 * one), 3),
+        **keypress_figures("eight_sessions", ours),
+        **keypress_figures("eight_sessions_agents_at_cockpit_priority", level),
+    }
+
+
+def eight_run(folder: Path, agent_nice: int | None = None) -> dict[str, Any]:
+    """One eight-session run in `folder`; `agent_nice` overrides the demo agent's entry."""
+    folder.mkdir()
+    if agent_nice is not None:
+        (folder / "config").mkdir()
+        (folder / "config" / "agents.toml").write_text(f"[agents.demo]\nnice = {agent_nice}\n")
+    return asyncio.run(eight_sessions(folder))
+
+
+def keypress_figures(prefix: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Keypress latency of several eight-session runs: every press pooled, the first
+    press of each run, the presses while the replies stream, and those less the time the
+    app's thread waited for a CPU."""
+    latencies = [x for run in runs for x in run["latencies_s"]]
+    first = [run["latencies_s"][0] for run in runs if run["latencies_s"]]
+    streaming = [x for run in runs for x in run["latencies_s"][1:]]
+    own = [
+        latency - wait
+        for run in runs
+        for latency, wait in list(zip(run["latencies_s"], run["run_queue_waits_s"], strict=True))[
+            1:
+        ]
+    ]
+    return {
+        f"{prefix}_presses": len(latencies),
+        **{f"{prefix}_keypress_{k}": v for k, v in percentiles(latencies).items()},
+        f"{prefix}_keypress_at_turn_start_ms": [round(x * 1000) for x in first],
+        **{f"{prefix}_keypress_streaming_{k}": v for k, v in percentiles(streaming).items()},
         **{
-            f"eight_sessions_keypress_streaming_less_cpu_wait_{k}": v
-            for k, v in percentiles(own).items()
+            f"{prefix}_keypress_streaming_less_cpu_wait_{k}": v for k, v in percentiles(own).items()
         },
     }
 

@@ -238,7 +238,7 @@ class LiveSession:
         self._watcher: asyncio.Task[None] | None = None
         self.pending: dict[str, _Pending] = {}
         self._always: set[tuple[str, str]] = set()
-        self._terminals = Terminals(self.root, default_env())
+        self._terminals = Terminals(self.root, default_env(), spec.nice)
         self._terminal_tools: dict[str, str] = {}
         self._open_tools: dict[str, str] = {}
         self._permission_ids: dict[Any, str] = {}

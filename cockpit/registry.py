@@ -20,9 +20,10 @@ from typing import Any
 
 from cockpit.bundled import agents_dir
 from cockpit.paths import config_dir
+from cockpit.priority import AGENT_NICE, MAX_NICE
 
 DEFAULT_AGENT = "demo"
-FIELDS = frozenset({"title", "command", "env", "description", "install", "missing_file"})
+FIELDS = frozenset({"title", "command", "env", "description", "install", "missing_file", "nice"})
 MISSING_FILE_POLICIES = frozenset({"error", "empty"})
 
 
@@ -39,6 +40,9 @@ class AgentSpec:
     missing_file: str = "error"
     """How a read of a missing file inside the root is answered: the JSON-RPC "resource
     not found" error, or (for agents that read before they create) empty content."""
+    nice: int = AGENT_NICE
+    """How many steps below Cockpit's own CPU priority the agent and the commands it runs
+    through Cockpit work (0 to 19; 0 keeps Cockpit's)."""
     source: str = "bundled"
 
     @property
@@ -127,6 +131,14 @@ def _entry(
                 f"{where}: agent {name!r}: missing_file must be 'error' or 'empty'",
             ]
         values["missing_file"] = raw["missing_file"]
+    if "nice" in raw:
+        nice = raw["nice"]
+        if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
+            return None, [
+                *problems,
+                f"{where}: agent {name!r}: nice must be a whole number from 0 to {MAX_NICE}",
+            ]
+        values["nice"] = nice
     if base is not None:
         return replace(base, source=origin, **values), problems
     return AgentSpec(name=name, source=origin, **values), problems

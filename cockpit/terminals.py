@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cockpit.files import confine
+from cockpit.priority import lower_priority
 from cockpit.processes import end_group, signal_group
 
 UNBOUNDED_OUTPUT = 8 * 1024 * 1024
@@ -86,9 +87,11 @@ class Terminal:
 class Terminals:
     """The terminals of one session."""
 
-    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, root: Path, env: Mapping[str, str], nice: int = 0) -> None:
         self.root = root
         self.env = dict(env)
+        self.nice = nice
+        """How much lower than Cockpit's the commands' CPU priority is (the agent's)."""
         self._terminals: dict[str, Terminal] = {}
 
     async def create(
@@ -111,6 +114,7 @@ class Terminals:
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
+        lower_priority(process.pid, self.nice)
         limit = output_byte_limit if output_byte_limit is not None else UNBOUNDED_OUTPUT
         terminal = Terminal(f"term-{secrets.token_hex(4)}", argv, process, max(limit, 0))
         assert process.stdout is not None

@@ -85,3 +85,24 @@ def test_placeholders_are_expanded() -> None:
     agents, problems = parse_agents('[agents.x]\ncommand = ["{python}", "{agents}/a.py"]\n', "t")
     assert problems == []
     assert agents["x"].command == (sys.executable, f"{agents_dir()}/a.py")
+
+
+def test_an_agent_works_ten_steps_below_cockpit_unless_its_entry_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    user = tmp_path / "agents.toml"
+    user.write_text(
+        '[agents.gemini]\nnice = 0\n\n[agents.mine]\ncommand = ["x"]\nnice = 19\n\n'
+        '[agents.bad]\ncommand = ["x"]\nnice = 20\n\n[agents.worse]\ncommand = ["x"]\nnice = true\n'
+    )
+    registry = load_registry(tmp_path)
+    assert registry.get("demo").nice == 10
+    assert registry.get("gemini").nice == 0
+    assert registry.get("gemini").command == ("gemini", "--acp")  # the rest stays bundled
+    assert registry.get("mine").nice == 19
+    assert "bad" not in registry.agents and "worse" not in registry.agents
+    for name, line in (("bad", 8), ("worse", 12)):
+        assert (
+            f"{user}:{line}: agent {name!r}: nice must be a whole number from 0 to 19"
+            in registry.problems
+        )
