@@ -16,8 +16,9 @@ from cockpit.ui.bubbles import BubbleWidget, ToolCard
 from cockpit.ui.composer import MENU_ROWS, CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff
 from cockpit.ui.rail import SessionRail
+from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
-from tests.ui_helpers import add_session, fill, make_app, ready, wait_until
+from tests.ui_helpers import add_session, fill, make_app, ready, send, wait_until
 
 NOTES = [
     "+ # Demo notes",
@@ -220,3 +221,23 @@ async def test_the_ansi_theme_shows_the_current_session_and_the_focused_bubble(
             await pilot.pause()
             line = [s for s in bubble.render_line(0) if s.text.strip()]
             assert line and all(s.style and s.style.reverse for s in line)
+
+
+async def test_answering_a_request_leaves_the_transcript_at_its_end(tmp_path: Path) -> None:
+    """The answered prompt is removed with the keyboard on it: Textual would hand the focus
+    to the first bubble beside it and scroll the transcript to the top."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "hello")  # a long reply, so the transcript scrolls
+        await ready(app)
+        await send(app, pilot, "permission")
+        await wait_until(lambda: bool(app.engine.pending_permissions(session)))
+        await wait_until(lambda: isinstance(app.focused, PermissionPrompt))
+        await pilot.press("1")
+        await ready(app)
+        await pilot.pause(0.5)  # past any scrolling animation
+        view = app.query_one(TranscriptView)
+        assert view.max_scroll_y > 20
+        assert view.scroll_y >= view.max_scroll_y - 1
+        assert isinstance(app.focused, Composer)

@@ -332,6 +332,8 @@ class CockpitApp(App[None]):
         )
 
     def _refresh_rail(self) -> None:
+        if not self.is_running:  # shutting down after an await: the rail may be gone
+            return
         rail = self.query_one(SessionRail)
         if not rail._styles:
             self._restyle_rail()
@@ -433,13 +435,17 @@ class CockpitApp(App[None]):
 
     async def on_frames_ready(self, message: FramesReady) -> None:
         self._frames_posted = False
+        if not self.is_running:  # shutting down: the widgets may be gone already
+            return
         pending, self._frames = self._frames, {}
         for session, frames in pending.items():
             self.latest[session] = max(self.latest.get(session, 0), *(f.seq for f in frames))
-            if session == self.current:
+            if session == self.current and self.is_running:
                 await self.query_one(TranscriptView).apply_frames(frames)
 
     async def on_engine_message(self, message: EngineMessage) -> None:
+        if not self.is_running:  # shutting down (stopping agents): the widgets may be gone
+            return
         event = message.event
         if isinstance(event, FramesEvent):
             self._on_engine_event(event)
@@ -503,6 +509,8 @@ class CockpitApp(App[None]):
         return record
 
     def _refresh_status(self) -> None:
+        if not self.is_running:
+            return
         status = self.query_one("#status", StatusLine)
         record = self.records.get(self.current or "")
         if record is None:
@@ -518,9 +526,25 @@ class CockpitApp(App[None]):
         if self.current is None:
             return
         view = self.query_one(TranscriptView)
-        added = await view.show_permissions(self.engine.pending_permissions(self.current))
+        pending = self.engine.pending_permissions(self.current)
+        focused = view.screen.focused
+        leaving = (
+            next(
+                (n for n in (focused, *focused.ancestors) if isinstance(n, PermissionPrompt)), None
+            )
+            if focused is not None
+            else None
+        )
+        if leaving is not None and all(r.id != leaving.request.id for r in pending):
+            # Removed with the keyboard on it, Textual would hand the focus to the first
+            # bubble beside it and scroll the transcript to the top: move it first, now
+            # (`focus()` waits for the next idle, after the removal).
+            view.screen.set_focus(self.query_one(Composer), scroll_visible=False)
+        added = await view.show_permissions(pending)
         if added is not None and focus and not self.query_one(Composer).text.strip():
             added.focus()
+        elif leaving is not None and view.prompts and not focus:
+            self._focus_session()  # the next request waiting, oldest first
 
     async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
         with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)

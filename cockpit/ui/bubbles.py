@@ -148,6 +148,14 @@ def short_path(path: str, root: str | None, home: str | None = None) -> str:
     return path
 
 
+def session_root(app: object, session: object) -> str | None:
+    """The folder of `session` as the app knows it (None outside Cockpit's app)."""
+    records = getattr(app, "records", None)
+    record = records.get(session) if isinstance(records, Mapping) and session else None
+    root = getattr(record, "cwd", None)
+    return root if isinstance(root, str) else None
+
+
 def exit_code(payload: Mapping[str, Any] | None) -> int | None:
     """How a finished command ended: the exit code of its (last) terminal, or the one in
     its raw output (agents without client terminals report it there)."""
@@ -275,13 +283,9 @@ class ToolCard(BubbleWidget):
         return Group(header, *self._body(max(self.content_size.width - 2, 20)))
 
     def _root(self) -> str | None:
-        """The folder of the session this card is in (the transcript's session, as the app
-        knows it), so paths can be shown relative to it."""
-        session = getattr(self.parent, "session", None)
-        records = getattr(self.app, "records", None)
-        record = records.get(session) if isinstance(records, Mapping) and session else None
-        root = getattr(record, "cwd", None)
-        return root if isinstance(root, str) else None
+        """The folder of the session this card is in (the transcript's session), so paths
+        can be shown relative to it."""
+        return session_root(self.app, getattr(self.parent, "session", None))
 
     def _body(self, width: int) -> list[RenderableType]:
         payload = self.payload or {}
@@ -293,7 +297,7 @@ class ToolCard(BubbleWidget):
             if item.get("type") == "diff":
                 parts.append(
                     render_diff(
-                        str(item.get("path") or ""),
+                        short_path(str(item.get("path") or ""), self._root()),
                         item.get("oldText"),
                         str(item.get("newText") or ""),
                         width=width,

@@ -22,7 +22,7 @@ from textual.widgets.button import ButtonVariant
 
 from cockpit.events import PermissionRequest
 from cockpit.sanitize import printable
-from cockpit.ui.bubbles import diff_styles
+from cockpit.ui.bubbles import diff_styles, session_root, short_path
 from cockpit.ui.diffs import diff_lines, render_diff
 
 KEYS = "123456789"
@@ -103,10 +103,11 @@ class RequestDiff(Widget):
     def render(self) -> RenderableType:
         styles = diff_styles(self)
         width = max(self.content_size.width, 20)
+        root = session_root(self.app, self.request.session)
         return Group(
             *(
                 render_diff(
-                    str(diff.get("path") or ""),
+                    short_path(str(diff.get("path") or ""), root),
                     diff.get("oldText"),
                     str(diff.get("newText") or ""),
                     width=width,

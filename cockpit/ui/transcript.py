@@ -183,7 +183,9 @@ class TranscriptView(VerticalScroll):
         if not gone:
             return
         if self.screen.focused in gone:
-            self.focus(scroll_visible=False)
+            # now, not with `focus()` (it waits): a focused widget removed hands the focus
+            # to its first sibling, and the screen scrolls to it
+            self.screen.set_focus(self, scroll_visible=False)
         await self.remove_children(gone)
         release(gone)
 
