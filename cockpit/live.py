@@ -700,7 +700,7 @@ class LiveSession:
                 if usage:
                     await self._record(Chunk(self.id, "usage_update", data={"lastTurn": usage}))
                     self._emit(SessionEvent(self.id))
-                if stop_reason not in ("end_turn", "cancelled"):
+                if stop_reason != "end_turn":  # a reply cut short says so, read back too
                     await self._record(
                         note(
                             self.id,
@@ -997,6 +997,7 @@ class LiveSession:
 
 
 _STOP_WORDS = {
+    "cancelled": "The turn was cancelled.",
     "max_tokens": "The agent stopped: it reached its output token limit.",
     "max_turn_requests": "The agent stopped: it reached its limit of model requests for one turn.",
     "refusal": (

@@ -108,7 +108,11 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path, project: Path) ->
     (reply,) = [row for row in shown["rows"] if row["kind"] == "agent"]
     assert reply["text"].startswith("# A slow reply")
     assert len(reply["text"]) >= 60
-    assert reply["text"].strip() == printed.strip()  # what was shown is what was kept
+    # what was shown is what was kept, and the transcript says the turn was cut short
+    assert printed.strip() == reply["text"].strip() + "\n\n! The turn was cancelled."
+    assert [row["text"] for row in shown["rows"] if row["kind"] == "notice"] == [
+        "The turn was cancelled."
+    ]
     assert len(reply["text"]) < 1200  # cut short by the cancel
 
 

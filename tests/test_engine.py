@@ -206,7 +206,7 @@ async def test_cancel_mid_stream_keeps_what_arrived(home: Path, project: Path) -
         assert await asyncio.wait_for(turn, 5) == "cancelled"
         assert asyncio.get_running_loop().time() - started < 2
         rows = await rows_of(engine, record.id)
-        assert kinds(rows) == ["user", "agent"]
+        assert kinds(rows) == ["user", "agent", "notice"]  # "The turn was cancelled."
         assert len(rows[1].text) > 20
         assert_live_equals_stored(recorder, record.id, rows)
         assert engine.status(record.id) == Status.READY

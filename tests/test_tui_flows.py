@@ -110,7 +110,8 @@ async def test_cancel_with_escape(tmp_path: Path) -> None:
         await pilot.press("escape")
         await wait_until(lambda: app.engine.status(session) == Status.READY)
         rows = await app.engine.store.all_rows(session)
-        assert [r.kind for r in rows] == ["user", "agent"]
+        assert [r.kind for r in rows] == ["user", "agent", "notice"]
+        assert rows[2].text == "The turn was cancelled."
         await pilot.pause()
         assert shown(app) == [(r.kind, r.text) for r in rows]
 

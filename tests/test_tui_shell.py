@@ -225,7 +225,7 @@ async def test_escape_cancels_from_the_transcript_and_returns_to_the_composer(
         await pilot.press("escape")
         await wait_until(lambda: app.engine.status(session) == Status.READY)
         rows = await app.engine.store.all_rows(session)
-        assert [r.kind for r in rows] == ["user", "agent"]
+        assert [r.kind for r in rows] == ["user", "agent", "notice"]
         # No turn runs: Esc on a bubble goes back to the composer.
         bubble = app.query(BubbleWidget).last()
         bubble.focus()
@@ -322,9 +322,14 @@ async def test_the_open_inbox_follows_new_requests_and_keeps_its_highlight(
         # Answering the highlighted one moves the highlight to the next, not to the top.
         await pilot.press("3")
         await wait_until(lambda: len(app.engine.pending_permissions()) == 2)
+        # the inbox follows at its next refresh (a loaded machine may take a while)
+        await wait_until(
+            lambda: (
+                [i.session_title for i in inbox.items if i.request is not None]
+                == [first.session_title, "three"]
+            )
+        )
         await pilot.pause()
-        requests = [i for i in inbox.items if i.request is not None]
-        assert [i.session_title for i in requests] == [first.session_title, "three"]
         highlighted = inbox.items[listing.highlighted or 0]
         assert highlighted.session_title == "three" and highlighted.request is not None
         await pilot.press("escape")
