@@ -672,9 +672,7 @@ def keypress_figures(prefix: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
     own = [
         latency - wait
         for run in runs
-        for latency, wait in list(zip(run["latencies_s"], run["run_queue_waits_s"], strict=True))[
-            1:
-        ]
+        for latency, wait in zip(run["latencies_s"][1:], run["run_queue_waits_s"][1:], strict=True)
     ]
     return {
         f"{prefix}_presses": len(latencies),

@@ -141,6 +141,13 @@ INDEX_REFRESH = 10.0
 """Seconds an `@` file index is used before it is rebuilt in the background."""
 
 
+def focused_prompt(focused: Widget | None) -> PermissionPrompt | None:
+    """The permission prompt that holds the keyboard (itself or one of its parts)."""
+    if focused is None:
+        return None
+    return next((n for n in (focused, *focused.ancestors) if isinstance(n, PermissionPrompt)), None)
+
+
 def freeze_startup_objects() -> None:
     """Put everything alive after the imports (modules, classes, Textual's and Rich's
     tables: about 100,000 objects that live as long as the process) out of the garbage
@@ -527,14 +534,7 @@ class CockpitApp(App[None]):
             return
         view = self.query_one(TranscriptView)
         pending = self.engine.pending_permissions(self.current)
-        focused = view.screen.focused
-        leaving = (
-            next(
-                (n for n in (focused, *focused.ancestors) if isinstance(n, PermissionPrompt)), None
-            )
-            if focused is not None
-            else None
-        )
+        leaving = focused_prompt(view.screen.focused)
         if leaving is not None and all(r.id != leaving.request.id for r in pending):
             # Removed with the keyboard on it, Textual would hand the focus to the first
             # bubble beside it and scroll the transcript to the top: move it first, now
