@@ -66,8 +66,8 @@ def test_first_start_with_no_sessions(snap_compare: Snap, tmp_path: Path) -> Non
     assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
 
 
-def test_the_new_session_dialog(snap_compare: Snap, tmp_path: Path) -> None:
-    """Ctrl+N: the agents, installed ones first, others with how to install them; the folder."""
+def new_session_dialog(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> bool:
+    """Ctrl+N over a store with one session, pictured at `size`."""
 
     async def build(engine: Engine, project: Path) -> None:
         await add_session(engine, project, "existing", [("hello", "Hi!")])
@@ -79,7 +79,12 @@ def test_the_new_session_dialog(snap_compare: Snap, tmp_path: Path) -> None:
         await pilot.press("ctrl+n")
         await settle(pilot)
 
-    assert snap_compare(app, terminal_size=(100, 30), run_before=open_dialog)
+    return snap_compare(app, terminal_size=size, run_before=open_dialog)
+
+
+def test_the_new_session_dialog(snap_compare: Snap, tmp_path: Path) -> None:
+    """Ctrl+N: the agents, installed ones first, others with how to install them; the folder."""
+    assert new_session_dialog(snap_compare, tmp_path, (100, 30))
 
 
 def stream_into(
@@ -303,18 +308,7 @@ def test_the_end_of_the_benchmark_reply(snap_compare: Snap, tmp_path: Path) -> N
 def test_the_new_session_dialog_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
     """Ctrl+N in an 80x24 terminal: the whole dialog fits, the compact agent list, the
     highlighted agent's description, the folder and the Create and Cancel buttons."""
-
-    async def build(engine: Engine, project: Path) -> None:
-        await add_session(engine, project, "existing", [("hello", "Hi!")])
-
-    app = app_with(tmp_path, build)
-
-    async def open_dialog(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("ctrl+n")
-        await settle(pilot)
-
-    assert snap_compare(app, terminal_size=(80, 24), run_before=open_dialog)
+    assert new_session_dialog(snap_compare, tmp_path, (80, 24))
 
 
 def test_the_help_screen_at_80x24_scrolled_to_its_end(snap_compare: Snap, tmp_path: Path) -> None:

@@ -442,11 +442,10 @@ class CockpitApp(App[None]):
 
     async def on_frames_ready(self, message: FramesReady) -> None:
         self._frames_posted = False
-        if not self.is_running:  # shutting down: the widgets may be gone already
-            return
         pending, self._frames = self._frames, {}
         for session, frames in pending.items():
             self.latest[session] = max(self.latest.get(session, 0), *(f.seq for f in frames))
+            # shutting down (it may start during an await): the widgets may be gone
             if session == self.current and self.is_running:
                 await self.query_one(TranscriptView).apply_frames(frames)
 

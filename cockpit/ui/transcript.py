@@ -525,13 +525,19 @@ class TranscriptView(VerticalScroll):
         page = await self.engine.page(session, first)
         if session != self.session:
             return
-        anchor = self._anchor()
-        fresh = sum(row.key not in self.model for row in page.rows)
-        await self._bound(keep_bottom=False, room=min(fresh, self.limit - len(anchor)))
-        await self._merge_rows(page.rows)
+        anchor = await self._take_page(page.rows, keep_bottom=False)
         self.more_before = page.has_more
         await self._bound(keep_bottom=False)
         await self._settle(anchor)
+
+    async def _take_page(self, rows: Sequence[Row], keep_bottom: bool) -> Anchor:
+        """Make room for a page's new rows (evicting at the far end), then merge them in;
+        returns what was in view before, for `_settle` to put back."""
+        anchor = self._anchor()
+        fresh = sum(row.key not in self.model for row in rows)
+        await self._bound(keep_bottom=keep_bottom, room=min(fresh, self.limit - len(anchor)))
+        await self._merge_rows(rows)
+        return anchor
 
     async def load_later(self) -> None:
         """Load the rows missing after `gap_after` (the window had detached), merged by
@@ -545,10 +551,7 @@ class TranscriptView(VerticalScroll):
         page = await self.engine.rows_after(session, self.gap_after)
         if session != self.session:
             return
-        anchor = self._anchor()
-        fresh = sum(row.key not in self.model for row in page.rows)
-        await self._bound(keep_bottom=True, room=min(fresh, self.limit - len(anchor)))
-        await self._merge_rows(page.rows)
+        anchor = await self._take_page(page.rows, keep_bottom=True)
         self.gap_after = page.rows[-1].seq if page.has_more and page.rows else None
         await self._bound(keep_bottom=True)
         await self._settle(anchor)
