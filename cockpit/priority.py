@@ -22,7 +22,12 @@ _AUTOGROUP = re.compile(r"\bnice\s+(-?\d+)\s*$")
 
 
 def autogroup_nice(text: str) -> int | None:
-    """The nice value in a `/proc/PID/autogroup` line (`/autogroup-42 nice 0`)."""
+    """The nice value in a `/proc/PID/autogroup` line (`/autogroup-42 nice 0`).
+
+    The kernel shows nothing for a process in the root group (one started from init's
+    session, as under a service manager or a CI runner); that group weighs as nice 0."""
+    if not text.strip():
+        return 0
     match = _AUTOGROUP.search(text.strip())
     return int(match.group(1)) if match else None
 

@@ -35,7 +35,8 @@ def test_the_autogroup_line_is_read() -> None:
     assert autogroup_nice("/autogroup-8446 nice 0\n") == 0
     assert autogroup_nice("/autogroup-1 nice -5") == -5
     assert autogroup_nice("/autogroup-1 nice 19") == 19
-    assert autogroup_nice("") is None
+    assert autogroup_nice("") == 0  # the root group, which the kernel leaves blank
+    assert autogroup_nice("\n") == 0
     assert autogroup_nice("nonsense") is None
 
 
