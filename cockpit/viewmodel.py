@@ -280,13 +280,6 @@ def fit_status(parts: Sequence[StatusPart], width: int) -> str:
     return shown
 
 
-def status_text(
-    record: SessionRecord, agent_title: str, live_status: str, width: int, pending: int = 0
-) -> str:
-    """The status line under the transcript, fitted to `width` cells (see `fit_status`)."""
-    return fit_status(status_parts(record, agent_title, live_status, pending), width)
-
-
 class PromptHistory:
     """Up/Down through earlier prompts, keeping what was being typed as the newest entry."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cockpit.viewmodel import fit_status, status_parts
 from store import Chunk, Frame, SessionRecord, Store, ViewTranscript, chunk_from_update
 from store.workload import text_update
 
@@ -78,3 +79,10 @@ def session_record(**fields: Any) -> SessionRecord:
         "last_read_seq": 0,
     }
     return SessionRecord(**{**defaults, **fields})
+
+
+def status_text(
+    record: SessionRecord, agent_title: str, live_status: str, width: int, pending: int = 0
+) -> str:
+    """The status line as the app draws it at `width` cells."""
+    return fit_status(status_parts(record, agent_title, live_status, pending), width)

@@ -1,4 +1,4 @@
-"""The status line fitted to its width (`cockpit.viewmodel.status_text`), and the palette's
+"""The status line fitted to its width (`fit_status` over `status_parts`), and the palette's
 hits built from untrusted titles (`cockpit.ui.commands`): pure, no app."""
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from cockpit.viewmodel import (
     clean_line,
     fit_status,
     status_parts,
-    status_text,
     turn_words,
 )
 from store import SessionRecord
-from tests.helpers import session_record
+from tests.helpers import session_record, status_text
 
 DEMO_MODES = {
     "currentModeId": "ask",

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.cells import cell_len
 from textual.content import Content
 from textual.widgets import Button
 
@@ -31,7 +32,7 @@ from cockpit.ui.permission import (
     request_summary,
     variant_of,
 )
-from cockpit.ui.rail import rail_title
+from cockpit.ui.rail import RailEntry, entry_text, rail_title
 from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
 
 # Untrusted text as an agent might send it: escape sequences, C0 and C1 controls,
@@ -480,3 +481,28 @@ def test_the_rail_title_fits_the_compact_rail() -> None:
     assert rail_title(2, 1) == "Sessions !2 ◆1"
     # The compact rail is 22 columns; its border leaves 18 for the title.
     assert len(rail_title(99, 99)) <= 18
+
+
+WIDE_OR_ANY = st.one_of(st.characters(), st.sampled_from("修复错误😀한글\u202e\u200b"))
+
+
+@given(
+    title=st.text(WIDE_OR_ANY, min_size=8, max_size=60),
+    folder=st.text(WIDE_OR_ANY, min_size=8, max_size=60),
+    width=st.integers(12, 30),
+    compact=st.booleans(),
+)
+def test_every_rail_line_fits_the_rail_in_cells(
+    title: str, folder: str, width: int, compact: bool
+) -> None:
+    """Titles in wide scripts (CJK, emoji) take two cells a character: the rail cuts by
+    cells, so no line overruns it."""
+    entry = RailEntry("s1", "ready", title, "demo", f"/home/u/{folder}", 90.0)
+    for line in entry_text(entry, compact, width).plain.split("\n"):
+        assert cell_len(line) <= width, line
+
+
+def test_a_wide_title_is_cut_by_cells_with_an_ellipsis() -> None:
+    entry = RailEntry("s1", "ready", "修复登录页面的错误并添加测试", "demo", "/p", 5.0)
+    line = entry_text(entry, True, 12).plain
+    assert line.endswith("…") and cell_len(line) <= 12

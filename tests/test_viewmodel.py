@@ -38,11 +38,10 @@ from cockpit.viewmodel import (
     safe_file_name,
     session_title,
     short_folder,
-    status_text,
     usage_text,
 )
 from store import SessionRecord
-from tests.helpers import session_record
+from tests.helpers import session_record, status_text
 
 ALL_STATES = (
     RailState.NEEDS_YOU,

@@ -16,7 +16,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cockpit.sanitize import printable
-from cockpit.viewmodel import GLYPHS, RailState, age, short_folder
+from cockpit.viewmodel import GLYPHS, RailState, age, clip_cells, short_folder
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,6 @@ class RailEntry:
     agent: str
     folder: str
     seconds_old: float
-
-
-def clip(text: str, width: int) -> str:
-    """`text` cut to `width` cells with an ellipsis (rail lines never wrap)."""
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
 def rail_title(waiting: int, unread: int) -> str:
@@ -53,12 +48,12 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
     second line with agent, folder and age; every line cut to the rail's width."""
     text = Text()
     text.append(GLYPHS.get(entry.state, " "))
-    title = clip(printable(entry.title), width - 2)
+    title = clip_cells(printable(entry.title), width - 2)
     text.append(" " + title, style="bold" if entry.state in ("needs-you", "unread") else "")
     if not compact:
         when = age(entry.seconds_old)
-        place = clip(f"{entry.agent} · {short_folder(entry.folder)}", width - len(when) - 5)
-        text.append(f"\n  {printable(place)} · {when}", style="dim")
+        place = printable(f"{entry.agent} · {short_folder(entry.folder)}")
+        text.append(f"\n  {clip_cells(place, width - len(when) - 5)} · {when}", style="dim")
     return text
 
 
