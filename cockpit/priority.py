@@ -26,9 +26,10 @@ def autogroup_nice(text: str) -> int | None:
 
     The kernel shows nothing for a process in the root group (one started from init's
     session, as under a service manager or a CI runner); that group weighs as nice 0."""
-    if not text.strip():
+    line = text.strip()
+    if not line:
         return 0
-    match = _AUTOGROUP.search(text.strip())
+    match = _AUTOGROUP.search(line)
     return int(match.group(1)) if match else None
 
 
