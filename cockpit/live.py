@@ -767,6 +767,7 @@ class LiveSession:
                     self.id,
                     "tool_call_update",
                     data={"toolCallId": tool_call_id, "status": tool_status},
+                    from_cockpit=True,
                 )
             )
         await self._settle()
@@ -992,6 +993,7 @@ class LiveSession:
                 self.id,
                 "tool_call_update",
                 data={"toolCallId": tool_call_id, "terminalOutput": {terminal.id: output}},
+                from_cockpit=True,
             )
         )
 

@@ -55,6 +55,10 @@ class Chunk:
     text: str = ""
     message_id: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    from_cockpit: bool = False
+    """True for a tool call update Cockpit makes itself (a command's output, the state it
+    gives open calls when a turn is cancelled): the agent's stream has not moved on, so
+    the open message stays open."""
 
     @property
     def tool_call_id(self) -> str | None:

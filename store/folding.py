@@ -305,8 +305,9 @@ class SessionFold:
         """Fold one chunk. Returns the frames for views and the rows to write now.
 
         The open row (a streaming message, or a tool call receiving its updates) is
-        written when it seals; plans, notices and decisions are durable facts written at
-        once. Other changed rows stay in `unsaved` for the Store's flush timer.
+        written when it seals, which only the agent's content stream does (text of another
+        kind or id, a tool call, a plan); plans, notices and decisions are durable facts
+        written at once. Other changed rows stay in `unsaved` for the Store's flush timer.
         """
         if self.dropping(chunk):
             return [], []
@@ -318,21 +319,31 @@ class SessionFold:
             row.payload = merge_tool(row.payload, chunk.data)
             row.touch(now)
             self._changed(row)
+            if chunk.from_cockpit:  # a command's output, a state Cockpit closes: not the agent
+                return [row.frame()], []
             sealed = self._make_open(row)
             return [row.frame()], [sealed] if sealed is not None else []
-        sealed = self.seal()
+        if chunk.update in META_UPDATES:
+            # Session metadata makes no row and never ends the open message: codex-acp sends
+            # its command list in the middle of a reply.
+            return [], []
         if chunk.update == PLAN_UPDATE:
+            sealed = self.seal()
             row = self._named_or_new("plan", plan_key(self.turn), now)
             row.payload = plan_payload(chunk.data.get("entries") or [])
-        elif chunk.update in META_UPDATES:
-            return [], [sealed] if sealed is not None else []
-        elif chunk.update in NOTE_KINDS:
+            row.touch(now)
+            self._changed(row)
+            return [row.frame()], [sealed, row] if sealed is not None else [row]
+        # Cockpit's own rows (notices, errors, decisions) and updates it cannot read are rows
+        # of their own that leave the open message open: a notice about a malformed update
+        # must not cut the reply it arrived in.
+        if chunk.update in NOTE_KINDS:
             row = self._note(chunk.update, chunk.text, chunk.data, now)
         else:
             row = self._note("notice", UNKNOWN_UPDATE.format(name=chunk.update), chunk.data, now)
         row.touch(now)
         self._changed(row)
-        return [row.frame()], [sealed, row] if sealed is not None else [row]
+        return [row.frame()], [row]
 
     def _named_or_new(self, kind: str, key: str, now: float) -> LiveRow:
         row = self._named.get(key)

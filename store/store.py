@@ -2,8 +2,8 @@
 
 One `Store` owns one database file with one writer connection and one reader
 connection (WAL, so reads never wait for a flush). The open message of each session
-lives in memory and is written on a short timer, when it seals (another kind or update
-type arrives, the turn ends) and at close, so a crash loses at most the last flush
+lives in memory and is written on a short timer, when it seals (the agent's stream moves
+on to another kind, a tool call or a plan; the turn ends) and at close, so a crash loses at most the last flush
 interval of one open message and never a sealed one. Durable facts (a prompt, a tool
 call, a permission decision, a notice) are committed before `apply` returns.
 """

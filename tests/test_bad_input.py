@@ -174,11 +174,12 @@ async def test_unknown_and_malformed_updates_become_notices(store: Store) -> Non
     )
     await store.end_turn(session)
     rows = await store.all_rows(session)
-    assert [r.kind for r in rows] == ["agent", "notice", "notice", "notice", "notice", "agent"]
+    # A notice is Cockpit's own row: the reply it interrupts goes on in the same row.
+    assert [r.kind for r in rows] == ["agent", "notice", "notice", "notice", "notice"]
     assert "'brand_new_update'" in rows[1].text
     assert rows[1].payload == {"update": {"sessionUpdate": "brand_new_update", "payload": {"x": 1}}}
     assert "'malformed'" in rows[2].text
-    assert rows[5].text == "[image image/png][a.py](file:///a.py)"
+    assert rows[0].text == "before[image image/png][a.py](file:///a.py)"
     assert len(frames) == 6
 
 

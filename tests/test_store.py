@@ -204,7 +204,7 @@ async def test_replies_separated_only_by_a_tool_call_are_two_rows(store: Store) 
             reply(session, "Let me look."),
             update(session, sessionUpdate="tool_call", toolCallId="a", title="ls"),
             reply(session, "Found it."),
-            update(session, sessionUpdate="usage_update", used=1, size=2),
+            update(session, sessionUpdate="tool_call", toolCallId="b", title="cat"),
             reply(session, "Bye."),
         ],
     )
@@ -213,6 +213,28 @@ async def test_replies_separated_only_by_a_tool_call_are_two_rows(store: Store) 
         "Let me look.",
         "Found it.",
         "Bye.",
+    ]
+
+
+async def test_session_metadata_in_the_middle_of_a_reply_does_not_cut_it(store: Store) -> None:
+    """codex-acp sends its command list in the middle of its first reply."""
+    session = await new_session(store)
+    await feed(
+        store,
+        [
+            reply(session, "| Algorithm | Avera"),
+            update(session, sessionUpdate="available_commands_update", availableCommands=[]),
+            reply(session, "ge | Worst |"),
+            update(session, sessionUpdate="usage_update", used=1, size=2),
+            update(session, sessionUpdate="current_mode_update", currentModeId="ask"),
+            update(session, sessionUpdate="config_option_update", configOptions=[]),
+            update(session, sessionUpdate="session_info_update", title="Sorting"),
+            reply(session, "\n"),
+        ],
+    )
+    await store.end_turn(session)
+    assert [(r.kind, r.text) for r in await store.all_rows(session)] == [
+        ("agent", "| Algorithm | Average | Worst |\n")
     ]
 
 
