@@ -34,6 +34,7 @@ this order with `think` first):
 Flags:
 
   --hang-initialize   never answer `initialize`
+  --start-delay S     take S seconds to answer `initialize` (a slow agent's start)
   --protocol-version N  answer `initialize` with protocol version N (to test refusal)
   --slow              stream every turn slowly
   --exit-on-start N   exit with code N before reading anything
@@ -1171,6 +1172,8 @@ class DemoAgent:
         self.hang = hang
         self.protocol_version: int | None = None
         """A version to answer initialize with instead of negotiating (a test switch)."""
+        self.start_delay = 0.0
+        """Seconds `initialize` waits before it answers (a slow start)."""
         self.sessions: dict[str, Session] = {}
         self.client_caps: ClientCapabilities | None = None
         self._conn: AgentSideConnection | None = None
@@ -1239,6 +1242,7 @@ class DemoAgent:
         """Negotiate the version and advertise what this agent supports."""
         if self.hang:
             await asyncio.Event().wait()
+        await asyncio.sleep(self.start_delay)
         self.client_caps = client_capabilities
         return InitializeResponse(
             protocol_version=self.protocol_version or min(protocol_version, PROTOCOL_VERSION),
@@ -1364,6 +1368,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line flags."""
     parser = argparse.ArgumentParser(description="Cockpit's scripted demo ACP agent.")
     parser.add_argument("--hang-initialize", action="store_true", help="never answer initialize")
+    parser.add_argument(
+        "--start-delay", type=float, default=0.0, metavar="S", help="answer initialize after S s"
+    )
     parser.add_argument("--slow", action="store_true", help="stream every turn slowly")
     parser.add_argument(
         "--protocol-version", type=int, metavar="N", help="answer initialize with version N"
@@ -1395,6 +1402,7 @@ async def serve(options: argparse.Namespace) -> None:
     reader, writer = await protocol_streams()
     agent = DemoAgent(writer, slow=options.slow, hang=options.hang_initialize)
     agent.protocol_version = options.protocol_version
+    agent.start_delay = options.start_delay
     # A plain class on purpose: acp.Agent is a Protocol whose stubs would answer the methods
     # this agent does not implement with null instead of "method not found".
     await run_agent(

@@ -15,19 +15,36 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cockpit.events import EngineEvent, PermissionRequest, SessionEvent, Status
-from cockpit.live import ContentBlock, LiveSession, PermissionPolicy
+from cockpit.events import (
+    AttentionEvent,
+    EngineEvent,
+    FramesEvent,
+    PermissionRequest,
+    ProblemEvent,
+    SessionEvent,
+    Status,
+    StatusEvent,
+)
+from cockpit.live import ContentBlock, LiveSession, PermissionPolicy, StartError, describe
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.policy import Policy, check_rule, load_policy
 from cockpit.registry import AgentSpec, Registry, load_registry
-from store import Page, Row, SessionRecord, Store
+from store import Page, Row, SessionBusy, SessionRecord, Store, note
 from store.paging import PAGE_BYTES, PAGE_ROWS
 
 log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT = 30.0
 """Seconds an agent may take to answer initialize and session/new."""
+
+CUT_BY_A_STOP = (
+    "Cockpit stopped while this turn was running (it was closed or it crashed): the agent "
+    "stopped too, and the reply above may be cut short."
+)
+"""The row a session gets when Cockpit finds it was stopped in the middle of a turn."""
+
+ENDED_TURN = frozenset({Status.EXITED, Status.ERROR})
 
 Listener = Callable[[EngineEvent], object]
 
@@ -56,6 +73,14 @@ class Engine:
         self._live: dict[str, LiveSession] = {}
         self._listeners: list[Listener] = []
         self._specs: dict[str, AgentSpec] = {}
+        self._unread: set[str] = set()
+        """Sessions that did something the user has not seen (persisted on each change)."""
+        self._shown: str | None = None
+        """The session the user has on screen."""
+        self._tasks: set[asyncio.Future[Any]] = set()
+        """Prompts sent with `send` and writes made in the background."""
+        self._sends: dict[str, set[asyncio.Future[Any]]] = {}
+        """The prompts sent with `send` to each session that have not ended."""
 
     @classmethod
     async def open(
@@ -85,12 +110,39 @@ class Engine:
             permissions=permissions,
         )
         engine.problems = problems
+        await engine._recover()
         return engine
 
-    async def close(self) -> None:
-        """Stop every agent and close the store."""
-        await asyncio.gather(*(live.stop() for live in self._live.values()), return_exceptions=True)
+    async def _recover(self) -> None:
+        """Read what the store says of each session: which are unread, and which Cockpit
+        left in the middle of a turn (closed, or crashed): each of those gets a row saying
+        its reply may be cut short, unless another Cockpit is running it now."""
+        for record in await self.store.list_sessions():
+            if record.unread:
+                self._unread.add(record.id)
+            if record.status not in (Status.WORKING, Status.WAITING, Status.CANCELLING):
+                continue
+            try:
+                await self.store.claim(record.id)
+            except SessionBusy:
+                continue  # another Cockpit runs it: its turn may well be going on
+            try:
+                await self.store.apply(note(record.id, "notice", CUT_BY_A_STOP))
+                await self.store.update_session(record.id, status=Status.CLOSED)
+            finally:
+                await self.store.release(record.id)
+            self._set_unread(record.id, True)
+
+    async def close(self, reason: str = "Cockpit quit") -> None:
+        """Stop every agent (a running turn ends with a row saying `reason`) and close the
+        store."""
+        await asyncio.gather(
+            *(live.stop(reason) for live in self._live.values()), return_exceptions=True
+        )
         self._live.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.store.close()
 
     async def __aenter__(self) -> Engine:
@@ -107,6 +159,9 @@ class Engine:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _emit(self, event: EngineEvent) -> None:
+        changed = changed_session(event)
+        if changed is not None and changed != self._shown:
+            self._set_unread(changed, True)
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -164,7 +219,10 @@ class Engine:
         self._emit(SessionEvent(session_id))
 
     async def delete(self, session_id: str) -> None:
-        """Stop a session's agent and forget the session and its transcript."""
+        """Stop a session's agent and forget the session and its transcript (a prompt
+        still waiting to be sent to it is dropped with it)."""
+        for task in self._sends.pop(session_id, set()):
+            task.cancel()
         await self.stop(session_id)
         await self.store.delete_session(session_id)
         self._live.pop(session_id, None)
@@ -185,9 +243,67 @@ class Engine:
         await self.store.update_session(session_id, info=info)
         self._emit(SessionEvent(session_id))
 
-    async def mark_read(self, session_id: str, seq: int) -> None:
-        """Remember that the user has seen the session up to `seq`."""
-        await self.store.update_session(session_id, last_read_seq=seq)
+    # -- what the user has seen --------------------------------------------------------------
+
+    def show(self, session_id: str | None) -> None:
+        """The session the user has on screen now (None: none). It is read; while it is shown,
+        its rows growing and its turns ending are seen as they happen. Any other session
+        that does something becomes unread until the user shows it."""
+        self._shown = session_id
+        if session_id is not None:
+            self._set_unread(session_id, False)
+
+    def unread(self, session_id: str) -> bool:
+        """True when the session did something (a row grew, a turn ended) the user has not
+        seen since they last showed it."""
+        return session_id in self._unread
+
+    def _set_unread(self, session_id: str, unread: bool) -> None:
+        if (session_id in self._unread) == unread:
+            return
+        if unread:
+            self._unread.add(session_id)
+        else:
+            self._unread.discard(session_id)
+        self._background(self.store.update_session(session_id, unread=unread))
+        for listener in list(self._listeners):
+            try:
+                listener(AttentionEvent(session_id, unread))
+            except Exception:
+                log.exception("an engine listener failed")
+
+    async def save_draft(self, session_id: str, text: str) -> None:
+        """Keep the prompt the user is writing for a session (across switches and restarts)."""
+        await self.store.update_session(session_id, draft=text)
+
+    async def add_notice(self, session_id: str, text: str) -> None:
+        """A row of Cockpit's own in a session's transcript (where an export went...)."""
+        frames = await self.store.apply(note(session_id, "notice", text))
+        self._emit(FramesEvent(session_id, tuple(frames)))
+
+    async def report(self, session_id: str | None, message: str) -> None:
+        """Tell the user something went wrong: an error row in the session when the store
+        takes it, else a problem event (the UI shows it); never raises."""
+        if session_id is not None:
+            try:
+                frames = await self.store.apply(note(session_id, "error", message))
+            except Exception:
+                log.exception("could not record an error in session %s", session_id)
+            else:
+                self._emit(FramesEvent(session_id, tuple(frames)))
+                return
+        self._emit(ProblemEvent(session_id, message))
+
+    def _background(self, work: Any) -> None:
+        """Run a write without waiting for it; a failure is logged."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a background write failed", exc_info=task.exception())
 
     # -- live sessions ------------------------------------------------------------------------
 
@@ -219,11 +335,12 @@ class Engine:
         if not live.running:
             await live.start()
 
-    async def stop(self, session_id: str) -> None:
-        """Stop the session's agent; the transcript stays and reopens without it."""
+    async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
+        """Stop the session's agent; the transcript stays and reopens without it (a turn
+        that runs ends with a row saying `reason`)."""
         live = self._live.get(session_id)
         if live is not None:
-            await live.stop()
+            await live.stop(reason)
 
     async def restart(self, session_id: str) -> None:
         """Stop the agent and start it again."""
@@ -234,6 +351,28 @@ class Engine:
         """Send a prompt (starting the agent if needed); returns the turn's stop reason."""
         live = await self._live_session(session_id)
         return await live.prompt(text, blocks)
+
+    def send(self, session_id: str, text: str, blocks: Sequence[ContentBlock] = ()) -> None:
+        """Send a prompt and return at once: the turn runs in the engine, not in its caller
+        (a screen that goes away does not cut it), and whatever goes wrong with it is a row
+        in the session (or a problem event when the store cannot take one)."""
+        task = asyncio.ensure_future(self._send(session_id, text, blocks))
+        self._tasks.add(task)
+        sends = self._sends.setdefault(session_id, set())
+        sends.add(task)
+        task.add_done_callback(sends.discard)
+        task.add_done_callback(self._finished)
+
+    async def _send(self, session_id: str, text: str, blocks: Sequence[ContentBlock]) -> None:
+        try:
+            await self.prompt(session_id, text, blocks)
+        except StartError:
+            pass  # the session holds the row that says why
+        except SessionBusy as error:  # another Cockpit writes it: not ours to write in
+            self._emit(ProblemEvent(session_id, str(error)))
+        except Exception as error:
+            log.exception("a prompt of session %s failed", session_id)
+            await self.report(session_id, f"The prompt could not be sent: {describe(error)}")
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running turn; False when none runs."""
@@ -291,6 +430,14 @@ class Engine:
         """The rows after `seq`, bounded like a page."""
         return await self.store.rows_after(session_id, seq)
 
+    async def rows(self, session_id: str) -> list[Row]:
+        """Every row of a session, oldest first (an export; `cockpit show`)."""
+        return await self.store.all_rows(session_id)
+
+    def now(self) -> float:
+        """The engine's clock: what rows and sessions are stamped with."""
+        return self.store.now()
+
     async def latest_plan(self, session_id: str) -> Row | None:
         """The session's newest plan row, if it has one."""
         return await self.store.last_of_kind(session_id, "plan")
@@ -303,6 +450,17 @@ class Engine:
         """What the running agent advertised (empty when none runs)."""
         live = self._live.get(session_id)
         return dict(live.capabilities) if live is not None else {}
+
+
+def changed_session(event: EngineEvent) -> str | None:
+    """The session an event shows doing something the user would want to see (a row
+    changing, a turn ending, an agent dying), else None. The user's own prompt is not news
+    to them, and a question waiting is shown as one, not as unread."""
+    if isinstance(event, FramesEvent) and any(frame.kind != "user" for frame in event.frames):
+        return event.session
+    if isinstance(event, StatusEvent) and (event.turn_ended or event.status in ENDED_TURN):
+        return event.session
+    return None
 
 
 async def shutdown(engine: Engine) -> None:

@@ -16,6 +16,8 @@ class Status:
     STARTING = "starting"
     READY = "ready"
     WORKING = "working"
+    CANCELLING = "cancelling"
+    """The user cancelled the running turn; the agent has not ended it yet."""
     WAITING = "waiting"
     """A permission request waits for the user."""
     CLOSED = "closed"
@@ -74,6 +76,8 @@ class StatusEvent:
     session: str
     status: str
     detail: str = ""
+    turn_ended: bool = False
+    """True when this change ends a turn (`detail` is then its stop reason)."""
 
 
 @dataclass(frozen=True)
@@ -92,4 +96,23 @@ class SessionEvent:
     session: str
 
 
-EngineEvent = FramesEvent | StatusEvent | PermissionEvent | SessionEvent
+@dataclass(frozen=True)
+class AttentionEvent:
+    """A session became unread (it did something the user has not seen) or was read."""
+
+    session: str
+    unread: bool
+
+
+@dataclass(frozen=True)
+class ProblemEvent:
+    """Something went wrong that the session's transcript could not record (the store
+    failed, or another Cockpit writes the session): the user must still hear of it."""
+
+    session: str | None
+    message: str
+
+
+EngineEvent = (
+    FramesEvent | StatusEvent | PermissionEvent | SessionEvent | AttentionEvent | ProblemEvent
+)

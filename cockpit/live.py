@@ -52,6 +52,7 @@ from cockpit.events import (
     FramesEvent,
     PermissionEvent,
     PermissionRequest,
+    ProblemEvent,
     SessionEvent,
     Status,
     StatusEvent,
@@ -69,6 +70,7 @@ from cockpit.policy import Policy, decide
 from cockpit.processes import describe_exit
 from cockpit.registry import AgentSpec
 from cockpit.terminals import Terminals, default_env
+from cockpit.textout import describe_error
 from cockpit.transport import AgentTransport, preview
 from store import Chunk, Frame, SessionBusy, SessionRecord, Store, chunk_from_update, note
 from store.chunks import META_UPDATES, TEXT_UPDATES
@@ -89,6 +91,10 @@ PermissionPolicy = Callable[[PermissionRequest], str | None]
 
 FINISHED_TOOL_STATES = frozenset({"completed", "failed", "cancelled"})
 
+STOP_GRACE = 2.0
+"""Seconds a stopping session gives a running turn to end (and say so) before the agent
+is killed, and then to record how it ended."""
+
 TERMINAL_REFRESH = 0.3
 """Seconds between live updates of a running command's output on its tool card."""
 
@@ -106,6 +112,8 @@ class _Pending:
     answer: asyncio.Future[str | None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    deciding: bool = False
+    """True once an answer is being recorded: a second one (a cancel meanwhile) waits out."""
 
 
 @dataclass
@@ -113,6 +121,21 @@ class _Barrier:
     """Resolved by the consumer once everything queued before it is applied."""
 
     done: asyncio.Future[None]
+
+
+@dataclass
+class _Durable:
+    """A row Cockpit writes itself whose writer must know it is committed: the consumer
+    resolves `done` once the store has it, or fails it with the store's error."""
+
+    chunk: Chunk
+    done: asyncio.Future[None]
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Read a background task's outcome, so a failure nobody awaits is not reported twice."""
+    if not task.cancelled():
+        task.exception()
 
 
 class _Client:
@@ -243,7 +266,14 @@ class LiveSession:
         self._open_tools: dict[str, str] = {}
         self._permission_ids: dict[Any, str] = {}
         self._turn_lock = asyncio.Lock()
+        self._starting: asyncio.Future[None] | None = None
+        self.ready = False
+        """True once the handshake is done and the agent's session is open."""
         self.turn_active = False
+        self._stop_reason: str | None = None
+        """Why Cockpit is stopping a turn that runs (the session closed, Cockpit quit)."""
+        self._turn_idle = asyncio.Event()
+        self._turn_idle.set()
         self._cancelling = False
         self._stopping = False
         self._exit_reported = False
@@ -252,9 +282,9 @@ class LiveSession:
 
     # -- status -------------------------------------------------------------------------------
 
-    def _set_status(self, status: str, detail: str = "") -> None:
+    def _set_status(self, status: str, detail: str = "", *, turn_ended: bool = False) -> None:
         self.status = status
-        self._emit(StatusEvent(self.id, status, detail))
+        self._emit(StatusEvent(self.id, status, detail, turn_ended))
 
     # -- the ordered inbox --------------------------------------------------------------------
 
@@ -340,6 +370,7 @@ class LiveSession:
                 items.append(self._inbox.get_nowait())
             frames: list[Frame] = []
             changed = False
+            failed: Exception | None = None
             for item in items:
                 if isinstance(item, _Barrier):
                     self._flush_frames(frames)
@@ -347,13 +378,28 @@ class LiveSession:
                     if not item.done.done():
                         item.done.set_result(None)
                     continue
-                chunk = item if isinstance(item, Chunk) else chunk_from_update(self.id, item)
                 try:
+                    if isinstance(item, _Durable):
+                        chunk = item.chunk
+                    elif isinstance(item, Chunk):
+                        chunk = item
+                    else:
+                        chunk = chunk_from_update(self.id, item)
                     applied = await self._store.apply(chunk)
-                except Exception:
+                except Exception as error:
                     log.exception("could not store an update of session %s", self.id)
+                    if isinstance(item, _Durable):
+                        if not item.done.done():
+                            item.done.set_exception(error)
+                    else:
+                        failed = error
                     continue
                 frames += applied
+                if isinstance(item, _Durable):
+                    self._flush_frames(frames)
+                    frames = []
+                    if not item.done.done():
+                        item.done.set_result(None)
                 if chunk.update in META_UPDATES:
                     changed = True
                 elif chunk.update == "user_message_chunk":
@@ -362,6 +408,12 @@ class LiveSession:
             self._flush_frames(frames)
             if changed:
                 self._emit(SessionEvent(self.id))
+            if failed is not None:
+                self._emit(
+                    ProblemEvent(
+                        self.id, f"Cockpit could not store what the agent sent: {describe(failed)}"
+                    )
+                )
 
     def _flush_frames(self, frames: list[Frame]) -> None:
         if frames:
@@ -393,14 +445,39 @@ class LiveSession:
         await barrier.done
 
     async def _record(self, chunk: Chunk) -> None:
-        """Queue a row Cockpit writes itself and wait until it is committed."""
-        self._inbox.put_nowait(chunk)
-        await self._settle()
+        """Queue a row Cockpit writes itself and wait until it is committed; raises the
+        store's error when it could not be."""
+        self._ensure_consumer()
+        durable = _Durable(chunk, asyncio.get_running_loop().create_future())
+        self._inbox.put_nowait(durable)
+        await durable.done
+
+    async def _tell(self, chunk: Chunk) -> None:
+        """Record a row Cockpit writes itself; when the store cannot take it, the user still
+        hears of it (a problem event) and the session goes on."""
+        try:
+            await self._record(chunk)
+        except Exception as error:
+            log.exception("could not record a row of session %s", self.id)
+            self._emit(ProblemEvent(self.id, f"{chunk.text} (not saved: {describe(error)})"))
 
     # -- starting and stopping ----------------------------------------------------------------
 
     async def start(self) -> None:
+        """Start the agent unless it is up. A call made while it starts (a prompt typed the
+        moment a session opens) waits for that start instead of beginning another; a start
+        that fails raises StartError in every caller, with the error row in the session."""
+        if self._starting is None or self._starting.done():
+            if self.ready and self.running:
+                return
+            self._starting = asyncio.ensure_future(self._start())
+            self._starting.add_done_callback(_retrieve)
+        # Shielded: a caller that goes away (a closed screen) does not cut the handshake.
+        await asyncio.shield(self._starting)
+
+    async def _start(self) -> None:
         """Spawn the agent, shake hands, and open (or reload) its ACP session."""
+        self.ready = False
         await self._claim()
         self._stopping = False
         self._exit_reported = False
@@ -428,7 +505,11 @@ class LiveSession:
                 stop=True,
             )
         except (RequestError, ValidationError, ConnectionError, OSError) as error:
-            await self._fail(f"The agent failed while starting: {_describe(error)}", stop=True)
+            await self._fail(f"The agent failed while starting: {describe(error)}", stop=True)
+        except Exception as error:  # a store error, or a bug: the session says so and goes on
+            log.exception("session %s did not start", self.id)
+            await self._fail(f"Cockpit could not start the agent: {describe(error)}", stop=True)
+        self.ready = True
         self._set_status(Status.READY)
 
     async def _claim(self) -> None:
@@ -448,8 +529,11 @@ class LiveSession:
         if tail:
             message += f"\n\nLast lines the agent wrote to stderr:\n{tail}"
         self._exit_reported = True
-        await self._record(note(self.id, "error", message))
-        await self._store.update_session(self.id, status=Status.ERROR)
+        await self._tell(note(self.id, "error", message))
+        try:
+            await self._store.update_session(self.id, status=Status.ERROR)
+        except Exception:
+            log.exception("could not store the status of session %s", self.id)
         self._set_status(Status.ERROR, message.splitlines()[0])
         raise StartError(message)
 
@@ -522,7 +606,7 @@ class LiveSession:
                 await self._settle()
                 await self._store.end_replay(self.id)
                 await self._fresh_session(
-                    f"the agent could not load its session ({_describe(error)})"
+                    f"the agent could not load its session ({describe(error)})"
                 )
                 return
             await self._settle()
@@ -543,7 +627,7 @@ class LiveSession:
                     "Reconnected: the agent reloaded its session; the transcript is "
                     "Cockpit's own record."
                 )
-            await self._record(note(self.id, "notice", message))
+            await self._tell(note(self.id, "notice", message))
             await self._save_session_state(response)
         elif "resume" in session_caps:
             try:
@@ -555,12 +639,10 @@ class LiveSession:
                 )
             except RequestError as error:
                 await self._fresh_session(
-                    f"the agent could not resume its session ({_describe(error)})"
+                    f"the agent could not resume its session ({describe(error)})"
                 )
                 return
-            await self._record(
-                note(self.id, "notice", "Reconnected: the agent resumed its session.")
-            )
+            await self._tell(note(self.id, "notice", "Reconnected: the agent resumed its session."))
             await self._save_session_state(resumed)
         else:
             await self._fresh_session("the agent cannot reload sessions")
@@ -568,7 +650,7 @@ class LiveSession:
     async def _fresh_session(self, why: str) -> None:
         self.agent_session_id = None
         await self._new_session()
-        await self._record(
+        await self._tell(
             note(
                 self.id,
                 "notice",
@@ -590,25 +672,35 @@ class LiveSession:
         if self._exit_reported:
             return
         self._exit_reported = True
+        self.ready = False
         await self._close_open("exit", "the agent exited", "failed")
         tail = self.process.stderr_tail() if self.process is not None else ""
         message = f"The agent exited with {describe_exit(code)}."
         if tail:
             message += f"\n\nLast lines the agent wrote to stderr:\n{tail}"
         message += "\n\nSend a prompt to restart it."
-        await self._record(note(self.id, "error", message))
-        await self._store.update_session(self.id, status=Status.EXITED)
+        await self._tell(note(self.id, "error", message))
+        try:
+            await self._store.update_session(self.id, status=Status.EXITED)
+        except Exception:
+            log.exception("could not store the status of session %s", self.id)
         self._set_status(Status.EXITED, f"exited with {describe_exit(code)}")
         if self.conn is not None:
             await self.conn.close()
         await self._terminals.close()
 
-    async def stop(self) -> None:
-        """Stop the agent (its whole process group); the transcript stays."""
+    async def stop(self, reason: str = "the session was closed") -> None:
+        """Stop the agent (its whole process group); the transcript stays. A turn that runs
+        is cancelled first, and ends with a row saying why it stopped (`reason`)."""
         if self.turn_active:
+            self._stop_reason = reason
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.cancel(), 2)
+            with contextlib.suppress(TimeoutError):  # the agent may end the turn by itself
+                await asyncio.wait_for(self._turn_idle.wait(), STOP_GRACE)
         await self._shutdown()
+        with contextlib.suppress(TimeoutError):  # and the turn records how it ended
+            await asyncio.wait_for(self._turn_idle.wait(), STOP_GRACE)
         if self.status not in (Status.ERROR, Status.EXITED):
             with contextlib.suppress(Exception):
                 await self._store.update_session(self.id, status=Status.CLOSED)
@@ -625,6 +717,7 @@ class LiveSession:
 
     async def _shutdown(self) -> None:
         self._stopping = True
+        self.ready = False
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
                 self._close_open("stop", "the session was stopped", "cancelled"), 2
@@ -665,7 +758,9 @@ class LiveSession:
     # -- turns --------------------------------------------------------------------------------
 
     async def prompt(self, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
-        """Run one turn; returns its stop reason ("error" when the agent failed)."""
+        """Run one turn; returns its stop reason ("error" when it failed: the session then
+        holds a row saying why). The prompt is stored before anything else happens, and one
+        typed while the agent starts waits for it to be ready."""
         async with self._turn_lock:
             await self._claim()  # SessionBusy before the prompt is stored or sent
             payload = (
@@ -676,56 +771,96 @@ class LiveSession:
             _, frames = await self._store.begin_turn(self.id, text, payload)
             self._emit(FramesEvent(self.id, tuple(frames)))
             await self._name_after(text)
-            if not self.running:
-                try:
-                    await self.start()  # the prompt is stored first: a failed start loses no word
-                except StartError:
-                    await self._store.end_turn(self.id)
-                    return "error"
-            assert self.conn is not None
-            assert self.agent_session_id is not None
-            self.turn_active = True
-            self._cancelling = False
-            self._set_status(Status.WORKING)
-            await self._store.update_session(self.id, status=Status.WORKING)
             try:
-                mentioned = await self._mentions(text)
-                response = await self.conn.prompt(
-                    session_id=self.agent_session_id,
-                    prompt=[text_block(text), *blocks, *mentioned],
-                )
-                stop_reason = str(response.stop_reason)
-                await self._settle()
-                usage = _usage_of(response)
-                if usage:
-                    await self._record(Chunk(self.id, "usage_update", data={"lastTurn": usage}))
-                    self._emit(SessionEvent(self.id))
-                if stop_reason != "end_turn":  # a reply cut short says so, read back too
-                    await self._record(
-                        note(
-                            self.id,
-                            "notice",
-                            _STOP_WORDS.get(stop_reason, f"The turn stopped: {stop_reason}."),
-                        )
-                    )
-            except ConnectionError:
-                stop_reason = "error"
-                code = await self.process.wait() if self.process is not None else None
-                await self._settle()
+                await self.start()  # the prompt is stored first: a failed start loses no word
+            except StartError:
+                await self._end_turn("error")
+                return "error"
+            return await self._run_turn(text, blocks)
+
+    async def _run_turn(self, text: str, blocks: Sequence[ContentBlock]) -> str:
+        conn, agent_session_id = self.conn, self.agent_session_id
+        if conn is None or agent_session_id is None:  # it died between its start and now
+            await self._tell(
+                note(self.id, "error", "The agent stopped before the prompt went out.")
+            )
+            await self._end_turn("error")
+            return "error"
+        self.turn_active = True
+        self._turn_idle.clear()
+        self._cancelling = False
+        self._stop_reason = None
+        self._set_status(Status.WORKING)
+        stop_reason = "error"
+        try:
+            await self._store.update_session(self.id, status=Status.WORKING)
+            mentioned = await self._mentions(text)
+            response = await conn.prompt(
+                session_id=agent_session_id,
+                prompt=[text_block(text), *blocks, *mentioned],
+            )
+            stop_reason = str(response.stop_reason)
+            await self._settle()
+            usage = _usage_of(response)
+            if usage:
+                await self._tell(Chunk(self.id, "usage_update", data={"lastTurn": usage}))
+                self._emit(SessionEvent(self.id))
+            if self._stop_reason is not None:
+                await self._tell_stopped()
+            elif stop_reason != "end_turn":  # a reply cut short says so, read back too
+                words = _STOP_WORDS.get(stop_reason, f"The turn stopped: {stop_reason}.")
+                await self._tell(note(self.id, "notice", words))
+        except ConnectionError:
+            stop_reason = "error"
+            code = await self.process.wait() if self.process is not None else None
+            await self._settle()
+            if self._stop_reason is not None:
+                await self._tell_stopped()
+            else:
                 await self._report_exit(code if code is not None else -1)
-            except (RequestError, ValidationError) as error:
-                stop_reason = "error"
-                await self._settle()
-                await self._record(
-                    note(self.id, "error", f"The agent failed the turn: {_describe(error)}")
-                )
-            finally:
-                self.turn_active = False
+        except (RequestError, ValidationError) as error:
+            stop_reason = "error"
+            await self._settle()
+            await self._tell(
+                note(self.id, "error", f"The agent failed the turn: {describe(error)}")
+            )
+        except Exception as error:  # a store error, or a bug: the turn fails visibly
+            stop_reason = "error"
+            log.exception("the turn of session %s failed", self.id)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._settle(), 2)
+            await self._tell(
+                note(self.id, "error", f"The turn failed inside Cockpit: {describe(error)}")
+            )
+        finally:
+            self.turn_active = False
+            self._turn_idle.set()
+        await self._end_turn(stop_reason)
+        return stop_reason
+
+    async def _tell_stopped(self) -> None:
+        await self._tell(
+            note(
+                self.id,
+                "notice",
+                f"The turn was stopped: {self._stop_reason}. The reply above is cut short.",
+            )
+        )
+
+    async def _end_turn(self, stop_reason: str) -> None:
+        """Seal the turn's last message and say the session is ready again; a store that
+        fails here is reported, and the session still leaves the working state."""
+        try:
             await self._store.end_turn(self.id)
             if self.status not in (Status.EXITED, Status.ERROR):
                 await self._store.update_session(self.id, status=Status.READY)
-                self._set_status(Status.READY, stop_reason)
-            return stop_reason
+        except Exception as error:
+            log.exception("could not end the turn of session %s", self.id)
+            problem = f"Could not save the end of the turn: {describe(error)}"
+            self._emit(ProblemEvent(self.id, problem))
+        self._cancelling = False
+        if self.status not in (Status.EXITED, Status.ERROR, Status.CLOSED):
+            self._set_status(Status.READY, stop_reason, turn_ended=True)
 
     async def _mentions(self, text: str) -> list[ContentBlock]:
         """Files the prompt mentions with `@path`: embedded when the agent takes embedded
@@ -735,7 +870,7 @@ class LiveSession:
         embedded = bool((self.capabilities.get("promptCapabilities") or {}).get("embeddedContext"))
         blocks, problems = await asyncio.to_thread(mention_blocks, text, self.root, embedded)
         for problem in problems:
-            await self._record(note(self.id, "notice", problem))
+            await self._tell(note(self.id, "notice", problem))
         return list(blocks)
 
     async def _name_after(self, prompt: str) -> None:
@@ -750,6 +885,7 @@ class LiveSession:
         if not self.turn_active or self.conn is None or self.agent_session_id is None:
             return False
         self._cancelling = True
+        self._set_status(Status.CANCELLING)
         with contextlib.suppress(ConnectionError):
             await self.conn.cancel(session_id=self.agent_session_id)
         await self._close_open("cancel", None, "cancelled")
@@ -867,31 +1003,46 @@ class LiveSession:
     ) -> None:
         """Write the decision row, THEN answer the agent. `reason` says why a request was
         cancelled when it was not the user's cancel (the agent exited...)."""
-        if pending.answer.done():
+        if pending.answer.done() or pending.deciding:
             return
+        pending.deciding = True
         request = pending.request
         option = find_option(request.options, option_id) if option_id is not None else None
-        if option is not None and option.get("kind") == "allow_always":
-            self._always.add(remembered_key(request.kind, request.title))
         text = (
             f"Cancelled: {request.title} ({reason})"
             if option is None and reason
             else decision_text(request.title, option, decided_by, rule)
         )
-        await self._record(
-            note(
-                self.id,
-                "permission",
-                text,
-                toolCallId=request.tool_call_id,
-                rule=rule,
-                **({"reason": reason} if reason else {}),
-                optionId=option_id,
-                optionKind=option.get("kind") if option else None,
-                decidedBy=decided_by,
-                options=list(request.options),
+        try:
+            await self._record(
+                note(
+                    self.id,
+                    "permission",
+                    text,
+                    toolCallId=request.tool_call_id,
+                    rule=rule,
+                    **({"reason": reason} if reason else {}),
+                    optionId=option_id,
+                    optionKind=option.get("kind") if option else None,
+                    decidedBy=decided_by,
+                    options=list(request.options),
+                )
             )
-        )
+        except Exception as error:
+            # Nothing the transcript does not hold may be allowed: the agent hears
+            # "cancelled", and the user is told why.
+            log.exception("could not record a decision of session %s", self.id)
+            option_id, option = None, None
+            await self._tell(
+                note(
+                    self.id,
+                    "error",
+                    f"Could not record the answer to {request.title} ({describe(error)}); the "
+                    "agent was told the request was cancelled.",
+                )
+            )
+        if option is not None and option.get("kind") == "allow_always":
+            self._always.add(remembered_key(request.kind, request.title))
         if not pending.answer.done():
             pending.answer.set_result(option_id)
         if self.pending.pop(request.id, None) is not None:
@@ -924,7 +1075,7 @@ class LiveSession:
             raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
 
     async def _refused(self, action: str, path: str, error: Exception) -> None:
-        await self._record(
+        await self._tell(
             note(self.id, "notice", f"Refused the agent's {action} of {path}: {error}.")
         )
 
@@ -1026,11 +1177,12 @@ def _usage_of(response: Any) -> dict[str, Any]:
     return usage
 
 
-def _describe(error: BaseException) -> str:
+def describe(error: BaseException) -> str:
+    """An error as one line for the user."""
     if isinstance(error, RequestError):
         data = f" {error.data}" if getattr(error, "data", None) else ""
         return f"{error} (code {error.code}){data}"
     if isinstance(error, ValidationError):
         first = error.errors()[0]["msg"]
         return f"it sent a reply Cockpit cannot read ({error.error_count()} problem(s): {first})"
-    return str(error) or type(error).__name__
+    return describe_error(error)

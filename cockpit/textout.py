@@ -17,6 +17,12 @@ TOOL_MARKS = {
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
+def describe_error(error: BaseException) -> str:
+    """An error as the user reads it: its message, or its type when it has none (an
+    assertion, a bare exception)."""
+    return str(error) or type(error).__name__
+
+
 def tool_line(payload: Mapping[str, Any] | None) -> str:
     """One line for a tool call: kind, title, status and where it acts."""
     payload = payload or {}

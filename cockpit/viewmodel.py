@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rich.cells import cell_len
@@ -56,14 +55,13 @@ def rail_state(
     live_status: str,
     stored_status: str,
     pending: int,
-    latest_seq: int,
-    last_read_seq: int,
+    unread: bool,
     current: bool,
 ) -> str:
     """The state a session shows in the rail.
 
-    A pending permission trumps everything; then a dead agent; then a finished turn the
-    user has not looked at (never for the session on screen); then what the agent is doing.
+    A pending permission trumps everything; then a dead agent; then what the agent is
+    doing; then what it did that the user has not seen (never for the session on screen).
     """
     if pending:
         return RailState.NEEDS_YOU
@@ -79,11 +77,11 @@ def rail_state(
         return RailState.ERROR
     if status == Status.WAITING:
         return RailState.NEEDS_YOU
-    if status in (Status.WORKING,):
+    if status in (Status.WORKING, Status.CANCELLING):
         return RailState.WORKING
     if status == Status.STARTING:
         return RailState.STARTING
-    if not current and latest_seq > last_read_seq:
+    if not current and unread:
         return RailState.UNREAD
     if live_status == Status.READY:
         return RailState.IDLE
@@ -150,36 +148,72 @@ def current_model(record: SessionRecord) -> str | None:
     return None
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def usage_text(usage: Mapping[str, Any] | None) -> str | None:
     """Context use and cost, as far as the agent reports them: "12.3k/200k ctx · $0.42"."""
     if not usage:
         return None
     parts = []
-    used, size = usage.get("used"), usage.get("size")
-    if isinstance(used, int | float) and isinstance(size, int | float) and size:
-        parts.append(f"{_kilo(used)}/{_kilo(size)} ctx")
+    used: Any = usage.get("used")
+    size: Any = usage.get("size")
+    if _number(used) and _number(size) and size:
+        parts.append(f"{_kilo(float(used))}/{_kilo(float(size))} ctx")
     cost = usage.get("cost")
-    if isinstance(cost, Mapping) and isinstance(cost.get("amount"), int | float):
+    if isinstance(cost, Mapping) and _number(cost.get("amount")):
         currency = cost.get("currency") or "USD"
-        symbol = "$" if currency == "USD" else f"{currency} "
+        symbol = "$" if currency == "USD" else f"{clean_line(str(currency))} "
         parts.append(f"{symbol}{cost['amount']:.2f}")
     return " · ".join(parts) or None
+
+
+TOKEN_FIELDS = (
+    ("inputTokens", "in"),
+    ("outputTokens", "out"),
+    ("thoughtTokens", "thinking"),
+    ("cachedReadTokens", "cache read"),
+    ("cachedWriteTokens", "cache write"),
+)
+"""The token counts a turn's usage may carry (ACP's `Usage`), and how the status line
+names them."""
+
+
+def turn_usage(usage: Mapping[str, Any] | None) -> StatusPart | None:
+    """The tokens of the last turn, as the agent reported them with its stop reason (the
+    built-in Claude agent, claude-agent-acp): "last turn: 71.1k in · 117 out · 47.2k cache
+    read", shortened to "71.1k in · 117 out"."""
+    last = (usage or {}).get("lastTurn")
+    if not isinstance(last, Mapping):
+        return None
+    counts = [
+        f"{_kilo(float(last[name]))} {word}"
+        for name, word in TOKEN_FIELDS
+        if _number(last.get(name))
+    ]
+    if not counts:
+        return None
+    return (f"last turn: {' · '.join(counts)}", " · ".join(counts[:2]))
 
 
 def _kilo(value: float) -> str:
     if value < 1000:
         return str(int(value))
-    return f"{value / 1000:.1f}".removesuffix(".0") + "k"
+    if value < 1_000_000:
+        return f"{value / 1000:.1f}".removesuffix(".0") + "k"
+    return f"{value / 1_000_000:.1f}".removesuffix(".0") + "M"
 
 
 TURN_WORDS = {
     Status.STARTING: "starting the agent",
     Status.READY: "ready",
     Status.WORKING: "working (Esc cancels)",
+    Status.CANCELLING: "cancelling the turn…",
     Status.WAITING: "waiting for your answer",
     Status.CLOSED: "stopped: a prompt starts it",
-    Status.EXITED: "exited: a prompt restarts it",
-    Status.ERROR: "agent failed to start",
+    Status.EXITED: "the agent exited: a prompt restarts it",
+    Status.ERROR: "the agent failed to start: a prompt tries again",
 }
 
 
@@ -189,12 +223,23 @@ def clean_line(text: str) -> str:
     return " ".join(printable(text).split())
 
 
-def turn_words(live_status: str, pending: int = 0) -> str:
-    """What the session is doing, for the status line; a pending request means waiting."""
+def turn_words(
+    live_status: str, pending: int = 0, stored_status: str = "", detail: str = ""
+) -> str:
+    """What the session is doing, for the status line; a pending request means waiting. With
+    no agent running, how the last one ended (it failed to start, it exited) with what it
+    said, as the rail shows it, rather than "stopped"."""
     if pending:
         words = TURN_WORDS[Status.WAITING]
         return words if pending == 1 else f"{words} ({pending} requests)"
-    return TURN_WORDS.get(live_status, clean_line(live_status))
+    status = live_status
+    if live_status == Status.CLOSED and stored_status in (Status.ERROR, Status.EXITED):
+        status = stored_status
+    if status == Status.ERROR and detail:
+        return f"the agent failed to start: {clean_line(detail)} · a prompt tries again"
+    if status == Status.EXITED and detail:  # "exited with code 3"
+        return f"the agent {clean_line(detail)} · a prompt restarts it"
+    return TURN_WORDS.get(status, clean_line(status))
 
 
 def other_options(record: SessionRecord) -> list[tuple[str, str]]:
@@ -223,11 +268,12 @@ MIN_CLIPPED = 6
 
 
 def status_parts(
-    record: SessionRecord, agent_title: str, live_status: str, pending: int = 0
+    record: SessionRecord, agent_title: str, live_status: str, pending: int = 0, detail: str = ""
 ) -> list[StatusPart]:
     """The pieces of the status line, most important first: the turn state, the mode, the
-    model, the other options, usage and cost, the agent. Every name is cleaned."""
-    turn = turn_words(live_status, pending)
+    model, the other options, usage and cost, the last turn's tokens, the agent. Every name
+    is cleaned."""
+    turn = turn_words(live_status, pending, record.status, detail)
     parts: list[StatusPart] = [(turn, turn)]
     if mode := current_mode(record):
         parts.append((f"mode: {clean_line(mode)}", clean_line(mode)))
@@ -236,6 +282,8 @@ def status_parts(
     parts.extend((f"{name}: {value}", f"{name}: {value}") for name, value in other_options(record))
     if usage := usage_text(record.usage):
         parts.append((usage, usage))
+    if tokens := turn_usage(record.usage):
+        parts.append(tokens)
     parts.append((clean_line(agent_title), clean_line(agent_title)))
     return parts
 
@@ -449,22 +497,29 @@ def option_choices(record: SessionRecord) -> list[OptionChoice]:
     return choices
 
 
-def export_path(folder: str, target: str) -> Path:
-    """Where an export goes: `target` as given when absolute, else inside `folder`."""
-    path = Path(target).expanduser()
-    return path if path.is_absolute() else Path(folder) / path
+def next_needing(
+    order: Sequence[str], states: Mapping[str, str], current: str | None
+) -> str | None:
+    """The session Ctrl+G goes to: after `current` in rail order (wrapping), the first that
+    asks a question, else the first with something unread; None when no other needs the
+    user."""
+    start = order.index(current) + 1 if current in order else 0
+    rotated = [*order[start:], *order[:start]]
+    for wanted in (RailState.NEEDS_YOU, RailState.UNREAD):
+        for session in rotated:
+            if session != current and states.get(session) == wanted:
+                return session
+    return None
 
 
-def safe_file_name(title: str) -> str:
-    """A file name made from a title: letters, digits, dashes, short enough for any file
-    system (titles can be long, and agents set them)."""
-    name = "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
-    while "--" in name:
-        name = name.replace("--", "-")
-    while len(name.encode()) > FILE_NAME_BYTES:
-        name = name[:-1]
-    return name.strip("-") or "session"
-
-
-FILE_NAME_BYTES = 120
-"""The most bytes `safe_file_name` makes (file systems allow 255, and an extension follows)."""
+def quit_question(running: int, waiting: int) -> str | None:
+    """What quitting would stop, as a question ("2 turns are running and 1 question waits"),
+    or None when nothing runs or waits and Cockpit may quit at once."""
+    if not running and not waiting:
+        return None
+    parts = []
+    if running:
+        parts.append(f"{running} turn{'s are' if running > 1 else ' is'} running")
+    if waiting:
+        parts.append(f"{waiting} question{'s wait' if waiting > 1 else ' waits'} for you")
+    return f"Quit Cockpit? {' and '.join(parts)}; every agent stops with it."

@@ -98,4 +98,7 @@ class SessionRecord:
     commands: tuple[Mapping[str, Any], ...] | None
     usage: Mapping[str, Any] | None
     info: Mapping[str, Any] | None
-    last_read_seq: int
+    unread: bool
+    """True when the session did something (a row grew, a turn ended) the user has not seen."""
+    draft: str
+    """The prompt the user was writing for this session, not sent yet."""

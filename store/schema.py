@@ -89,9 +89,28 @@ async def _v2_byte_pages_and_read_marks(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _v3_unread_marks_and_drafts(db: aiosqlite.Connection) -> None:
+    """Whether the session did something the user has not seen (a reply that grows after they
+    left counts, which a seq cannot tell: a message keeps its first seq), replacing the read
+    seq; and the prompt the user was writing for it, kept across restarts."""
+    await _run(
+        db,
+        """
+        ALTER TABLE sessions ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN draft TEXT NOT NULL DEFAULT '';
+        UPDATE sessions SET unread = 1 WHERE last_read_seq <
+            (SELECT coalesce(MAX(seq), 0) FROM messages WHERE messages.session = sessions.id);
+        """,
+    )
+
+
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_sessions_and_messages, _v2_byte_pages_and_read_marks)
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_sessions_and_messages,
+    _v2_byte_pages_and_read_marks,
+    _v3_unread_marks_and_drafts,
+)
 """MIGRATIONS[i] upgrades a database from version i to version i + 1."""
 
 LATEST = len(MIGRATIONS)

@@ -3,9 +3,10 @@
 One `Store` owns one database file with one writer connection and one reader
 connection (WAL, so reads never wait for a flush). The open message of each session
 lives in memory and is written on a short timer, when it seals (the agent's stream moves
-on to another kind, a tool call or a plan; the turn ends) and at close, so a crash loses at most the last flush
-interval of one open message and never a sealed one. Durable facts (a prompt, a tool
-call, a permission decision, a notice) are committed before `apply` returns.
+on to another kind, a tool call or a plan; the turn ends) and at close, so a crash loses
+at most the last flush interval of one open message and never a sealed one. Durable facts
+(a prompt, a tool call, a permission decision, a notice) are committed before `apply`
+returns.
 """
 
 from __future__ import annotations
@@ -43,8 +44,12 @@ _NO_SEQ: Final = 2**62
 _JSON_COLUMNS: Final = frozenset(
     {"modes", "config_options", "commands", "usage", "info", "command"}
 )
-_SESSION_COLUMNS: Final = frozenset(
-    {"agent", "title", "status", "agent_session_id", "cwd", "last_read_seq"} | _JSON_COLUMNS
+_QUIET_COLUMNS: Final = frozenset({"unread", "draft"})
+"""What the user did with a session (read it, wrote a draft), which does not make it newer."""
+_SESSION_COLUMNS: Final = (
+    frozenset({"agent", "title", "status", "agent_session_id", "cwd"})
+    | _JSON_COLUMNS
+    | _QUIET_COLUMNS
 )
 
 _UPSERT_ROWS: Final = 512
@@ -162,7 +167,8 @@ def _session_from_db(record: sqlite3.Row) -> SessionRecord:
         commands=tupled(_load(record["commands"])),
         usage=_load(record["usage"]),
         info=_load(record["info"]),
-        last_read_seq=record["last_read_seq"],
+        unread=bool(record["unread"]),
+        draft=record["draft"],
     )
 
 
@@ -210,12 +216,16 @@ class Store:
         self._folds: dict[str, SessionFold] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._write_lock = asyncio.Lock()
+        self._read_lock = asyncio.Lock()
+        """One read transaction at a time on the reader connection."""
         self._sessions = SessionLocks(path)
         """The sessions this store writes, each locked against other writers."""
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
         self._closed = False
         self._meta: list[tuple[str, tuple[Any, ...]]] = []
+        self._deleted: set[str] = set()
+        """Sessions deleted while this store was open: never written again."""
         """Session metadata updates (mode, usage...) waiting for the next flush."""
 
     def now(self) -> float:
@@ -359,10 +369,12 @@ class Store:
             for name in names
         ]
         assignments = ", ".join(f"{name} = ?" for name in names)
+        if not set(names) <= _QUIET_COLUMNS:
+            assignments += ", updated = ?"
+            values.append(self._clock())
         async with self._write_lock:
             cursor = await self._writer.execute(
-                f"UPDATE sessions SET {assignments}, updated = ? WHERE id = ?",
-                (*values, self._clock(), session_id),
+                f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id)
             )
         if cursor.rowcount == 0:
             raise UnknownSession(session_id)
@@ -371,6 +383,7 @@ class Store:
         """Forget a session and its whole transcript (SessionBusy while another Cockpit
         writes it)."""
         self._sessions.claim(session_id)
+        self._deleted.add(session_id)  # nothing starts writing it from now on
         self._folds.pop(session_id, None)
         try:
             await self._commit(
@@ -396,7 +409,7 @@ class Store:
             async with self._writer.execute(
                 "SELECT 1 FROM sessions WHERE id = ?", (session,)
             ) as cur:
-                if await cur.fetchone() is None:
+                if await cur.fetchone() is None or session in self._deleted:
                     raise UnknownSession(session)
             async with self._writer.execute(
                 "SELECT seq, turn FROM messages WHERE session = ? ORDER BY seq DESC LIMIT 1",
@@ -407,6 +420,8 @@ class Store:
             if claimed and session not in self._folds:
                 self._sessions.release(session)
             raise
+        if session in self._deleted:  # deleted while its end was read
+            raise UnknownSession(session)
         self._sessions.claim(session)  # still ours, even if a concurrent first call failed
         next_seq, turn = (last[0] + 1, last[1]) if last else (1, 0)
         fold = self._folds.setdefault(session, SessionFold(session, next_seq, turn))
@@ -510,11 +525,36 @@ class Store:
         self._flush_task = task
 
     async def flush(self) -> None:
-        """Write every row that changed since it was last written, and session metadata."""
+        """Write every row that changed since it was last written, and session metadata.
+
+        One transaction for all of it; when that fails, each session's rows are written on
+        their own, so a session that cannot be written (a disk error on its row, another
+        writer) never keeps the others from being saved."""
         meta, self._meta = self._meta, []
-        await self._commit(
-            [row for fold in self._folds.values() for row in fold.unsaved.values()], meta
-        )
+        rows = [row for fold in self._folds.values() for row in fold.unsaved.values()]
+        try:
+            await self._commit(rows, meta)
+        except Exception:
+            if len(self._folds) < 2:
+                raise
+            log.exception("writing the transcript failed; writing each session apart")
+            await self._commit_apart(meta)
+
+    async def _commit_apart(self, meta: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+        failed: Exception | None = None
+        for statement in meta:
+            try:
+                await self._commit((), [statement])
+            except Exception as error:
+                failed = error
+        for fold in list(self._folds.values()):
+            try:
+                await self._commit(list(fold.unsaved.values()))
+            except Exception as error:
+                log.exception("could not write session %s", fold.session)
+                failed = error
+        if failed is not None:
+            raise failed
 
     async def _commit(
         self,
@@ -628,29 +668,13 @@ class Store:
         newest_first: bool,
     ) -> Page:
         unwritten = {seq: row for seq, row in self._unwritten(session).items() if in_range(seq)}
-        reader = self._reader
-        await reader.execute("BEGIN")
-        try:
-            async with reader.execute(
-                f"SELECT seq, bytes FROM messages WHERE session = ? AND {where} LIMIT ?",
-                (session, bound, max_rows + 1),
-            ) as cur:
-                sizes = {seq: size for seq, size in await cur.fetchall()}
-            for seq, row in unwritten.items():
-                sizes[seq] = row.bytes
-            order = sorted(sizes, reverse=newest_first)[: max_rows + 1]
-            count = page_length([sizes[seq] for seq in order], max_rows, max_bytes)
-            chosen = order[:count]
-            stored: dict[int, Row] = {}
-            if chosen:
-                async with reader.execute(
-                    f"SELECT {_ROW_COLUMNS} FROM messages"
-                    " WHERE session = ? AND seq BETWEEN ? AND ?",
-                    (session, min(chosen), max(chosen)),
-                ) as cur:
-                    stored = {record[1]: _row_from_db(record) for record in await cur.fetchall()}
-        finally:
-            await reader.execute("COMMIT")
+        # The read runs to its end even when its caller is cancelled (a user switching
+        # sessions twice in a row): cut inside its transaction, it would leave the reader
+        # unable to start another one, and every later read would fail.
+        order, count, stored = await asyncio.shield(
+            self._read_page(session, where, bound, unwritten, max_rows, max_bytes, newest_first)
+        )
+        chosen = order[:count]
         rows = []
         for seq in sorted(chosen):
             memory, disk = unwritten.get(seq), stored.get(seq)
@@ -660,6 +684,49 @@ class Store:
             else:
                 rows.append(memory)
         return Page(tuple(rows), has_more=len(order) > count)
+
+    async def _read_page(
+        self,
+        session: str,
+        where: str,
+        bound: int,
+        unwritten: Mapping[int, Row],
+        max_rows: int,
+        max_bytes: int,
+        newest_first: bool,
+    ) -> tuple[list[int], int, dict[int, Row]]:
+        """The seqs a page may hold (in reading order), how many it takes, and the stored
+        rows among them, read in one transaction so sizes and rows agree."""
+        reader = self._reader
+        async with self._read_lock:
+            if reader.in_transaction:  # never expected; a reader must not stay stuck
+                log.warning("the transcript reader was left inside a transaction")
+                await reader.execute("ROLLBACK")
+            await reader.execute("BEGIN")
+            try:
+                async with reader.execute(
+                    f"SELECT seq, bytes FROM messages WHERE session = ? AND {where} LIMIT ?",
+                    (session, bound, max_rows + 1),
+                ) as cur:
+                    sizes = {seq: size for seq, size in await cur.fetchall()}
+                for seq, row in unwritten.items():
+                    sizes[seq] = row.bytes
+                order = sorted(sizes, reverse=newest_first)[: max_rows + 1]
+                count = page_length([sizes[seq] for seq in order], max_rows, max_bytes)
+                chosen = order[:count]
+                stored: dict[int, Row] = {}
+                if chosen:
+                    async with reader.execute(
+                        f"SELECT {_ROW_COLUMNS} FROM messages"
+                        " WHERE session = ? AND seq BETWEEN ? AND ?",
+                        (session, min(chosen), max(chosen)),
+                    ) as cur:
+                        stored = {
+                            record[1]: _row_from_db(record) for record in await cur.fetchall()
+                        }
+            finally:
+                await reader.execute("COMMIT")
+        return order, count, stored
 
     async def row(self, session: str, key: str) -> Row | None:
         """The latest version of one row, by key."""

@@ -76,7 +76,8 @@ def session_record(**fields: Any) -> SessionRecord:
         "commands": None,
         "usage": None,
         "info": None,
-        "last_read_seq": 0,
+        "unread": False,
+        "draft": "",
     }
     return SessionRecord(**{**defaults, **fields})
 

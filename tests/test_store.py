@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import sqlite3
 from pathlib import Path
@@ -608,16 +609,21 @@ async def test_sessions_are_created_listed_updated_and_deleted(store: Store) -> 
     assert first.command == ("python", "demo.py")
     assert first.status == "idle"
     await store.update_session(
-        first.id, title="Renamed", status="working", agent_session_id="abc", last_read_seq=4
+        first.id, title="Renamed", status="working", agent_session_id="abc", unread=True
     )
     record = await store.get_session(first.id)
     assert record is not None
-    assert (record.title, record.status, record.agent_session_id, record.last_read_seq) == (
+    assert (record.title, record.status, record.agent_session_id, record.unread) == (
         "Renamed",
         "working",
         "abc",
-        4,
+        True,
     )
+    # Reading a session or writing a draft is not activity: the session does not get newer.
+    await store.update_session(first.id, unread=False, draft="half a prompt")
+    again = await store.get_session(first.id)
+    assert again is not None
+    assert (again.unread, again.draft, again.updated) == (False, "half a prompt", record.updated)
     assert [s.id for s in await store.list_sessions()] == [first.id, second.id]
     await store.apply(note(second.id, "notice", "x"))
     assert next(s.id for s in await store.list_sessions()) == second.id  # newest activity first
@@ -649,3 +655,65 @@ async def test_eight_sessions_streaming_at_once_lose_nothing(store: Store) -> No
         rows = await store.all_rows(session)
         assert texts(rows) == [("agent", texts_sent[session])]
         assert texts(views[session]) == texts(rows)
+
+
+async def test_a_page_read_cancelled_anywhere_leaves_the_reader_usable(store: Store) -> None:
+    """Ctrl+Down twice in a row cancelled a page read inside its read transaction, and every
+    later read failed ("cannot start a transaction within a transaction")."""
+    session = await new_session(store)
+    await feed(store, [note(session, "notice", f"row {n}") for n in range(300)])
+    for steps in range(40):
+        read = asyncio.ensure_future(store.page_before(session))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        read.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await read
+        page = await store.page_before(session, max_rows=5)
+        assert [r.text for r in page.rows] == [f"row {n}" for n in range(295, 300)]
+        assert len((await store.rows_after(session, 0, max_rows=3)).rows) == 3
+
+
+async def test_a_deleted_session_is_never_written_again(store: Store) -> None:
+    """The TUI deleted a session while a prompt for it was on its way: the rows written
+    after the delete failed the foreign key at every flush."""
+    session = await new_session(store)
+    other = await new_session(store)
+    late = await new_session(store)
+    # A first write of `late` reads where it ends while the delete goes through.
+    results = await asyncio.gather(
+        store.apply(reply(late, "late")), store.delete_session(late), return_exceptions=True
+    )
+    assert results[1] is None
+    await feed(store, [reply(session, "a reply that is still open")])
+    await store.delete_session(session)
+    with pytest.raises(UnknownSession):
+        await store.apply(reply(session, "more"))
+    with pytest.raises(UnknownSession):
+        await store.begin_turn(session, "a prompt sent too late")
+    await feed(store, [reply(other, "the other session goes on")])
+    await store.flush()
+    assert texts(await store.all_rows(other)) == [("agent", "the other session goes on")]
+    assert await store.get_session(late) is None
+    assert await store.all_rows(late) == []
+
+
+async def test_a_session_that_cannot_be_written_does_not_hold_the_others_back(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.db"
+    store = await Store.open(path, flush_interval=3600)
+    try:
+        broken, fine = await new_session(store), await new_session(store)
+        await feed(store, [reply(broken, "lost with its session"), reply(fine, "kept")])
+        with sqlite3.connect(path) as db:  # another program removes the session behind us
+            db.execute("PRAGMA foreign_keys = OFF")
+            db.execute("DELETE FROM sessions WHERE id = ?", (broken,))
+        with pytest.raises(sqlite3.IntegrityError):
+            await store.flush()
+        with sqlite3.connect(path) as db:
+            stored = db.execute("SELECT session, text FROM messages").fetchall()
+        assert stored == [(fine, "kept")]
+    finally:
+        with contextlib.suppress(sqlite3.IntegrityError):
+            await store.close()

@@ -16,6 +16,7 @@ from cockpit.ui.bubbles import BubbleWidget, ToolCard
 from cockpit.ui.composer import MENU_ROWS, CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff
 from cockpit.ui.rail import SessionRail
+from cockpit.ui.screens import TextScreen
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
 from tests.ui_helpers import add_session, fill, make_app, ready, send, wait_until
@@ -130,16 +131,23 @@ async def test_policy_checks_its_rule_and_lists_the_rules_in_force(tmp_path: Pat
         assert options.get("severity") == "error" and "allow, ask, reject" in message
         assert "policy" not in ((await app.engine.session(session)).info or {})
 
-        message, options = await slash("/policy")
-        assert options.get("title") == "Permission rules"
-        assert message.splitlines()[:2] == [
+        async def rules() -> str:
+            """The rules in force, on a screen of their own (lasting, not a toast)."""
+            await app._run_slash("policy", "")
+            await wait_until(lambda: isinstance(app.screen, TextScreen))
+            screen = app.screen
+            assert isinstance(screen, TextScreen) and screen.heading == "Permission rules"
+            await pilot.press("escape")
+            await wait_until(lambda: not isinstance(app.screen, TextScreen))
+            return screen.text
+
+        assert (await rules()).splitlines()[:2] == [
             "allow: read (in the folder), search (in the folder), think",
             "ask: edit, delete, move, execute, fetch, switch_mode, other",
         ]
         message, _ = await slash("/policy edit allow")
         assert message == "This session: edit = allow"
-        message, _ = await slash("/policy")
-        assert "edit (this session)" in message.splitlines()[0]
+        assert "edit (this session)" in (await rules()).splitlines()[0]
         message, _ = await slash("/policy edit")
         assert message == "This session: edit follows the global rule (ask)"
         await pilot.pause()

@@ -193,9 +193,6 @@ def test_sessions_with_different_statuses(snap_compare: Snap, tmp_path: Path) ->
 
     async def show(pilot: Any) -> None:
         await settle(pilot)
-        records = app._ordered()
-        await app.engine.mark_read(records[2].id, 0)
-        await app._fresh(records[2].id)
         app._refresh_rail()
         await settle(pilot)
 

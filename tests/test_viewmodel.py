@@ -14,6 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cockpit.events import Status
+from cockpit.exports import export_path, safe_file_name
 from cockpit.mentions import completion_query, find_mentions
 from cockpit.viewmodel import (
     GLYPHS,
@@ -29,13 +30,11 @@ from cockpit.viewmodel import (
     current_mode,
     current_model,
     evict,
-    export_path,
     mode_option_id,
     offset_of,
     option_choices,
     option_value_name,
     rail_state,
-    safe_file_name,
     session_title,
     short_folder,
     usage_text,
@@ -56,6 +55,7 @@ ALL_STATUSES = (
     Status.STARTING,
     Status.READY,
     Status.WORKING,
+    Status.CANCELLING,
     Status.WAITING,
     Status.CLOSED,
     Status.EXITED,
@@ -149,7 +149,7 @@ def test_every_rail_state_has_a_distinct_one_character_glyph_and_words() -> None
 def test_rail_state(
     live: str, stored: str, pending: int, latest: int, read: int, current: bool, expected: str
 ) -> None:
-    assert rail_state(live, stored, pending, latest, read, current) == expected
+    assert rail_state(live, stored, pending, latest > read, current) == expected
 
 
 @given(
@@ -163,7 +163,7 @@ def test_rail_state(
 def test_rail_state_properties(
     live: str, stored: str, pending: int, latest: int, read: int, current: bool
 ) -> None:
-    state = rail_state(live, stored, pending, latest, read, current)
+    state = rail_state(live, stored, pending, latest > read, current)
     assert state in GLYPHS
     if pending:
         assert state == RailState.NEEDS_YOU
@@ -176,7 +176,7 @@ def test_rail_state_properties(
 
 
 def test_a_session_without_an_agent_is_never_shown_working_from_a_stale_stored_status() -> None:
-    assert rail_state(Status.CLOSED, Status.WORKING, 0, 0, 0, False) == RailState.CLOSED
+    assert rail_state(Status.CLOSED, Status.WORKING, 0, False, False) == RailState.CLOSED
 
 
 # -- ages and folders -------------------------------------------------------------------------

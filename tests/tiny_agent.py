@@ -12,6 +12,9 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
   before any answer.
 - `ask`: asks permission for a tool call whose title holds escape sequences, then says
   which option was chosen.
+- `ask-and-check`: asks permission, and the moment it has the answer reads Cockpit's
+  database (`COCKPIT_DATA_DIR/cockpit.db`) for the decision rows, then says what it was
+  told and what it found: "told: yes; decisions stored: 1".
 - `max_tokens`, `refusal`: a short reply, then that stop reason.
 - `usage`: a short reply, then usage and a Gemini-style `_meta` quota in the response.
 - `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
@@ -25,8 +28,10 @@ import argparse
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 import uuid
+from pathlib import Path
 from typing import Any, cast
 
 from acp.core import Agent, AgentSideConnection, RequestError, run_agent
@@ -145,6 +150,12 @@ class TinyAgent:
             await self.writer.drain()
             await self.say(session_id, "still here")
             return PromptResponse(stop_reason="end_turn")
+        if "ask-and-check" in words:
+            outcome = (await self.ask(session_id, "Delete the notes")).outcome
+            stored = stored_decisions()  # before anything else: the answer is in, the row?
+            told = getattr(outcome, "option_id", "cancelled")
+            await self.say(session_id, f"told: {told}; decisions stored: {stored}")
+            return PromptResponse(stop_reason="end_turn")
         if "ask" in words:
             outcome = (await self.ask(session_id, ESCAPED_TITLE)).outcome
             await self.say(session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}")
@@ -159,6 +170,15 @@ class TinyAgent:
                 field_meta={"quota": {"token_count": {"input_tokens": 20, "output_tokens": 10}}},
             )
         return PromptResponse(stop_reason="end_turn")
+
+
+def stored_decisions() -> int:
+    """How many permission decision rows Cockpit's database holds, read through a
+    connection of this process's own (as another reader of the file would)."""
+    path = Path(os.environ["COCKPIT_DATA_DIR"]) / "cockpit.db"
+    with sqlite3.connect(path, timeout=5) as db:
+        (count,) = db.execute("SELECT count(*) FROM messages WHERE kind = 'permission'").fetchone()
+    return int(count)
 
 
 async def serve(options: argparse.Namespace) -> None:

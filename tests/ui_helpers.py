@@ -78,7 +78,8 @@ def fill_now(home: Path, build: Callable[[Engine], Awaitable[None]]) -> None:
 async def add_session(
     engine: Engine, folder: Path, title: str, turns: list[tuple[str, str]], status: str = "closed"
 ) -> str:
-    """A stored session with these (prompt, reply) turns, no agent involved."""
+    """A stored session with these (prompt, reply) turns, no agent involved, that the user
+    has not seen yet."""
     record = await engine.create_session("demo", folder, title=title)
     for prompt, reply in turns:
         await engine.store.begin_turn(record.id, prompt)
@@ -87,7 +88,7 @@ async def add_session(
                 chunk_from_update(record.id, text_update("agent_message_chunk", reply[i : i + 4]))
             )
         await engine.store.end_turn(record.id)
-    await engine.store.update_session(record.id, status=status)
+    await engine.store.update_session(record.id, status=status, unread=True)
     return record.id
 
 

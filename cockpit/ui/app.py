@@ -10,42 +10,51 @@ import asyncio
 import contextlib
 import functools
 import gc
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import Footer, OptionList, Static, TextArea
 
 from cockpit.bundled import bundled_dir
 from cockpit.engine import Engine
 from cockpit.events import (
+    AttentionEvent,
     EngineEvent,
     FramesEvent,
     PermissionEvent,
     PermissionRequest,
+    ProblemEvent,
     SessionEvent,
     Status,
     StatusEvent,
 )
+from cockpit.exports import export_target, write_export
 from cockpit.mentions import FileIndex, format_mention
 from cockpit.paths import config_dir
 from cockpit.policy import describe_rules, parse_rule, rule_set, session_rules
 from cockpit.registry import DEFAULT_AGENT
 from cockpit.settings import load_settings, save_settings, settings_path
-from cockpit.textout import plan_lines, transcript_markdown
+from cockpit.textout import describe_error, plan_lines, transcript_markdown
 from cockpit.ui.attention import notification, title_for, window_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ToolCard
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
 from cockpit.ui.composer import Candidate, CompletionMenu, Composer
+from cockpit.ui.dialog import Palette
+from cockpit.ui.failures import reported
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.rail import RailEntry, SessionRail, rail_title
 from cockpit.ui.screens import (
@@ -58,6 +67,7 @@ from cockpit.ui.screens import (
     OptionsScreen,
     PlanScreen,
     RenameScreen,
+    TextScreen,
 )
 from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
 from cockpit.ui.themes import DEFAULT_THEME, load_themes
@@ -68,12 +78,12 @@ from cockpit.viewmodel import (
     RailState,
     StatusPart,
     clean_line,
-    export_path,
     fit_status,
     mode_option_id,
+    next_needing,
     option_choices,
+    quit_question,
     rail_state,
-    safe_file_name,
     session_title,
     short_folder,
     status_parts,
@@ -118,6 +128,22 @@ class FramesReady(Message):
     """Frames are waiting in the app's buffer."""
 
 
+class ShowWanted(Message):
+    """A session was chosen: read its transcript (the newest chosen, once)."""
+
+
+DRAFT_SAVE_DELAY = 1.0
+"""Seconds after the last keystroke before a draft is saved."""
+
+SESSION_SAVE_DELAY = 2.0
+"""Seconds after a switch before the session to reopen on is saved."""
+
+INTERRUPT_AGAIN = 2.0
+"""Seconds within which a second Ctrl+C (with nothing to cancel or clear) quits."""
+
+TURN_RUNNING = frozenset({Status.WORKING, Status.WAITING, Status.CANCELLING})
+
+
 class StatusLine(Widget):
     """The line above the composer: the turn state first, then as much of mode, model,
     options, usage and agent as its width holds (fitted again on every resize)."""
@@ -139,6 +165,14 @@ class StatusLine(Widget):
 
 INDEX_REFRESH = 10.0
 """Seconds an `@` file index is used before it is rebuilt in the background."""
+
+
+def same_dialog(screen: Screen[Any], opened: Screen[Any]) -> bool:
+    """True when `opened` is the dialog `screen` would open again (the same kind, and for a
+    question, the same question)."""
+    return type(screen) is type(opened) and getattr(screen, "question", None) == getattr(
+        opened, "question", None
+    )
 
 
 def focused_prompt(focused: Widget | None) -> PermissionPrompt | None:
@@ -179,6 +213,7 @@ class CockpitApp(App[None]):
         Binding("ctrl+g", "next_needing", "Next needing you", show=False),
         Binding("f1", "help", "Help"),
         Binding("escape", "escape", "Cancel turn", show=False),
+        Binding("ctrl+c", "interrupt", "Cancel turn", show=False),
     ]
 
     def __init__(
@@ -202,8 +237,24 @@ class CockpitApp(App[None]):
         self.settings_file = settings_file or settings_path()
         self.themes_dir = themes_dir if themes_dir is not None else config_dir() / "themes"
         self.current: str | None = None
+        """The session chosen: the rail highlights it and the composer writes to it (its
+        transcript follows as soon as its page is read)."""
         self.records: dict[str, SessionRecord] = {}
-        self.latest: dict[str, int] = {}
+        self._wanted: tuple[str, bool] | None = None
+        """The session to show next, and whether the keyboard goes to it; however many are
+        chosen while one is read (a held Ctrl+Down), only the newest is shown."""
+        self._show_posted = False
+        self._drafts: dict[str, str] = {}
+        """What the user wrote for each session and has not sent."""
+        self._draft_for: str | None = None
+        """The session the composer's text belongs to."""
+        self._unsaved_drafts: set[str] = set()
+        self._draft_timer: Timer | None = None
+        self._details: dict[str, str] = {}
+        """The last thing each session's status said (why an agent failed to start...)."""
+        self._session_timer: Timer | None = None
+        self._interrupted = 0.0
+        """When Ctrl+C last found nothing to cancel or clear (a second one offers to quit)."""
         self._title_shown = ""
         self._indexes: dict[str, tuple[FileIndex, float]] = {}
         self.sent_sequences: list[str] = []
@@ -256,22 +307,62 @@ class CockpitApp(App[None]):
         composer.completer = self._complete
         self._apply_width(self.size.width)
         await self._reload_records()
-        self.latest = await self.engine.latest_seqs()
-        newest = self._ordered()[0] if self.records else None
-        if newest is None or (self.agent and newest.agent != self.agent):
+        self._drafts = {r.id: r.draft for r in self.records.values() if r.draft}
+        last = self.records.get(str(self._settings.get("last_session")))
+        reopen = last or (self._ordered()[0] if self.records else None)
+        if reopen is None or (self.agent and reopen.agent != self.agent):
             # `cockpit --agent NAME` is never ignored: with sessions stored, a new session
-            # with that agent, unless the newest one already runs it (that one reopens).
+            # with that agent, unless the one that reopens already runs it.
             await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
-        if self.current is None and newest is not None:
-            await self.switch_to(newest.id)
+        if self.current is None and reopen is not None:
+            self.select_session(reopen.id)
         self.set_interval(30, self._refresh_rail)
         self._focus_session()
 
     async def on_unmount(self) -> None:
         if self._stale_reader is not None:
             self._stale_reader.cancel()
+        if self._engine is not None:
+            await self._save_drafts()
+            self._save_last_session()
         if self._engine_factory is not None and self._engine is not None:
-            await self._engine.close()
+            try:
+                await self._engine.close()
+            except Exception:  # what could be saved is saved; the terminal must come back
+                logging.getLogger(__name__).exception("closing the engine failed")
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q: quit, after asking when a turn runs or a question waits (every agent
+        stops with Cockpit, for now)."""
+        question = quit_question(self._running_turns(), len(self.engine.pending_permissions()))
+        if question is None:
+            self.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.open_screen(ConfirmScreen(question, yes="Quit", no="Stay"), answered)
+
+    def open_screen(self, screen: Screen[Any], callback: Any = None) -> None:
+        """Open a dialog unless the same one is open already: a key pressed twice in one
+        burst (Ctrl+O Ctrl+O, a held F1) opens it once."""
+        if any(same_dialog(screen, opened) for opened in self.screen_stack):
+            return
+        self.push_screen(screen, callback)
+
+    def action_command_palette(self) -> None:
+        """Ctrl+P: the command palette, unless one is open under another dialog (Textual
+        opened a second one there, and died of the duplicate id)."""
+        if self.use_command_palette and not any(
+            isinstance(screen, CommandPalette) for screen in self.screen_stack
+        ):
+            self.push_screen(Palette(id="--command-palette"))
+
+    def _running_turns(self) -> int:
+        busy = (Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING)
+        return sum(self.engine.status(session) in busy for session in self.records)
 
     # -- themes -------------------------------------------------------------------------------
 
@@ -325,8 +416,7 @@ class CockpitApp(App[None]):
             self.engine.status(record.id),
             record.status,
             pending,
-            self.latest.get(record.id, 0),
-            record.last_read_seq,
+            self.engine.unread(record.id),
             record.id == self.current,
         )
         return RailEntry(
@@ -362,26 +452,42 @@ class CockpitApp(App[None]):
             for r in self._ordered()
         ]
 
-    async def switch_to(self, session: str, focus: bool = True) -> None:
-        """Show another session: its tail page from the store, at once; the keyboard goes
-        to its pending request, else to the composer (`focus=False` leaves it where it is:
-        on the rail, while the user walks it)."""
-        if session not in self.records:
+    def select_session(self, session: str, focus: bool = True) -> None:
+        """Choose a session: at once the rail highlights it, the status line and the composer
+        (its own draft) are its, and the engine counts it as seen; its transcript is read
+        next, once, however many sessions are chosen meanwhile (a held Ctrl+Down). The
+        keyboard then goes to its pending request, else to the composer (`focus=False`
+        leaves it where it is: on the rail, while the user walks it)."""
+        if session not in self.records or not self.is_running or not self.query(Composer):
+            return  # shutting down (the rail highlights a last time): nothing to show
+        if session != self.current:
+            self._take_draft(session)
+            self.current = session
+            self.engine.show(session)
+            self._refresh_rail()
+            self._refresh_status()
+            self._remember_session()
+        self._wanted = (session, focus)
+        if not self._show_posted:
+            self._show_posted = True
+            self.post_message(ShowWanted())
+
+    @on(ShowWanted)
+    @reported("show the session")
+    async def _show_wanted(self) -> None:
+        self._show_posted = False
+        wanted, self._wanted = self._wanted, None
+        if wanted is None or wanted[0] != self.current:
             return
+        session, focus = wanted
         if session in self._stale:  # its record changed in the background: current first
             self._stale.discard(session)
             if await self._fresh(session) is None:
                 return
-        previous = self.current
-        if previous is not None and previous != session:
-            await self._mark_read(previous)
-        self.current = session
-        await self.query_one(TranscriptView).show_session(session)
-        await self._mark_read(session)
+        view = self.query_one(TranscriptView)
+        await view.show_session(session)
         composer = self.query_one(Composer)
-        composer.prompts.entries = [
-            b.text for b in self.query_one(TranscriptView).model if b.kind == "user"
-        ]
+        composer.prompts.entries = [b.text for b in view.model if b.kind == "user"]
         self._refresh_rail()
         self._refresh_status()
         await self._show_permissions()
@@ -397,13 +503,59 @@ class CockpitApp(App[None]):
         else:
             self.query_one(Composer).focus()
 
-    async def _mark_read(self, session: str) -> None:
-        latest = self.latest.get(session, 0)
-        record = self.records.get(session)
-        if record is not None and latest > record.last_read_seq:
-            await self.engine.mark_read(session, latest)
-            self.records[session] = await self.engine.session(session)
+    # -- drafts and the last session -----------------------------------------------------------
 
+    def _take_draft(self, session: str) -> None:
+        """Give the composer to `session`: what it holds is kept as the draft of the session
+        it was written for, and `session`'s own draft comes back."""
+        composer = self.query_one(Composer)
+        self._keep_draft()
+        self._draft_for = session
+        composer.show_draft(self._drafts.get(session, ""))
+
+    def _keep_draft(self) -> None:
+        """Remember the composer's text as its session's draft (saved soon)."""
+        owner = self._draft_for
+        if owner is None:
+            return
+        text = self.query_one(Composer).text
+        if self._drafts.get(owner, "") != text:
+            self._drafts[owner] = text
+            self._unsaved_drafts.add(owner)
+            if self._draft_timer is None:
+                self._draft_timer = self.set_timer(DRAFT_SAVE_DELAY, self._on_draft_timer)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if isinstance(event.text_area, Composer):
+            self._keep_draft()
+
+    def _on_draft_timer(self) -> None:
+        self._draft_timer = None
+        self.run_worker(self._save_drafts(), group="drafts", exit_on_error=False)
+
+    @reported("save a draft")
+    async def _save_drafts(self) -> None:
+        """Write the drafts that changed, so a crash loses at most a second of typing."""
+        while self._unsaved_drafts:
+            session = self._unsaved_drafts.pop()
+            if session in self.records:
+                await self.engine.save_draft(session, self._drafts.get(session, ""))
+
+    def _remember_session(self) -> None:
+        """The session on screen is the one Cockpit opens on next time (saved soon)."""
+        if self._settings.get("last_session") != self.current:
+            self._settings["last_session"] = self.current
+            if self._session_timer is None:
+                self._session_timer = self.set_timer(SESSION_SAVE_DELAY, self._save_last_session)
+
+    def _save_last_session(self) -> None:
+        self._session_timer = None
+        try:
+            save_settings(self.settings_file, self._settings)
+        except OSError as error:
+            self.log.warning(f"could not save the settings: {error}")
+
+    @reported("open the session")
     async def _create_session(self, agent: str, folder: str) -> None:
         try:
             record = await self.engine.create_session(agent, folder)
@@ -411,7 +563,7 @@ class CockpitApp(App[None]):
             self.notify(str(error.args[0] if error.args else error), severity="error", markup=False)
             return
         self.records[record.id] = record
-        await self.switch_to(record.id)
+        self.select_session(record.id)
         self._start(record.id)
 
     @work(group="start", exit_on_error=False)
@@ -440,15 +592,18 @@ class CockpitApp(App[None]):
             return
         self.post_message(EngineMessage(event))
 
+    @reported("show what the agent sent")
     async def on_frames_ready(self, message: FramesReady) -> None:
         self._frames_posted = False
         pending, self._frames = self._frames, {}
+        if not self.is_running:  # shutting down (it may start during an await)
+            return
+        view = self.query_one(TranscriptView)
         for session, frames in pending.items():
-            self.latest[session] = max(self.latest.get(session, 0), *(f.seq for f in frames))
-            # shutting down (it may start during an await): the widgets may be gone
-            if session == self.current and self.is_running:
-                await self.query_one(TranscriptView).apply_frames(frames)
+            if session == view.session:
+                await view.apply_frames(frames)
 
+    @reported("follow the sessions")
     async def on_engine_message(self, message: EngineMessage) -> None:
         if not self.is_running:  # shutting down (stopping agents): the widgets may be gone
             return
@@ -456,21 +611,12 @@ class CockpitApp(App[None]):
         if isinstance(event, FramesEvent):
             self._on_engine_event(event)
         elif isinstance(event, StatusEvent):
-            finished = event.status in (Status.READY, Status.EXITED, Status.ERROR, Status.CLOSED)
-            if finished and event.session == self.current:
-                await self.query_one(TranscriptView).finish_live()
-            if event.status == Status.READY and event.detail:  # a turn ended (detail: why)
-                self._turn_ended[event.session] = self.engine.store.now()
-                self._alert(event.session, "finished a turn")
-            record = self.records.get(event.session)
-            if record is not None:  # the live status is the engine's; no store read needed
-                self._refresh_rail()
-                if event.session == self.current:
-                    self._refresh_status()
+            await self._on_status(event)
         elif isinstance(event, PermissionEvent):
             self._refresh_rail()
-            if event.request.session == self.current:
+            if event.request.session == self.query_one(TranscriptView).session:
                 await self._show_permissions(focus=not event.resolved)
+            if event.request.session == self.current:
                 self._refresh_status()
             if not event.resolved:
                 self._alert(event.request.session, f"asks: {event.request.title}")
@@ -482,6 +628,34 @@ class CockpitApp(App[None]):
                     self._refresh_status()
             else:
                 self._refresh_later(event.session)
+        elif isinstance(event, AttentionEvent):
+            self._refresh_rail()
+        elif isinstance(event, ProblemEvent):
+            self.notify(clean_line(event.message), severity="error", timeout=10, markup=False)
+
+    async def _on_status(self, event: StatusEvent) -> None:
+        self._details[event.session] = event.detail
+        finished = event.status in (Status.READY, Status.EXITED, Status.ERROR, Status.CLOSED)
+        if finished and event.session == self.query_one(TranscriptView).session:
+            await self.query_one(TranscriptView).finish_live()
+        if event.turn_ended:
+            self._turn_ended[event.session] = self.engine.now()
+            self._alert(event.session, "finished a turn")
+        if event.session in self.records:  # the live status is the engine's: no store read
+            self._refresh_rail()
+            if event.session == self.current:
+                self._refresh_status()
+
+    def report_failure(self, what: str, error: Exception) -> None:
+        """Something the screen asked of the engine or the store failed: the user reads why
+        in the session on screen (or in a notice when even that cannot be written), it goes
+        to the log with its traceback, and the app goes on."""
+        self.log.error(f"could not {what}: {error!r}")
+        logging.getLogger(__name__).error("could not %s", what, exc_info=error)
+        message = f"Cockpit could not {what}: {describe_error(error)}"
+        if self._engine is None or not self.is_running:
+            return
+        self.run_worker(self.engine.report(self.current, message), group="report")
 
     def _refresh_later(self, session: str) -> None:
         """A background session's record changed: read it outside the message queue. When
@@ -491,6 +665,7 @@ class CockpitApp(App[None]):
         if self._stale_reader is None or self._stale_reader.done():
             self._stale_reader = asyncio.create_task(self._read_stale())
 
+    @reported("read a session")
     async def _read_stale(self) -> None:
         while self._stale:
             session = self._stale.pop()
@@ -524,15 +699,18 @@ class CockpitApp(App[None]):
             return
         spec = self.engine.spec_for(record)
         waiting = len(self.engine.pending_permissions(record.id))
-        status.show(status_parts(record, spec.label, self.engine.status(record.id), waiting))
+        live = self.engine.status(record.id)
+        status.show(
+            status_parts(record, spec.label, live, waiting, self._details.get(record.id, ""))
+        )
 
     async def _show_permissions(self, focus: bool = False) -> None:
         """Show the pending requests of the session on screen inline; put the keyboard on a
         new one when the user is not in the middle of writing a prompt."""
-        if self.current is None:
-            return
         view = self.query_one(TranscriptView)
-        pending = self.engine.pending_permissions(self.current)
+        if view.session is None:
+            return
+        pending = self.engine.pending_permissions(view.session)
         leaving = focused_prompt(view.screen.focused)
         if leaving is not None and all(r.id != leaving.request.id for r in pending):
             # Removed with the keyboard on it, Textual would hand the focus to the first
@@ -545,6 +723,7 @@ class CockpitApp(App[None]):
         elif leaving is not None and view.prompts and not focus:
             self._focus_session()  # the next request waiting, oldest first
 
+    @reported("answer the request")
     async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
         with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
             await self.engine.answer_permission(message.request.id, message.option_id)
@@ -600,31 +779,35 @@ class CockpitApp(App[None]):
     def action_inbox(self) -> None:
         """Show everything that waits on the user, across all sessions."""
 
+        @reported("answer the request")
         async def answer(request: PermissionRequest, option_id: str) -> None:
             with contextlib.suppress(KeyError):
                 await self.engine.answer_permission(request.id, option_id)
 
-        async def opened(session: str | None) -> None:
+        def opened(session: str | None) -> None:
             if session is not None:
-                await self.switch_to(session)
+                self.select_session(session)
             else:  # what was focused may be gone (a request answered from the inbox)
                 self._focus_session()
 
-        self.push_screen(InboxScreen(self.inbox_items, answer, self.clock), opened)
+        self.open_screen(InboxScreen(self.inbox_items, answer, self.clock), opened)
 
-    async def action_next_needing(self) -> None:
-        """Jump to the next session that needs the user (a request first, then unread)."""
-        order = self._ordered()
-        if not order:
+    def action_next_needing(self) -> None:
+        """Ctrl+G: the question this session asks, when the keyboard is not on it yet; else
+        the next session that needs the user (a question first, then unread)."""
+        view = self.query_one(TranscriptView)
+        prompts = list(view.prompts.values())
+        if prompts and view.session == self.current and focused_prompt(self.focused) is None:
+            prompts[0].focus()
+            view.scroll_to_widget(prompts[0], animate=False)
             return
-        start = next((i for i, r in enumerate(order) if r.id == self.current), -1)
-        rotated = order[start + 1 :] + order[: start + 1]
-        for wanted in (RailState.NEEDS_YOU, RailState.UNREAD):
-            for record in rotated:
-                if record.id != self.current and self._entry(record).state == wanted:
-                    await self.switch_to(record.id)
-                    return
-        self.notify("No other session needs you.", timeout=2)
+        order = [record.id for record in self._ordered()]
+        states = {record.id: self._entry(record).state for record in self._ordered()}
+        found = next_needing(order, states, self.current)
+        if found is None:
+            self.notify("Nothing else needs you.", timeout=2)
+        else:
+            self.select_session(found)
 
     # -- the composer -------------------------------------------------------------------------
 
@@ -633,10 +816,13 @@ class CockpitApp(App[None]):
             return
         command = parse_slash(message.text)
         if command is not None and command[0] in COCKPIT_NAMES:
-            self.run_worker(self._run_slash(*command), group="slash")
+            self.run_worker(self._run_slash(*command), group="slash", exit_on_error=False)
             return
-        self._prompt(self.current, message.text)
+        # The turn runs in the engine: a prompt typed while the agent starts waits for it,
+        # and a failure is a row in the session, never a lost prompt.
+        self.engine.send(self.current, message.text)
 
+    @reported("complete that", default=[])
     async def _complete(self, token: CompletionToken) -> list[Candidate]:
         """What the composer offers for `/command` or `@path`."""
         record = self.records.get(self.current or "")
@@ -682,12 +868,14 @@ class CockpitApp(App[None]):
         index, built = known
         if time.monotonic() - built > INDEX_REFRESH:
             self._indexes[root] = (index, time.monotonic())  # one rebuild at a time
-            self.run_worker(self._rebuild_index(root), group="file-index")
+            self.run_worker(self._rebuild_index(root), group="file-index", exit_on_error=False)
         return index
 
+    @reported("list the session's files")
     async def _rebuild_index(self, root: str) -> None:
         self._indexes[root] = (await FileIndex.build(Path(root)), time.monotonic())
 
+    @reported("run that command")
     async def _run_slash(self, name: str, arguments: str) -> None:
         """Run one of Cockpit's own commands."""
         session = self.current
@@ -723,7 +911,7 @@ class CockpitApp(App[None]):
                 else:
                     rules = session_rules((await self.engine.session(session)).info)
                     text = describe_rules(self.engine.permissions, rules)
-                    self.notify(text, title="Permission rules", timeout=10, markup=False)
+                    self.open_screen(TextScreen("Permission rules", text))
             except (ValueError, KeyError) as error:
                 self.notify(str(error), severity="error", markup=False)
         elif name == "mode":
@@ -738,18 +926,35 @@ class CockpitApp(App[None]):
             self.action_help()
 
     async def _export(self, session: str, target: str) -> None:
-        """Write the transcript as Markdown (to the session's folder unless told where)."""
+        """Write the transcript as Markdown: into Cockpit's `exports/` folder unless told
+        where, never over a file without asking; where it went goes into the transcript."""
         record = self.records[session]
-        rows = await self.engine.store.all_rows(session)
-        path = export_path(record.cwd, target or f"{safe_file_name(session_title(record))}.md")
-        try:
-            await asyncio.to_thread(
-                path.write_text, transcript_markdown(rows, session_title(record))
-            )
-        except OSError as error:
-            self.notify(f"Could not export: {error}", severity="error", markup=False)
-            return
-        self.notify(f"Exported to {path}", timeout=4, markup=False)
+        title = session_title(record)
+        data_dir = self.engine.data_dir
+        path = export_target(data_dir, record.cwd, title, session, target)
+        text = transcript_markdown(await self.engine.rows(session), title)
+
+        @reported("export the transcript")
+        async def write(replace: bool | None) -> None:
+            if replace is False:
+                return
+            try:
+                await asyncio.to_thread(
+                    write_export, path, text, replace=bool(replace), data_dir=data_dir
+                )
+            except FileExistsError:  # it appeared meanwhile: ask
+                self.open_screen(ConfirmScreen(f"Replace {path}?", "Replace", "Keep"), write)
+                return
+            except OSError as error:
+                self.notify(f"Could not export: {error}", severity="error", markup=False)
+                return
+            await self.engine.add_notice(session, f"Exported this transcript to {path}")
+            self.notify("Exported", timeout=2)
+
+        if await asyncio.to_thread(path.exists):
+            self.open_screen(ConfirmScreen(f"Replace {path}?", "Replace", "Keep"), write)
+        else:
+            await write(None)
 
     # -- modes and options --------------------------------------------------------------------
 
@@ -757,8 +962,9 @@ class CockpitApp(App[None]):
         return option_choices(record)
 
     def on_composer_cycle_mode(self) -> None:
-        self.run_worker(self._cycle_mode(), group="mode", exclusive=True)
+        self.run_worker(self._cycle_mode(), group="mode", exit_on_error=False)
 
+    @reported("switch the mode")
     async def _cycle_mode(self) -> None:
         """Shift+Tab: the agent's next mode."""
         record = self.records.get(self.current or "")
@@ -819,29 +1025,21 @@ class CockpitApp(App[None]):
             if choice is not None:
                 await self._apply_choice(choice)
 
-        self.push_screen(OptionsScreen(self._choices(record)), chosen)
+        self.open_screen(OptionsScreen(self._choices(record)), chosen)
 
+    @reported("show the plan")
     async def action_show_plan(self, session: str | None = None) -> None:
         """The latest plan of a session (the highlighted one in the rail, or this one)."""
         session = session or self.current
         if session is None:
             return
         row = await self.engine.latest_plan(session)
-        self.push_screen(
+        self.open_screen(
             PlanScreen(self._title_of(session), plan_lines(row.payload if row else None))
         )
 
     def on_session_rail_plan_requested(self, message: SessionRail.PlanRequested) -> None:
-        self.run_worker(self.action_show_plan(message.session), group="plan")
-
-    @work(exit_on_error=False)
-    async def _prompt(self, session: str, text: str) -> None:
-        try:
-            await self.engine.prompt(session, text)
-        except Exception as error:
-            self.notify(
-                f"The prompt failed: {clean_line(str(error))}", severity="error", markup=False
-            )
+        self.run_worker(self.action_show_plan(message.session), group="plan", exit_on_error=False)
 
     async def on_composer_cancel_requested(self) -> None:
         await self.action_cancel_turn()
@@ -852,9 +1050,7 @@ class CockpitApp(App[None]):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "rail" and event.option.id and event.option.id != self.current:
             # Walking the rail shows each session; the keyboard stays on the rail.
-            self.run_worker(
-                self.switch_to(event.option.id, focus=False), group="switch", exclusive=True
-            )
+            self.select_session(event.option.id, focus=False)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "rail":
@@ -916,7 +1112,7 @@ class CockpitApp(App[None]):
 
     def action_help(self) -> None:
         """Show every key."""
-        self.push_screen(HelpScreen())
+        self.open_screen(HelpScreen())
 
     # -- session actions ----------------------------------------------------------------------
 
@@ -929,7 +1125,7 @@ class CockpitApp(App[None]):
             if choice is not None:
                 await self._create_session(choice.agent, choice.folder)
 
-        self.push_screen(
+        self.open_screen(
             NewSessionScreen(agents, available, str(self.folder), DEFAULT_AGENT), chosen
         )
 
@@ -943,8 +1139,9 @@ class CockpitApp(App[None]):
             if title:
                 await self.engine.rename(record.id, title)
 
-        self.push_screen(RenameScreen(clean_line(session_title(record))), renamed)
+        self.open_screen(RenameScreen(clean_line(session_title(record))), renamed)
 
+    @reported("close the session")
     async def action_close_session(self) -> None:
         """Stop the agent of the session on screen; its transcript stays."""
         if self.current is not None:
@@ -957,6 +1154,7 @@ class CockpitApp(App[None]):
         if record is None:
             return
 
+        @reported("delete the session")
         async def confirmed(yes: bool | None) -> None:
             if not yes:
                 return
@@ -966,45 +1164,71 @@ class CockpitApp(App[None]):
                 self.notify(clean_line(str(error)), severity="error", markup=False)
                 return
             self.records.pop(record.id, None)
+            self._drafts.pop(record.id, None)
+            self._draft_for = None
             self.current = None
             if self.records:
-                await self.switch_to(self._ordered()[0].id)
+                self.select_session(self._ordered()[0].id)
             else:
                 await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
 
-        self.push_screen(
+        self.open_screen(
             ConfirmScreen(f"Delete “{clean_line(session_title(record))}” and its transcript?"),
             confirmed,
         )
 
-    async def action_previous_session(self) -> None:
+    def action_previous_session(self) -> None:
         """Show the session above in the rail."""
-        await self._step(-1)
+        self._step(-1)
 
-    async def action_next_session(self) -> None:
+    def action_next_session(self) -> None:
         """Show the session below in the rail."""
-        await self._step(1)
+        self._step(1)
 
-    async def _step(self, delta: int) -> None:
+    def _step(self, delta: int) -> None:
         order = [record.id for record in self._ordered()]
         if not order or self.current not in order:
             return
-        await self.switch_to(order[(order.index(self.current) + delta) % len(order)])
+        self.select_session(order[(order.index(self.current) + delta) % len(order)])
 
+    @reported("cancel the turn")
     async def action_escape(self) -> None:
         """Esc wherever the keyboard is (the transcript, a bubble, the rail): cancel the
         running turn; with none running, back to the composer (or the pending request).
         Dialogs, popups and the composer's menu take their Esc before this one."""
         session = self.current
-        if session is not None and self.engine.status(session) in (Status.WORKING, Status.WAITING):
+        if session is not None and self.engine.status(session) in TURN_RUNNING:
             await self.action_cancel_turn()
         else:
             self._focus_session()
 
+    @reported("cancel the turn")
     async def action_cancel_turn(self) -> None:
-        """Cancel the running turn of the session on screen."""
-        if self.current is not None and await self.engine.cancel(self.current):
-            self.notify("Cancelling the turn…", timeout=2)
+        """Cancel the running turn of the session on screen (the status line says so until
+        the agent has ended it)."""
+        if self.current is not None:
+            await self.engine.cancel(self.current)
+
+    @reported("cancel the turn")
+    async def action_interrupt(self) -> None:
+        """Ctrl+C, as in Claude Code: cancel the running turn; with none, clear the prompt;
+        with nothing to clear, a second Ctrl+C in a row quits (asking when anything runs)."""
+        session = self.current
+        composer = self.query_one(Composer)
+        now = time.monotonic()
+        if session is not None and self.engine.status(session) in TURN_RUNNING:
+            self._interrupted = 0.0
+            await self.engine.cancel(session)
+        elif composer.text:
+            self._interrupted = 0.0
+            composer.clear()
+            composer.focus()
+        elif now - self._interrupted <= INTERRUPT_AGAIN:
+            self._interrupted = 0.0
+            await self.action_quit()
+        else:
+            self._interrupted = now
+            self.notify("Press Ctrl+C again to quit", timeout=INTERRUPT_AGAIN)
 
     def action_copy_last(self) -> None:
         """Copy the focused bubble, or else the newest reply (OSC 52: works over SSH)."""

@@ -67,7 +67,7 @@ class SessionCommands(_Commands):
     def items(self) -> list[tuple[str, str, Callable[[], object]]]:
         app = self.cockpit
         return [
-            (f"Session: {title}", detail, partial(app.switch_to, session))
+            (f"Session: {title}", detail, partial(app.select_session, session))
             for session, title, detail in app.session_choices()
         ]
 

@@ -139,6 +139,13 @@ class Composer(TextArea):
         self.text = text
         self.move_cursor(self.document.end)
 
+    def show_draft(self, text: str) -> None:
+        """Hold another session's draft: its text, the cursor at its end, no undo history
+        of the session before and no completion menu."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+        self._close_menu()
+
     def submit(self) -> None:
         """Send what is written (nothing when it is blank)."""
         text = self.text

@@ -14,13 +14,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.events import PermissionRequest
 from cockpit.registry import AgentSpec
 from cockpit.sanitize import printable
+from cockpit.ui.dialog import Dialog
 from cockpit.ui.diffs import diff_stats
 from cockpit.ui.permission import command_of
 from cockpit.viewmodel import OptionChoice, age, clean_line
@@ -34,7 +34,7 @@ class NewSessionChoice:
     folder: str
 
 
-class NewSessionScreen(ModalScreen[NewSessionChoice | None]):
+class NewSessionScreen(Dialog[NewSessionChoice | None]):
     """Pick an agent (installed ones first) and a folder."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
@@ -109,7 +109,7 @@ class NewSessionScreen(ModalScreen[NewSessionChoice | None]):
         self.dismiss(NewSessionChoice(option.id, str(Path(folder).expanduser())))
 
 
-class RenameScreen(ModalScreen[str | None]):
+class RenameScreen(Dialog[str | None]):
     """Give a session a title."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
@@ -127,24 +127,27 @@ class RenameScreen(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question (deleting a session)."""
+class ConfirmScreen(Dialog[bool]):
+    """A yes/no question (deleting a session, quitting, replacing a file): `y` or the first
+    button says yes; `n`, Esc or the second says no."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "dismiss(True)", "Yes"),
         Binding("n,escape", "dismiss(False)", "No"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, yes: str = "Delete", no: str = "Keep") -> None:
         super().__init__()
         self.question = question
+        self.yes = yes
+        self.no = no
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(Content(clean_line(self.question)))
             with Horizontal(classes="buttons"):
-                yield Button("Delete (y)", variant="error", id="yes")
-                yield Button("Keep (n)", id="no")
+                yield Button(Content(f"{self.yes} (y)"), variant="error", id="yes")
+                yield Button(Content(f"{self.no} (n)"), id="no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
@@ -167,7 +170,7 @@ class InboxItem:
         return f"unread:{self.session}"
 
 
-class InboxScreen(ModalScreen[str | None]):
+class InboxScreen(Dialog[str | None]):
     """Everything that waits on the user, across all sessions, oldest first. Keys 1-9
     answer the highlighted request in place; Enter opens its session."""
 
@@ -315,7 +318,7 @@ RAIL_LEGEND = "\n".join(
 """The rail's glyphs, on two lines that fit an 80-column terminal (and wrap if narrower)."""
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """Every key, in one place."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss(None)", "Close")]
@@ -333,7 +336,7 @@ class HelpScreen(ModalScreen[None]):
             yield Label("Esc closes this help", classes="hint")
 
 
-class OptionsScreen(ModalScreen[OptionChoice | None]):
+class OptionsScreen(Dialog[OptionChoice | None]):
     """Every mode and config option the agent offers (model, thinking level...); Enter sets
     the highlighted value."""
 
@@ -372,7 +375,7 @@ class OptionsScreen(ModalScreen[OptionChoice | None]):
             self.dismiss(self.choices[event.option_index])
 
 
-class PlanScreen(ModalScreen[None]):
+class PlanScreen(Dialog[None]):
     """A session's latest plan, as a checklist."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,p,q", "dismiss(None)", "Close")]
@@ -389,4 +392,22 @@ class PlanScreen(ModalScreen[None]):
                 "\n".join(printable(line) for line in self.lines) or "This session has no plan yet."
             )
             yield Static(Text(body))
+            yield Label("Esc closes", classes="hint")
+
+
+class TextScreen(Dialog[None]):
+    """Lasting information the user reads at their pace (the permission rules in force):
+    not a toast that vanishes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss(None)", "Close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.heading = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="dialog"):
+            yield Label(Content(clean_line(self.heading)), classes="dialog-title")
+            yield Static(Text(printable(self.text)))
             yield Label("Esc closes", classes="hint")

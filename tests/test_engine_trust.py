@@ -1,0 +1,280 @@
+"""Trust in daily use, at the engine: a prompt typed while the agent starts is sent once it
+is ready, every failure is a row that says why, a session that did something while the
+user looked elsewhere is unread, a turn cut by a quit or a crash says so, and a permission
+decision reaches the agent only once it is committed."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.engine import CUT_BY_A_STOP, Engine
+from cockpit.events import AttentionEvent, Status
+from cockpit.registry import AgentSpec
+from store import Chunk, Frame, Store
+from tests.engine_helpers import allow_all, assert_live_equals_stored, demo, open_engine, rows_of
+
+TINY = str(Path(__file__).parent / "tiny_agent.py")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+async def turn_over(engine: Engine, session: str, timeout: float = 20) -> None:
+    """Wait until every prompt sent with `send` has been answered."""
+    async with asyncio.timeout(timeout):
+        while any(not task.done() for task in engine._tasks) or (
+            engine.status(session) != Status.READY
+        ):
+            await asyncio.sleep(0.02)
+
+
+# -- a prompt typed while the agent starts ----------------------------------------------------
+
+
+async def test_a_prompt_sent_while_the_agent_starts_waits_and_is_answered(
+    home: Path, project: Path
+) -> None:
+    """Opening a session starts its agent; a prompt typed within the second it takes to
+    shake hands used to fail with an empty reason (an assertion deep in the engine)."""
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session(demo("--start-delay", "1"), project)
+        starting = asyncio.ensure_future(engine.start(record.id))  # the screen opens it
+        await recorder.wait_for(lambda: engine.status(record.id) == Status.STARTING)
+        engine.send(record.id, "hello")  # typed at once
+        engine.send(record.id, "again")  # and another, before anything answered
+        await starting
+        await turn_over(engine, record.id)
+        rows = await rows_of(engine, record.id)
+        assert [r.kind for r in rows] == ["user", "agent", "user", "agent"]
+        assert [r.text for r in rows if r.kind == "user"] == ["hello", "again"]
+        assert not [r for r in rows if r.kind == "error"]
+        assert_live_equals_stored(recorder, record.id, rows)
+
+
+async def test_a_prompt_whose_agent_cannot_start_says_why_in_the_transcript(
+    home: Path, project: Path
+) -> None:
+    async with open_engine(home) as (engine, _):
+        spec = AgentSpec(name="gone", command=(str(project / "no-such-agent"),))
+        record = await engine.create_session(spec, project)
+        engine.send(record.id, "hello")
+        async with asyncio.timeout(15):
+            while not any(r.kind == "error" for r in await rows_of(engine, record.id)):
+                await asyncio.sleep(0.02)
+        rows = await rows_of(engine, record.id)
+        assert [r.kind for r in rows] == ["user", "error"]
+        assert "no-such-agent" in rows[1].text
+        assert engine.status(record.id) == Status.ERROR
+
+
+async def test_a_failure_inside_cockpit_during_a_turn_is_a_row_and_the_session_goes_on(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        await engine.start(record.id)
+        live = engine._live[record.id]
+
+        async def broken(text: str) -> list[Any]:
+            raise RuntimeError("the mention index broke")
+
+        monkeypatch.setattr(live, "_mentions", broken)
+        assert await engine.prompt(record.id, "hello") == "error"
+        rows = await rows_of(engine, record.id)
+        assert rows[-1].kind == "error"
+        assert rows[-1].text == "The turn failed inside Cockpit: the mention index broke"
+        assert engine.status(record.id) == Status.READY  # not stuck "working"
+        monkeypatch.undo()
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+
+
+async def test_a_prompt_that_fails_before_its_turn_is_a_row_too(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session(demo(), project)
+
+        async def broken(*args: Any) -> None:
+            raise AssertionError
+
+        live = await engine._live_session(record.id)
+        monkeypatch.setattr(live, "prompt", broken)
+        engine.send(record.id, "hello")
+        async with asyncio.timeout(10):
+            while not await rows_of(engine, record.id):
+                await asyncio.sleep(0.02)
+        (row,) = await rows_of(engine, record.id)
+        # The reason is never empty, whatever the error carries.
+        assert (row.kind, row.text) == ("error", "The prompt could not be sent: AssertionError")
+        assert recorder.view(record.id).texts() == [row.text]
+
+
+# -- unread ------------------------------------------------------------------------------------
+
+
+async def test_a_reply_that_goes_on_after_the_user_left_makes_the_session_unread(
+    home: Path, project: Path
+) -> None:
+    """`slow`, switch away after it began, wait for the end: the session must be unread
+    (reading used to be tracked by seq, and a reply keeps its first seq while it grows)."""
+    async with open_engine(home) as (engine, recorder):
+        watched = await engine.create_session(demo(), project)
+        other = await engine.create_session(demo(), project)
+        engine.show(watched.id)
+        turn = asyncio.ensure_future(engine.prompt(watched.id, "slow"))
+        await recorder.wait_for(lambda: len(recorder.view(watched.id).texts()) >= 2)
+        assert not engine.unread(watched.id)
+        engine.show(other.id)  # the user switches away mid-reply
+        assert await turn == "end_turn"
+        assert engine.unread(watched.id)
+        engine.show(watched.id)
+        assert not engine.unread(watched.id)
+        record = await engine.session(watched.id)
+        assert not record.unread
+
+
+async def test_the_users_own_prompt_and_the_session_on_screen_are_not_unread(
+    home: Path, project: Path
+) -> None:
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        engine.show(record.id)
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        assert not engine.unread(record.id)
+        engine.show(None)
+        await engine.store.begin_turn(record.id, "typed elsewhere")  # a user row only
+        assert not engine.unread(record.id)
+
+
+async def test_unread_survives_a_restart(home: Path, project: Path) -> None:
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        events: list[AttentionEvent] = []
+        engine.subscribe(lambda e: events.append(e) if isinstance(e, AttentionEvent) else None)
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        assert events == [AttentionEvent(record.id, True)]  # once, not once per frame
+    async with open_engine(home) as (engine, _):
+        assert engine.unread(record.id)
+        assert (await engine.session(record.id)).unread
+
+
+# -- a turn cut by a quit or a crash -------------------------------------------------------------
+
+
+async def test_quitting_during_a_turn_says_the_reply_was_cut(home: Path, project: Path) -> None:
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session(demo("--slow"), project)
+        engine.send(record.id, "slow")
+        await recorder.wait_for(lambda: len(recorder.view(record.id).texts()) >= 2)
+    # `open_engine` closed the engine, as quitting Cockpit does.
+    async with open_engine(home) as (engine, _):
+        rows = await rows_of(engine, record.id)
+        assert rows[1].kind == "agent" and rows[1].text
+        assert rows[-1].kind == "notice"
+        assert rows[-1].text == "The turn was stopped: Cockpit quit. The reply above is cut short."
+        assert (await engine.session(record.id)).status == Status.CLOSED
+
+
+async def test_a_crash_during_a_turn_is_marked_when_cockpit_reopens(
+    home: Path, project: Path
+) -> None:
+    """A killed Cockpit leaves the session `working` in the store: the next one to open says
+    the reply may be cut short, once, and keeps every sealed row."""
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        await engine.store.begin_turn(record.id, "hello")
+        await engine.store.apply(Chunk(record.id, "agent_message_chunk", text="Half a repl"))
+        await engine.store.flush()
+        await engine.store.update_session(record.id, status=Status.WORKING)
+        before = [(r.kind, r.text) for r in await rows_of(engine, record.id)]
+        engine._live.clear()  # as if the process died here: no agent is stopped
+    for _ in range(2):
+        async with open_engine(home) as (engine, _):
+            rows = [(r.kind, r.text) for r in await rows_of(engine, record.id)]
+            assert rows == [*before, ("notice", CUT_BY_A_STOP)]
+            assert engine.unread(record.id)
+
+
+async def test_a_session_another_cockpit_runs_is_not_marked_cut(home: Path, project: Path) -> None:
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        await engine.store.update_session(record.id, status=Status.WORKING)
+        await engine.store.claim(record.id)  # this Cockpit runs it, and stays open
+        async with open_engine(home) as (other, _):
+            assert await rows_of(other, record.id) == []
+
+
+# -- drafts ----------------------------------------------------------------------------------------
+
+
+async def test_a_draft_is_kept_across_a_restart(home: Path, project: Path) -> None:
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        await engine.save_draft(record.id, "half a prompt")
+    async with open_engine(home) as (engine, _):
+        assert (await engine.session(record.id)).draft == "half a prompt"
+
+
+# -- durable before it acts ------------------------------------------------------------------------
+
+
+class FailingDecisions(Store):
+    """A store whose disk refuses permission decision rows (and nothing else)."""
+
+    async def apply(self, chunk: Chunk) -> list[Frame]:
+        if chunk.update == "permission":
+            raise sqlite3.OperationalError("disk I/O error")
+        return await super().apply(chunk)
+
+
+async def engine_on(home: Path, store_class: type[Store]) -> Engine:
+    engine = await Engine.open(home, policy=allow_all, handshake_timeout=15)
+    await engine.store.close()
+    engine.store = await store_class.open(home / "cockpit.db")
+    return engine
+
+
+@pytest.mark.parametrize(
+    ("store_class", "told", "stored", "row"),
+    [
+        (Store, "yes", 1, "permission"),
+        (FailingDecisions, "cancelled", 0, "error"),
+    ],
+)
+async def test_the_agent_hears_the_answer_only_once_it_is_committed(
+    home: Path, project: Path, store_class: type[Store], told: str, stored: int, row: str
+) -> None:
+    """The agent reads the database the instant it has its answer: the decision row is
+    there. When the row cannot be written, the agent is told "cancelled" (nothing it was not
+    recorded as allowed to do) and the session says why."""
+    engine = await engine_on(home, store_class)
+    try:
+        spec = AgentSpec(name="tiny", command=(sys.executable, TINY))
+        record = await engine.create_session(spec, project)
+        assert await engine.prompt(record.id, "ask-and-check") == "end_turn"
+        rows = await rows_of(engine, record.id)
+        assert rows[-1].text == f"told: {told}; decisions stored: {stored}"
+        (noted,) = [r for r in rows if r.kind in ("permission", "error")]
+        assert noted.kind == row
+        if row == "error":
+            assert noted.text == (
+                "Could not record the answer to Delete the notes (disk I/O error); the agent "
+                "was told the request was cancelled."
+            )
+    finally:
+        await engine.close()
