@@ -225,7 +225,9 @@ class Engine:
             task.cancel()
         await self.stop(session_id)
         await self.store.delete_session(session_id)
-        self._live.pop(session_id, None)
+        live = self._live.pop(session_id, None)
+        if live is not None:
+            live.discard()
         self._emit(SessionEvent(session_id))
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> None:

@@ -91,6 +91,9 @@ PermissionPolicy = Callable[[PermissionRequest], str | None]
 
 FINISHED_TOOL_STATES = frozenset({"completed", "failed", "cancelled"})
 
+DRAIN_TIMEOUT = 20.0
+"""Seconds a stopping session waits for what the agent sent to be stored."""
+
 STOP_GRACE = 2.0
 """Seconds a stopping session gives a running turn to end (and say so) before the agent
 is killed, and then to record how it ended."""
@@ -706,8 +709,10 @@ class LiveSession:
                 await self._store.update_session(self.id, status=Status.CLOSED)
             self._set_status(Status.CLOSED)
         if self._consumer is not None:
+            # Everything the agent sent before it stopped is stored before the session is
+            # let go (a loaded machine takes its time; only a hung store is given up on).
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._settle(), 2)
+                await asyncio.wait_for(self._settle(), DRAIN_TIMEOUT)
             self._consumer.cancel()
             with contextlib.suppress(BaseException):
                 await self._consumer
@@ -747,6 +752,14 @@ class LiveSession:
                 await self._watcher
         await self._terminals.close()
         self.conn = None
+
+    def discard(self) -> None:
+        """Cancel what still runs for a session that is gone (deleted after its stop)."""
+        if self._consumer is not None:
+            self._consumer.cancel()
+            self._consumer = None
+        for task in list(self._background):
+            task.cancel()
 
     @property
     def running(self) -> bool:

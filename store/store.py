@@ -19,7 +19,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -437,14 +437,23 @@ class Store:
     async def release(self, session: str) -> None:
         """Write what this store holds of a session, forget it and give up its lock, so
         another Cockpit can continue it. Writing it again claims it again."""
-        fold = self._folds.get(session)
-        if fold is not None:
+        if session in self._folds:
             async with self._locks[session]:
-                fold.seal()
-                await self._commit(list(fold.unsaved.values()))
-                if self._folds.get(session) is fold:
+                fold = self._folds.get(session)
+                if fold is not None:
+                    fold.seal()
+                    await self._commit(list(fold.unsaved.values()))
                     del self._folds[session]
         self._sessions.release(session)
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, session: str) -> AsyncIterator[SessionFold]:
+        """The session's fold, with the session's lock held. The fold is looked up once the
+        lock is ours: one taken before waiting may have been released (or the session
+        deleted) meanwhile, and what was folded into it then would never be written."""
+        await self._fold(session)  # its lock exists once it does
+        async with self._locks[session]:
+            yield await self._fold(session)
 
     async def apply(self, chunk: Chunk) -> list[Frame]:
         """Fold one chunk into its session's transcript and return the frames for views.
@@ -455,7 +464,7 @@ class Store:
         lock = self._locks[chunk.session]
         if lock.locked() or fold.needs(chunk) is not None:
             # Loading a stored row awaits: hold the session's place in line meanwhile.
-            async with lock:
+            async with self._holding(chunk.session) as fold:
                 key = fold.needs(chunk)
                 if key is not None:
                     async with self._writer.execute(
@@ -480,30 +489,26 @@ class Store:
         self, session: str, prompt: str, payload: Mapping[str, Any] | None = None
     ) -> tuple[int, list[Frame]]:
         """Open the next turn with the user's prompt, committed before it is sent anywhere."""
-        fold = await self._fold(session)
-        async with self._locks[session]:
+        async with self._holding(session) as fold:
             rows = fold.begin_turn(prompt, payload, self._clock())
             await self._commit(rows)
             return fold.turn, [rows[-1].frame()]
 
     async def end_turn(self, session: str) -> None:
         """Seal the open message and write it: the turn's stop reason has arrived."""
-        fold = await self._fold(session)
-        async with self._locks[session]:
+        async with self._holding(session) as fold:
             await self._commit([fold.seal()])
 
     async def begin_replay(self, session: str) -> ReplayWindow:
         """Start applying history an agent replays on `session/load` (rule 5)."""
-        fold = await self._fold(session)
-        async with self._locks[session]:
+        async with self._holding(session) as fold:
             window, sealed = fold.begin_replay()
             await self._commit([sealed])
             return window
 
     async def end_replay(self, session: str) -> None:
         """Close the replay window: later chunks are live again."""
-        fold = await self._fold(session)
-        async with self._locks[session]:
+        async with self._holding(session) as fold:
             await self._commit([fold.end_replay()])
 
     def turn_of(self, session: str) -> int | None:

@@ -717,3 +717,28 @@ async def test_a_session_that_cannot_be_written_does_not_hold_the_others_back(
     finally:
         with contextlib.suppress(sqlite3.IntegrityError):
             await store.close()
+
+
+async def test_a_chunk_that_waited_for_a_release_is_written_all_the_same(tmp_path: Path) -> None:
+    """A session stopped while its agent's last chunks were still being applied: a chunk that
+    waited for the release went into the fold the release had just let go of, and was
+    shown but never written."""
+    path = tmp_path / "c.db"
+    store = await Store.open(path)
+    view = ViewTranscript()
+    session = await new_session(store)
+    await feed(store, [reply(session, "the start of a reply, ")], view)
+    await store._write_lock.acquire()  # a flush is under way
+    release = asyncio.ensure_future(store.release(session))
+    await asyncio.sleep(0.01)  # the release holds the session, waiting to write
+    late = asyncio.ensure_future(store.apply(reply(session, "and its end")))
+    await asyncio.sleep(0.01)
+    store._write_lock.release()
+    await release
+    for frame in await late:
+        view.apply(frame)
+    await store.close()
+    async with await Store.open(path) as reopened:
+        rows = await reopened.all_rows(session)
+    assert "".join(r.text for r in rows) == "the start of a reply, and its end"
+    assert [(b.key, b.text) for b in view] == [(r.key, r.text) for r in rows]

@@ -516,9 +516,10 @@ class CockpitApp(App[None]):
     def _keep_draft(self) -> None:
         """Remember the composer's text as its session's draft (saved soon)."""
         owner = self._draft_for
-        if owner is None:
+        composers = self.query(Composer)
+        if owner is None or not composers:  # none yet, or gone at shutdown
             return
-        text = self.query_one(Composer).text
+        text = composers.first().text
         if self._drafts.get(owner, "") != text:
             self._drafts[owner] = text
             self._unsaved_drafts.add(owner)
@@ -1045,7 +1046,8 @@ class CockpitApp(App[None]):
         await self.action_cancel_turn()
 
     def on_transcript_view_unseen(self, message: TranscriptView.Unseen) -> None:
-        self.query_one("#new-output").display = message.unseen
+        for line in self.query("#new-output"):  # none left at shutdown
+            line.display = message.unseen
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "rail" and event.option.id and event.option.id != self.current:
@@ -1064,7 +1066,10 @@ class CockpitApp(App[None]):
         self._apply_width(event.size.width)
 
     def _apply_width(self, width: int) -> None:
-        rail = self.query_one(SessionRail)
+        rails = self.query(SessionRail)
+        if not rails:  # shutting down
+            return
+        rail = rails.first()
         narrow = width < NARROW
         self.set_class(narrow, "-narrow")
         if rail.compact != narrow:

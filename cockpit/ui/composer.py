@@ -170,12 +170,24 @@ class Composer(TextArea):
             self.menu.highlighted = (current + (1 if key == "down" else -1)) % count
             return True
         if key in ("tab", "enter"):
-            self.accept(self.menu.highlighted or 0)
+            index = self.menu.highlighted or 0
+            if key == "enter" and self._typed_whole(index):
+                return False  # "/help" typed out: Enter sends it, as without the menu
+            self.accept(index)
             return True
         if key == "escape":
             self._close_menu()
             return True
         return False
+
+    def _typed_whole(self, index: int) -> bool:
+        """True when the token already is candidate `index` in full (its replacement, but
+        for the space it would add)."""
+        token = self._token
+        if token is None or not 0 <= index < len(self._candidates):
+            return False
+        typed = self.text[token.start : token.end]
+        return typed == self._candidates[index].replacement.rstrip()
 
     def accept(self, index: int) -> None:
         """Replace the token with candidate `index`."""

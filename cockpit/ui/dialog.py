@@ -8,10 +8,12 @@ the app died. A screen that is no longer on top ignores a second dismiss.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import contextlib
+from typing import Any, ClassVar, TypeVar
 
 from textual.await_complete import AwaitComplete
-from textual.command import CommandPalette
+from textual.binding import Binding, BindingType
+from textual.command import CommandList, CommandPalette
 from textual.screen import ModalScreen, Screen
 
 Result = TypeVar("Result")
@@ -34,9 +36,22 @@ class Dialog(ModalScreen[Result]):
 
 class Palette(CommandPalette):
     """Textual's command palette, closing at most once (Enter twice ran the command and
-    then closed the screen under it)."""
+    then closed the screen under it), and paging its list only once the list is laid out
+    (PageUp right after the commands arrived raised KeyError inside Textual)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pagedown", "page(1)", "Next page", show=False),
+        Binding("pageup", "page(-1)", "Previous page", show=False),
+    ]
 
     def dismiss(self, result: Any = None) -> AwaitComplete:
         if closed_already(self):
             return AwaitComplete()
         return super().dismiss(result)
+
+    def action_page(self, direction: int) -> None:
+        """A page down (1) or up (-1) in the list of commands."""
+        action = "action_page_down" if direction > 0 else "action_page_up"
+        for commands in self.query(CommandList):
+            with contextlib.suppress(KeyError):  # its lines are not laid out yet
+                getattr(commands, action)()

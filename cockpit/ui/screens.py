@@ -144,7 +144,7 @@ class ConfirmScreen(Dialog[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(Content(clean_line(self.question)))
+            yield Label(Content(clean_line(self.question)), classes="question")
             with Horizontal(classes="buttons"):
                 yield Button(Content(f"{self.yes} (y)"), variant="error", id="yes")
                 yield Button(Content(f"{self.no} (n)"), id="no")
