@@ -283,11 +283,12 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Up / Down", "earlier prompts (from the first / last line)"),
     ("/  @", "complete a command, or a file under the session's folder"),
     ("Esc", "cancel the running turn (and its question); else back to the prompt"),
+    ("Ctrl+C", "cancel the running turn; else clear the prompt; again, quit"),
     ("Shift+Tab", "next mode of the agent (in the prompt)"),
     ("Ctrl+T", "the agent's modes and options (model, thinking...)"),
     ("1-9", "answer the agent's question with that option"),
     ("Ctrl+O", "inbox: everything waiting for you, in every session"),
-    ("Ctrl+G", "go to the next session that needs you"),
+    ("Ctrl+G", "this session's question, else the next session that needs you"),
     ("Ctrl+N", "new session"),
     ("Ctrl+Up / Ctrl+Down", "previous / next session"),
     ("F2", "rename the session"),
@@ -305,7 +306,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("f / s  on a diff", "the whole diff / side by side or unified"),
     ("Ctrl+P", "command palette: sessions, agents, themes, actions"),
     ("F1", "this help"),
-    ("Ctrl+Q", "quit"),
+    ("Ctrl+Q", "quit (asks while a turn runs or a question waits)"),
 )
 """Every key, as the help screen lists it."""
 
