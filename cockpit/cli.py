@@ -1,9 +1,16 @@
 """The `cockpit` command line: headless runs, listing, showing and exporting sessions.
 
-Exit codes of `cockpit run`: 0 when the turn ends normally (`end_turn`); 1 when it stops
-for another reason (max_tokens, refusal...); 3 when the agent cannot start or dies;
-130 when the turn was cancelled (Ctrl-C). Usage errors exit 2, as does a store written by a
-newer Cockpit or a session another Cockpit is writing (one line on stderr, no traceback).
+Exit codes of `cockpit run` (the reason is on stderr whenever it is not 0):
+
+- 0: the turn ended normally (`end_turn`);
+- 1: the agent stopped for another reason (`max_tokens`, `refusal`, or `cancelled` when it
+  cancelled the turn by itself, as Codex does when its question is answered "abort");
+- 2: a usage error, a store written by a newer Cockpit or a session another Cockpit is
+  writing (one line on stderr, no traceback);
+- 3: the agent cannot start or dies;
+- 4: the agent failed the turn (it answered the prompt with a JSON-RPC error) and is
+  still running;
+- 130: the user's Ctrl-C cancelled the turn.
 """
 
 from __future__ import annotations
@@ -27,19 +34,62 @@ from typing import Any, TextIO
 from cockpit import __version__
 from cockpit.bundled import agents_dir
 from cockpit.engine import Engine
-from cockpit.events import EngineEvent, FramesEvent, PermissionEvent, PermissionRequest, StatusEvent
+from cockpit.events import (
+    EngineEvent,
+    FramesEvent,
+    PermissionEvent,
+    PermissionRequest,
+    Status,
+    StatusEvent,
+)
 from cockpit.inspect import add_parser as add_inspect_parser
 from cockpit.inspect import inspect_command
 from cockpit.live import StartError
 from cockpit.paths import data_dir, private_dir
 from cockpit.permissions import policy_choice
-from cockpit.registry import DEFAULT_AGENT, AgentSpec, Registry, agent_from_command, load_registry
+from cockpit.registry import (
+    DEFAULT_AGENT,
+    MISSING_FILE_POLICIES,
+    AgentSpec,
+    Registry,
+    agent_from_command,
+    load_registry,
+)
 from cockpit.sanitize import printable
 from cockpit.textout import plan_lines, tool_line, tool_output, transcript_markdown, transcript_text
 from cockpit.viewmodel import age
 from store import Frame, Row, SchemaError, SessionBusy, ViewTranscript
 
-EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_CANCELLED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
+
+
+def run_exit(stop_reason: str, *, agent_alive: bool, interrupted: bool) -> int:
+    """The exit code of `cockpit run` for how its turn ended: `stop_reason` ("error" when
+    the agent failed the turn or died), whether the agent still runs, and whether the
+    user pressed Ctrl-C. A turn that ends normally is 0 even after a Ctrl-C the agent
+    did not heed; an agent that is gone is 3 whatever else happened."""
+    if stop_reason == "end_turn":
+        return EXIT_OK
+    if not agent_alive:
+        return EXIT_AGENT
+    if interrupted:
+        return EXIT_CANCELLED
+    return EXIT_FAILED if stop_reason == "error" else EXIT_STOPPED
+
+
+def exit_message(code: int, stop_reason: str, failure: str) -> str:
+    """What `cockpit run` says on stderr when it does not exit 0; `failure` is the error
+    the session recorded for the turn, if any (its first line is enough)."""
+    why = failure.strip().splitlines()[0] if failure.strip() else ""
+    if code == EXIT_FAILED:
+        return f"the agent failed the turn: {why or 'it answered the prompt with an error'}"
+    if code == EXIT_AGENT:
+        return f"the turn ended with stop reason 'error': {why or 'the agent is gone'}"
+    if code == EXIT_CANCELLED:
+        return f"the turn ended with stop reason {stop_reason!r} (Ctrl-C)"
+    if stop_reason == "cancelled":
+        return "the turn ended with stop reason 'cancelled' (the agent cancelled it by itself)"
+    return f"the turn ended with stop reason {stop_reason!r}"
 
 
 def demo_scenarios() -> dict[str, str]:
@@ -187,9 +237,41 @@ async def ask_on_terminal(engine: Engine, request: PermissionRequest, turn: asyn
 
 
 def resolve_agent(args: argparse.Namespace, registry: Registry) -> AgentSpec:
+    """The agent a command line names: `--agent NAME`, or `--agent-cmd "CMD ARGS"` (with
+    the settings of the registered agent whose program it runs, and `--missing-file`);
+    KeyError or ValueError, saying why, when there is none."""
     if args.agent_cmd:
-        return agent_from_command(args.agent_cmd)
+        return agent_from_command(args.agent_cmd, registry.agents, missing_file=args.missing_file)
+    if args.missing_file is not None:
+        raise ValueError(
+            "--missing-file goes with --agent-cmd (set a registered agent's missing_file in"
+            " agents.toml in Cockpit's config folder)"
+        )
     return registry.get(args.agent or DEFAULT_AGENT)
+
+
+def add_agent_arguments(command: argparse.ArgumentParser, agent_help: str) -> None:
+    """`--agent`, `--agent-cmd` and `--missing-file`, the same for `cockpit run` and the TUI."""
+    chosen = command.add_mutually_exclusive_group()
+    chosen.add_argument("--agent", help=agent_help)
+    chosen.add_argument(
+        "--agent-cmd",
+        metavar="CMD",
+        help=(
+            'any ACP agent command, e.g. "my-agent --acp"; one that runs a registered'
+            " agent's program takes that agent's settings"
+        ),
+    )
+    command.add_argument(
+        "--missing-file",
+        choices=sorted(MISSING_FILE_POLICIES),
+        help=(
+            "with --agent-cmd: how the agent's read of a file that does not exist is"
+            " answered: 'error' (ACP's resource not found) or 'empty' content, for agents"
+            " that read a file before they create it (default: the matching registered"
+            " agent's, else error)"
+        ),
+    )
 
 
 async def run_command(args: argparse.Namespace, home: Path) -> int:
@@ -209,6 +291,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     )
     printer = StreamPrinter(sys.stdout, "", sanitize=sys.stdout.isatty())
     asks: set[asyncio.Task[None]] = set()
+    cancels: set[asyncio.Task[bool]] = set()
 
     def listen(event: EngineEvent) -> None:
         if isinstance(event, FramesEvent) and event.session == printer.session:
@@ -232,17 +315,32 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
 
     engine.subscribe(listen)
     loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def cancel(session: str) -> None:
+        nonlocal interrupted
+        interrupted = True
+        task = asyncio.ensure_future(engine.cancel(session))
+        cancels.add(task)  # kept until it is done
+        task.add_done_callback(cancels.discard)
+
     try:
         record = await engine.create_session(spec, args.cwd or os.getcwd())
         printer.session = record.id
-        cancel = lambda: asyncio.ensure_future(engine.cancel(record.id))  # noqa: E731
         with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(signal.SIGINT, cancel)
+            loop.add_signal_handler(signal.SIGINT, cancel, record.id)
         try:
             stop_reason = await engine.prompt(record.id, " ".join(args.prompt))
         except StartError:
             stop_reason = "error"
         printer.finish()
+        status = engine.status(record.id)
+        code = run_exit(
+            stop_reason,
+            agent_alive=status not in (Status.EXITED, Status.ERROR),
+            interrupted=interrupted,
+        )
+        failure = await engine.store.last_of_kind(record.id, "error") if code else None
         print(f"cockpit: session {record.id}", file=sys.stderr) if args.verbose else None
     except (NotADirectoryError, FileNotFoundError) as error:
         print(f"cockpit: {error}", file=sys.stderr)
@@ -251,10 +349,10 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         with contextlib.suppress(Exception):
             loop.remove_signal_handler(signal.SIGINT)
         await engine.close()
-    if stop_reason == "end_turn":
-        return EXIT_OK
-    print(f"cockpit: the turn ended with stop reason {stop_reason!r}", file=sys.stderr)
-    return {"cancelled": EXIT_CANCELLED, "error": EXIT_AGENT}.get(stop_reason, EXIT_STOPPED)
+    if code != EXIT_OK:
+        message = exit_message(code, stop_reason, failure.text if failure else "")
+        print(f"cockpit: {printable(message)}", file=sys.stderr)
+    return code
 
 
 async def ls_command(args: argparse.Namespace, home: Path) -> int:
@@ -374,13 +472,7 @@ def parser() -> argparse.ArgumentParser:
     )
     commands = main.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser("run", help="run one prompt in a new session and stream the reply")
-    chosen = run.add_mutually_exclusive_group()
-    chosen.add_argument(
-        "--agent", help=f"a registered agent (default: {DEFAULT_AGENT}; see `cockpit agents`)"
-    )
-    chosen.add_argument(
-        "--agent-cmd", metavar="CMD", help='any ACP agent command, e.g. "my-agent --acp"'
-    )
+    add_agent_arguments(run, f"a registered agent (default: {DEFAULT_AGENT}; see `cockpit agents`)")
     run.add_argument("--cwd", help="the session's folder (default: the current folder)")
     allow = run.add_mutually_exclusive_group()
     allow.add_argument("--yes", action="store_true", help="allow every permission request")
@@ -427,14 +519,22 @@ def tui_parser() -> argparse.ArgumentParser:
     tui.add_argument(
         "path", nargs="?", default=".", help="the folder new sessions start in (default: here)"
     )
-    tui.add_argument(
-        "--agent",
-        help=(
-            "open a new session with this agent, unless the newest session already runs it"
-            f" (default: {DEFAULT_AGENT})"
-        ),
+    add_agent_arguments(
+        tui,
+        "open a new session with this agent, unless the newest session already runs it"
+        f" (default: {DEFAULT_AGENT}); --agent-cmd does the same with a command",
     )
     return tui
+
+
+def tui_agent(args: argparse.Namespace, registry: Registry) -> str | None:
+    """The name of the agent the TUI opens a new session with (None: the newest session
+    reopens). An agent given as a command joins `registry` for this run, so the first
+    session, the dialog and the palette can use it; a stored session of it later reopens
+    from its own command. KeyError or ValueError when the command line names no agent."""
+    spec = resolve_agent(args, registry)
+    registry.agents[spec.name] = spec
+    return spec.name if args.agent or args.agent_cmd else None
 
 
 def tui_command(args: argparse.Namespace, home: Path) -> int:
@@ -447,8 +547,8 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
         return EXIT_USAGE
     registry = load_registry()
     try:
-        registry.get(args.agent or DEFAULT_AGENT)
-    except KeyError as error:
+        chosen = tui_agent(args, registry)
+    except (KeyError, ValueError) as error:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -462,7 +562,7 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
 
     asyncio.run(check_store())
     freeze_startup_objects()
-    CockpitApp(open_engine, folder=folder, agent=args.agent).run()
+    CockpitApp(open_engine, folder=folder, agent=chosen).run()
     return EXIT_OK
 
 

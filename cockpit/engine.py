@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from cockpit.live import ContentBlock, LiveSession, PermissionPolicy, StartError
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.policy import Policy, check_rule, load_policy
-from cockpit.registry import AgentSpec, Registry, load_registry
+from cockpit.registry import AgentSpec, Registry, agent_from_command, load_registry, with_overrides
 from store import Page, Row, SessionBusy, SessionRecord, Store, note
 from store.paging import PAGE_BYTES, PAGE_ROWS
 
@@ -47,6 +48,10 @@ CUT_BY_A_STOP = (
 ENDED_TURN = frozenset({Status.EXITED, Status.ERROR})
 
 Listener = Callable[[EngineEvent], object]
+
+AGENT_SETTINGS = "agent_settings"
+"""The key of a session's info that holds the settings its agent was given on the command
+line (an agent's own session info updates carry only their schema's fields)."""
 
 
 class Engine:
@@ -181,6 +186,10 @@ class Engine:
         record = await self.store.create_session(
             agent=spec.name, command=spec.command, cwd=str(folder), title=title
         )
+        if spec.overrides:  # settings given on the command line: the session keeps them
+            info = {AGENT_SETTINGS: dict(spec.overrides)}
+            await self.store.update_session(record.id, info=info)
+            record = dataclasses.replace(record, info=info)
         self._specs[record.id] = spec
         self._emit(SessionEvent(record.id))
         return record
@@ -206,12 +215,22 @@ class Engine:
 
     def spec_for(self, record: SessionRecord) -> AgentSpec:
         """How to run a stored session's agent: the registry's entry for its name, else the
-        command it was created with."""
+        command it was created with, taking the settings of the entry whose program that
+        command runs; either way with the settings the session was given on the command
+        line (`--missing-file`)."""
         if record.id in self._specs:
             return self._specs[record.id]
         if record.agent in self.registry.agents:
-            return self.registry.agents[record.agent]
-        return AgentSpec(name=record.agent, command=tuple(record.command), source="stored session")
+            spec = self.registry.agents[record.agent]
+        else:
+            spec = dataclasses.replace(
+                agent_from_command(record.command, self.registry.agents),
+                name=record.agent,
+                source="stored session",
+            )
+        spec = with_overrides(spec, (record.info or {}).get(AGENT_SETTINGS) or {})
+        self._specs[record.id] = spec  # the registry does not change while Cockpit runs
+        return spec
 
     async def rename(self, session_id: str, title: str) -> None:
         """Give a session a title."""

@@ -8,12 +8,13 @@ always load. Commands are argv lists, never run through a shell.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ class AgentSpec:
     """How many steps below Cockpit's own CPU priority the agent and the commands it runs
     through Cockpit work (0 to 19; 0 keeps Cockpit's)."""
     source: str = "bundled"
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    """Settings given on the command line (`--missing-file`) over the entry's or the
+    defaults; a session stores them, so that it reopens with them."""
 
     @property
     def label(self) -> str:
@@ -186,14 +190,123 @@ def load_registry(user_dir: Path | None = None) -> Registry:
     return Registry(agents, problems)
 
 
-def agent_from_command(command: str) -> AgentSpec:
-    """An agent given on the command line as "CMD ARGS" (split like a shell, never run by one)."""
-    argv = shlex.split(command)
+SETTINGS = {"missing_file": MISSING_FILE_POLICIES}
+"""The settings a command line may give an agent, with the values each takes."""
+
+_LAUNCHER = re.compile(r"(python|pypy)[0-9.]*|node|nodejs|env", re.IGNORECASE)
+"""Programs that run another one: an interpreter running a script, or `env`."""
+
+
+def program_index(argv: Sequence[str]) -> int:
+    """Where the agent's program is in `argv`: the first word, unless that is an
+    interpreter or `env`; then the first word after it that is neither an option nor a
+    variable assignment (`python3 -u agent.py`, `env A=1 gemini --acp`)."""
+    if not _LAUNCHER.fullmatch(Path(argv[0]).name):
+        return 0
+    for index, word in enumerate(argv[1:], start=1):
+        if not word.startswith("-") and "=" not in word:
+            return index
+    return 0
+
+
+def _shared_arguments(a: Sequence[str], b: Sequence[str]) -> int:
+    count = 0
+    for left, right in zip(a, b, strict=False):
+        if left != right:
+            break
+        count += 1
+    return count
+
+
+def matching_entry(
+    argv: Sequence[str],
+    agents: Mapping[str, AgentSpec],
+    resolve: Callable[[str], str | None] = lambda word: None,
+) -> AgentSpec | None:
+    """The registered agent whose program a command runs, or None.
+
+    A program named directly matches an entry's by file name (`/opt/bin/gemini` is
+    `gemini`) or, through `resolve`, by the file both resolve to; a script run by an
+    interpreter only by that file (file names like `index.js` say little). Among several
+    entries, the one whose arguments the command's begin with most, then the first one
+    registered."""
+    at = program_index(argv)
+    word = argv[at]
+    place = resolve(word)
+    best: AgentSpec | None = None
+    best_shared = -1
+    for spec in agents.values():
+        theirs = program_index(spec.command)
+        if (at == 0) != (theirs == 0):
+            continue
+        other = spec.command[theirs]
+        same_name = at == 0 and Path(word).name == Path(other).name
+        if not same_name and (place is None or place != resolve(other)):
+            continue
+        shared = _shared_arguments(argv[at + 1 :], spec.command[theirs + 1 :])
+        if shared > best_shared:
+            best, best_shared = spec, shared
+    return best
+
+
+def resolve_program(word: str) -> str | None:
+    """The file a program word runs (found on PATH when it names no folder, symbolic links
+    followed), or None when there is none."""
+    found = word if "/" in word else shutil.which(word)
+    if found is None or not os.path.isfile(found):
+        return None
+    return os.path.realpath(found)
+
+
+def with_overrides(spec: AgentSpec, settings: Mapping[str, object]) -> AgentSpec:
+    """`spec` with the settings given for it applied (as a session stored them: an unknown
+    setting or value, from another version of Cockpit, is left out)."""
+    valid = {
+        name: value
+        for name, value in settings.items()
+        if isinstance(value, str) and value in SETTINGS.get(name, ())
+    }
+    if not valid:
+        return spec
+    return replace(
+        spec,
+        missing_file=valid.get("missing_file", spec.missing_file),
+        overrides={**spec.overrides, **valid},
+    )
+
+
+def agent_from_command(
+    command: str | Sequence[str],
+    agents: Mapping[str, AgentSpec] | None = None,
+    *,
+    missing_file: str | None = None,
+    resolve: Callable[[str], str | None] = resolve_program,
+) -> AgentSpec:
+    """An agent given as a command ("CMD ARGS", split like a shell and never run by one).
+
+    A command that runs a registered agent's program takes that entry's settings (its
+    quirks, environment, priority, title) with its own arguments; exactly the entry's
+    command is that entry. Other commands get the defaults. `missing_file` sets how a read
+    of a missing file is answered, over the entry's. The name of a command that is not an
+    entry's is the command itself, so that it never takes a registered name."""
+    argv = tuple(shlex.split(command) if isinstance(command, str) else command)
     if not argv:
         raise ValueError("the agent command is empty")
-    return AgentSpec(
-        name=Path(argv[0]).name,
-        command=tuple(argv),
-        title=command,
-        source="command line",
-    )
+    if missing_file is not None and missing_file not in MISSING_FILE_POLICIES:
+        raise ValueError(f"missing_file must be 'error' or 'empty', not {missing_file!r}")
+    given = {"missing_file": missing_file} if missing_file is not None else {}
+    entry = matching_entry(argv, agents or {}, resolve)
+    if entry is not None and entry.command == argv and not given:
+        return entry
+    typed = shlex.join(argv)
+    if entry is None:
+        spec = AgentSpec(name=typed, command=argv, title=typed, source="command line")
+    else:
+        spec = replace(
+            entry,
+            name=typed,
+            command=argv,
+            title=f"{entry.label}: {typed}",
+            source="command line",
+        )
+    return with_overrides(spec, given)

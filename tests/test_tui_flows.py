@@ -263,8 +263,7 @@ async def test_create_a_session_from_the_dialog_and_delete_one_with_confirmation
         first = app.current
         await pilot.press("ctrl+n")
         await pilot.pause()
-        await pilot.press("enter")  # the demo agent is highlighted: on to the folder
-        await pilot.press("enter")  # the folder is filled in: create
+        await pilot.press("enter")  # the demo agent is highlighted, the folder filled in
         await wait_until(lambda: len(app.records) == 2 and app.current != first)
         created = app.current or ""
         await wait_until(lambda: app.engine.status(created) == Status.READY)

@@ -284,7 +284,7 @@ async def test_typing_after_ctrl_n_reaches_the_new_sessions_composer(tmp_path: P
         app.query_one(TranscriptView).focus()  # the keyboard somewhere else than the prompt
         await pilot.press("ctrl+n")
         await pilot.pause()
-        await pilot.press("enter", "enter")  # the demo agent, the start folder
+        await pilot.press("enter")  # the demo agent, in the start folder
         await wait_until(lambda: app.current not in (None, first))
         await pilot.pause()
         await pilot.press(*"hello")

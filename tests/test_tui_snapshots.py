@@ -66,8 +66,17 @@ def test_first_start_with_no_sessions(snap_compare: Snap, tmp_path: Path) -> Non
     assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
 
 
-def new_session_dialog(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> bool:
-    """Ctrl+N over a store with one session, pictured at `size`."""
+def new_session_dialog(
+    snap_compare: Snap,
+    tmp_path: Path,
+    size: tuple[int, int],
+    monkeypatch: pytest.MonkeyPatch,
+    keys: tuple[str, ...] = (),
+) -> bool:
+    """Ctrl+N over a store with one session, then `keys`, pictured at `size`. PATH is an
+    empty folder, so the same agents are missing on every machine."""
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
 
     async def build(engine: Engine, project: Path) -> None:
         await add_session(engine, project, "existing", [("hello", "Hi!")])
@@ -76,15 +85,19 @@ def new_session_dialog(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]
 
     async def open_dialog(pilot: Any) -> None:
         await settle(pilot)
-        await pilot.press("ctrl+n")
+        await pilot.press("ctrl+n", *keys)
         await settle(pilot)
 
     return snap_compare(app, terminal_size=size, run_before=open_dialog)
 
 
-def test_the_new_session_dialog(snap_compare: Snap, tmp_path: Path) -> None:
-    """Ctrl+N: the agents, installed ones first, others with how to install them; the folder."""
-    assert new_session_dialog(snap_compare, tmp_path, (100, 30))
+def test_the_new_session_dialog(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+N: every agent, the installed ones first (with their names), the others marked
+    not installed; the highlighted demo agent's description, the folder, the Create and
+    Cancel buttons and the keys."""
+    assert new_session_dialog(snap_compare, tmp_path, (100, 30), monkeypatch)
 
 
 def stream_into(
@@ -302,10 +315,14 @@ def test_the_end_of_the_benchmark_reply(snap_compare: Snap, tmp_path: Path) -> N
     )
 
 
-def test_the_new_session_dialog_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
-    """Ctrl+N in an 80x24 terminal: the whole dialog fits, the compact agent list, the
-    highlighted agent's description, the folder and the Create and Cancel buttons."""
-    assert new_session_dialog(snap_compare, tmp_path, (80, 24))
+def test_the_new_session_dialog_at_80x24(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+N in an 80x24 terminal, then Enter on Claude Code, which is not installed: the
+    whole dialog fits, with the refusal and the install command first in the detail,
+    then the description, the folder and the Create and Cancel buttons."""
+    keys = ("down", "down", "enter")
+    assert new_session_dialog(snap_compare, tmp_path, (80, 24), monkeypatch, keys)
 
 
 def test_the_help_screen_at_80x24_scrolled_to_its_end(snap_compare: Snap, tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """A tiny ACP agent on the real SDK, with configurable capabilities, for the engine tests.
 
-Run by path: `python tests/tiny_agent.py [--caps load,resume] [--resume-fails]`.
+Run by path: `python tests/tiny_agent.py [--caps load,resume] [--resume-fails]` (other
+arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
 
 - `--caps`: what it advertises: `load` (session/load, which replays nothing), `resume`
   (session/resume), both, or `none`.
@@ -16,6 +17,11 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
   database (`COCKPIT_DATA_DIR/cockpit.db`) for the decision rows, then says what it was
   told and what it found: "told: yes; decisions stored: 1".
 - `max_tokens`, `refusal`: a short reply, then that stop reason.
+- `cancelled`: a short reply, then the stop reason `cancelled`, though no one cancelled.
+- `fail`: the prompt is answered with a JSON-RPC error; the agent stays up.
+- `read-missing`: reads `missing.txt` in the session's folder through the client and
+  says what came back (`read: ''`, or `read failed: ...`), then the value of
+  `GEMINI_CLI_NO_RELAUNCH` in its environment.
 - `usage`: a short reply, then usage and a Gemini-style `_meta` quota in the response.
 - `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
   is not an object, a text chunk whose content is not an object, a 100 KB update that is a
@@ -81,6 +87,7 @@ class TinyAgent:
         self.resume_fails = options.resume_fails
         self.conn: AgentSideConnection | None = None
         self.background: set[asyncio.Future[Any]] = set()
+        self.folders: dict[str, str] = {}
 
     def on_connect(self, conn: AgentSideConnection) -> None:
         self.conn = conn
@@ -97,7 +104,9 @@ class TinyAgent:
         )
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
-        return NewSessionResponse(session_id=uuid.uuid4().hex)
+        session_id = uuid.uuid4().hex
+        self.folders[session_id] = cwd
+        return NewSessionResponse(session_id=session_id)
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         return LoadSessionResponse()  # it says yes, and replays nothing
@@ -160,7 +169,21 @@ class TinyAgent:
             outcome = (await self.ask(session_id, ESCAPED_TITLE)).outcome
             await self.say(session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}")
             return PromptResponse(stop_reason="end_turn")
+        if "fail" in words:
+            raise RequestError.internal_error({"reason": "the tiny agent fails this turn"})
+        if "read-missing" in words:
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), "missing.txt")
+            try:
+                content = (await self.conn.read_text_file(session_id=session_id, path=path)).content
+                answer = f"read: {content!r}"
+            except RequestError as error:
+                answer = f"read failed: {error} (code {error.code})"
+            relaunch = os.environ.get("GEMINI_CLI_NO_RELAUNCH")
+            await self.say(session_id, f"{answer}; GEMINI_CLI_NO_RELAUNCH={relaunch}")
+            return PromptResponse(stop_reason="end_turn")
         await self.say(session_id, "ok")
+        if "cancelled" in words:
+            return PromptResponse(stop_reason="cancelled")
         if "max_tokens" in words or "refusal" in words:
             return PromptResponse(stop_reason="max_tokens" if "max_tokens" in words else "refusal")
         if "usage" in words:
@@ -199,7 +222,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--caps", default="none")
     parser.add_argument("--resume-fails", action="store_true")
-    asyncio.run(serve(parser.parse_args()))
+    asyncio.run(serve(parser.parse_known_args()[0]))  # other arguments (`--acp`...) are ignored
 
 
 if __name__ == "__main__":

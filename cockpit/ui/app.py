@@ -199,7 +199,9 @@ class CockpitApp(App[None]):
     TITLE = "Cockpit"
     COMMANDS: ClassVar = App.COMMANDS | {SessionCommands, AgentCommands, ActionCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+n", "new_session", "New"),
+        # priority: handled as it arrives, so the dialog is up before the next key is
+        # routed (Enter typed right after Ctrl+N creates the session, never sends a draft)
+        Binding("ctrl+n", "new_session", "New", priority=True),
         Binding("f2", "rename_session", "Rename"),
         Binding("f4", "close_session", "Close"),
         Binding("f8", "delete_session", "Delete", show=False),
@@ -1122,17 +1124,19 @@ class CockpitApp(App[None]):
     # -- session actions ----------------------------------------------------------------------
 
     def action_new_session(self) -> None:
-        """Pick an agent and a folder for a new session."""
+        """Pick an agent and a folder for a new session; the agent of the session on screen
+        is highlighted (else the one Cockpit was opened with), so Ctrl+N Enter starts
+        another session like it."""
         agents = list(self.engine.registry.agents.values())
         available = {spec.name: spec.executable() is not None for spec in agents}
+        record = self.records.get(self.current or "")
+        default = record.agent if record is not None else self.agent or DEFAULT_AGENT
 
         async def chosen(choice: NewSessionChoice | None) -> None:
             if choice is not None:
                 await self._create_session(choice.agent, choice.folder)
 
-        self.open_screen(
-            NewSessionScreen(agents, available, str(self.folder), DEFAULT_AGENT), chosen
-        )
+        self.open_screen(NewSessionScreen(agents, available, str(self.folder), default), chosen)
 
     def action_rename_session(self) -> None:
         """Give the session on screen a title."""

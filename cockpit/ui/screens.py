@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -34,57 +37,146 @@ class NewSessionChoice:
     folder: str
 
 
-class NewSessionScreen(Dialog[NewSessionChoice | None]):
-    """Pick an agent (installed ones first) and a folder."""
+NEW_SESSION_ROWS = 14
+"""The new-session dialog's rows besides its agent list: border, padding, title, the
+detail (4 lines), the folder and the buttons, with the gaps between them."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+TITLE_CELLS = 32
+"""The widest column of agent titles in the new-session list (a longer title is cut)."""
+
+
+def agent_order(agents: list[AgentSpec], available: dict[str, bool]) -> list[AgentSpec]:
+    """Every agent, the installed ones first, each group in the registry's order."""
+    return sorted(agents, key=lambda spec: not available.get(spec.name, False))
+
+
+def agent_line(spec: AgentSpec, ready: bool, width: int) -> Content:
+    """One agent in the dialog's list: its title in a column `width` cells wide, then
+    its name, or that it is not installed."""
+    title = Content(clean_line(spec.label)).truncate(width, ellipsis=True, pad=True)
+    if ready:
+        return Content.assemble(title, "  ", (clean_line(spec.name), "dim"))
+    return Content.assemble((title.plain, "dim"), "  ", ("not installed", "$text-warning"))
+
+
+def agent_detail(spec: AgentSpec, ready: bool, refused: bool = False) -> Content:
+    """What the dialog says about the highlighted agent: how to install it when it is not
+    (first, so that it is never cut), then its description. `refused`: Enter was just
+    pressed on it."""
+    description = Content(printable(spec.description or " ".join(spec.command)))
+    if ready:
+        return description
+    if refused:
+        head = Content.styled(
+            "Install it first (F3 copies this), then press Enter again:", "$text-error bold"
+        )
+    else:
+        head = Content.styled("Not installed. To install it (F3 copies this):", "$text-warning")
+    how = spec.install or f"{spec.command[0]} was not found."
+    return Content("\n").join([head, Content.styled(printable(how), "bold"), description])
+
+
+def clamped(content: Content, width: int, lines: int) -> Content:
+    """`content` wrapped at `width` cells, at most `lines` lines: the last one kept ends
+    with an ellipsis when some were cut."""
+    wrapped = content.wrap(max(width, 1))
+    if len(wrapped) <= lines:
+        return Content("\n").join(wrapped)
+    kept = wrapped[: max(lines, 1)]
+    kept[-1] = kept[-1].truncate(max(width - 1, 0)) + "…"
+    return Content("\n").join(kept)
+
+
+def list_height(screen_rows: int, agents: int) -> int:
+    """How many rows the agent list gets: every agent when the screen has room for them
+    beside the rest of the dialog, fewer (it scrolls) on a short one, never under 3."""
+    return max(3, min(agents, screen_rows - NEW_SESSION_ROWS))
+
+
+class AgentDetail(Widget):
+    """The highlighted agent's detail, cut to the widget's own lines, so the dialog keeps
+    its size as the highlight moves."""
+
+    detail: reactive[Content] = reactive(Content(""), layout=False)
+
+    def render(self) -> Content:
+        return clamped(self.detail, self.content_size.width, self.content_size.height)
+
+
+class NewSessionScreen(Dialog[NewSessionChoice | None]):
+    """Pick an agent and a folder. Every agent is listed, installed ones first; Enter
+    creates the session at once (Tab reaches the folder). One that is not installed says
+    how to install it (F3 copies that) and is refused, with the reason in the dialog:
+    a session that cannot start would only sit in the rail. It is looked up again on
+    each Enter, so installing it meanwhile is enough."""
+
+    AUTO_FOCUS = "#agents"  # at compose time: a key typed right after Ctrl+N lands here
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel"),
+        Binding("f3", "copy_install", "Copy the install command"),
+    ]
 
     def __init__(
         self, agents: list[AgentSpec], available: dict[str, bool], folder: str, default: str
     ) -> None:
         super().__init__()
-        self.agents = sorted(
-            agents,
-            key=lambda spec: (not available.get(spec.name, False), spec.name != default, spec.name),
-        )
-        self.available = available
+        self.agents = agent_order(agents, available)
+        self.available = dict(available)
         self.folder = folder
+        self.default = default
 
     def compose(self) -> ComposeResult:
-        # Compact list, input and buttons, in a dialog that scrolls: the whole dialog fits
-        # an 80x24 terminal, and a long list of agents scrolls instead of hiding the folder.
-        with VerticalScroll(id="dialog", classes="new-session"):
+        with Vertical(id="dialog", classes="new-session"):
             yield Label("New session", classes="dialog-title")
-            yield Label("Agent")
-            options = []
-            for spec in self.agents:
-                ready = self.available.get(spec.name, False)
-                word = spec.name if ready else "not installed"
-                prompt = Text(f"{spec.label}  {word}")
-                prompt.stylize("dim", 0 if not ready else len(spec.label))
-                options.append(Option(prompt, id=spec.name, disabled=not ready))
-            yield OptionList(*options, id="agents", compact=True)
-            yield Static("", id="agent-hint", classes="hint")
-            yield Label("Folder")
-            yield Input(self.folder, id="folder", compact=True)
+            yield OptionList(
+                *(Option(self._line(spec), id=spec.name) for spec in self.agents),
+                id="agents",
+                compact=True,
+            )
+            yield AgentDetail(id="agent-detail")
+            with Horizontal(classes="folder-row"):
+                yield Label("Folder", classes="folder-label")
+                yield Input(self.folder, id="folder", compact=True)
             with Horizontal(classes="buttons"):
                 yield Button("Create", variant="primary", id="create", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
+                yield Label("Enter creates · Tab: folder · Esc cancels", classes="hint")
 
     def on_mount(self) -> None:
         agents = self.query_one("#agents", OptionList)
-        agents.highlighted = 0
-        agents.focus()
+        names = [spec.name for spec in self.agents]
+        agents.highlighted = names.index(self.default) if self.default in names else 0
+        self._fit(self.app.size.height)
+
+    def on_resize(self) -> None:
+        self._fit(self.app.size.height)
+
+    def _fit(self, rows: int) -> None:
+        self.query_one("#agents", OptionList).styles.max_height = list_height(
+            rows, len(self.agents)
+        )
+
+    def _ready(self, spec: AgentSpec) -> bool:
+        return self.available.get(spec.name, False)
+
+    def _line(self, spec: AgentSpec) -> Content:
+        width = max(cell_len(clean_line(agent.label)) for agent in self.agents)
+        return agent_line(spec, self._ready(spec), min(width, TITLE_CELLS))
+
+    def _highlighted(self) -> AgentSpec | None:
+        index = self.query_one("#agents", OptionList).highlighted
+        return self.agents[index] if index is not None and 0 <= index < len(self.agents) else None
+
+    def _show(self, spec: AgentSpec, refused: bool = False) -> None:
+        self.query_one(AgentDetail).detail = agent_detail(spec, self._ready(spec), refused)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        spec = next((a for a in self.agents if a.name == event.option.id), None)
+        spec = self._highlighted()
         if spec is not None:
-            ready = self.available.get(spec.name, False)
-            hint = (spec.description or spec.name) if ready else f"install: {spec.install}"
-            self.query_one("#agent-hint", Static).update(Text(printable(hint)))
+            self._show(spec)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.query_one("#folder", Input).focus()
+        self._create()
 
     def on_input_submitted(self) -> None:
         self._create()
@@ -95,18 +187,31 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         else:
             self.dismiss(None)
 
-    def _create(self) -> None:
-        agents = self.query_one("#agents", OptionList)
-        if agents.highlighted is None:
-            self.notify("Choose an agent", severity="warning")
+    def action_copy_install(self) -> None:
+        """Copy the highlighted agent's install command (OSC 52: it works over SSH)."""
+        spec = self._highlighted()
+        if spec is None or self._ready(spec) or not spec.install:
             return
-        option = agents.get_option_at_index(agents.highlighted)
+        self.app.copy_to_clipboard(spec.install)
+        self.notify("Copied the install command", timeout=2)
+
+    def _create(self) -> None:
+        spec = self._highlighted()
+        if spec is None:
+            return
+        ready = spec.executable() is not None  # installed since the dialog opened?
+        if ready != self._ready(spec):
+            self.available[spec.name] = ready
+            self.query_one("#agents", OptionList).replace_option_prompt(spec.name, self._line(spec))
+        if not ready:
+            self._show(spec, refused=True)
+            self.app.bell()
+            return
         folder = self.query_one("#folder", Input).value.strip() or self.folder
         if not Path(folder).expanduser().is_dir():
             self.notify(f"{folder} is not a folder", severity="error", markup=False)
             return
-        assert option.id is not None
-        self.dismiss(NewSessionChoice(option.id, str(Path(folder).expanduser())))
+        self.dismiss(NewSessionChoice(spec.name, str(Path(folder).expanduser())))
 
 
 class RenameScreen(Dialog[str | None]):
