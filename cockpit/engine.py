@@ -144,10 +144,12 @@ class Engine:
         await asyncio.gather(
             *(live.stop(reason) for live in self._live.values()), return_exceptions=True
         )
-        self._live.clear()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for live in self._live.values():
+            live.discard()
+        self._live.clear()
         await self.store.close()
 
     async def __aenter__(self) -> Engine:

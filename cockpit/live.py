@@ -72,7 +72,16 @@ from cockpit.registry import AgentSpec
 from cockpit.terminals import Terminals, default_env
 from cockpit.textout import describe_error
 from cockpit.transport import AgentTransport, preview
-from store import Chunk, Frame, SessionBusy, SessionRecord, Store, chunk_from_update, note
+from store import (
+    Chunk,
+    Frame,
+    SessionBusy,
+    SessionRecord,
+    Store,
+    UnknownSession,
+    chunk_from_update,
+    note,
+)
 from store.chunks import META_UPDATES, TEXT_UPDATES
 
 log = logging.getLogger(__name__)
@@ -269,6 +278,8 @@ class LiveSession:
         self._open_tools: dict[str, str] = {}
         self._permission_ids: dict[Any, str] = {}
         self._turn_lock = asyncio.Lock()
+        self._stop_lock = asyncio.Lock()
+        self._discarded = False
         self._starting: asyncio.Future[None] | None = None
         self.ready = False
         """True once the handshake is done and the agent's session is open."""
@@ -437,6 +448,8 @@ class LiveSession:
                     self._terminal_tools[str(item.get("terminalId"))] = tool_call_id
 
     def _ensure_consumer(self) -> None:
+        if self._discarded:
+            raise UnknownSession(self.id)
         if self._consumer is None or self._consumer.done():
             self._consumer = asyncio.create_task(self._consume(), name=f"consume-{self.id}")
 
@@ -457,7 +470,10 @@ class LiveSession:
 
     async def _tell(self, chunk: Chunk) -> None:
         """Record a row Cockpit writes itself; when the store cannot take it, the user still
-        hears of it (a problem event) and the session goes on."""
+        hears of it (a problem event) and the session goes on. A session that is gone
+        takes nothing."""
+        if self._discarded:
+            return
         try:
             await self._record(chunk)
         except Exception as error:
@@ -694,7 +710,12 @@ class LiveSession:
 
     async def stop(self, reason: str = "the session was closed") -> None:
         """Stop the agent (its whole process group); the transcript stays. A turn that runs
-        is cancelled first, and ends with a row saying why it stopped (`reason`)."""
+        is cancelled first, and ends with a row saying why it stopped (`reason`). Stops
+        asked for at once (a close, then a quit) run one after the other."""
+        async with self._stop_lock:
+            await self._stop(reason)
+
+    async def _stop(self, reason: str) -> None:
         if self.turn_active:
             self._stop_reason = reason
             with contextlib.suppress(Exception):
@@ -708,15 +729,17 @@ class LiveSession:
             with contextlib.suppress(Exception):
                 await self._store.update_session(self.id, status=Status.CLOSED)
             self._set_status(Status.CLOSED)
-        if self._consumer is not None:
+        consumer = self._consumer
+        if consumer is not None:
             # Everything the agent sent before it stopped is stored before the session is
             # let go (a loaded machine takes its time; only a hung store is given up on).
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._settle(), DRAIN_TIMEOUT)
-            self._consumer.cancel()
+            consumer.cancel()
             with contextlib.suppress(BaseException):
-                await self._consumer
-            self._consumer = None
+                await consumer
+            if self._consumer is consumer:  # not one started meanwhile for a last row
+                self._consumer = None
         with contextlib.suppress(Exception):
             await self._store.release(self.id)  # another Cockpit may continue it now
 
@@ -754,7 +777,9 @@ class LiveSession:
         self.conn = None
 
     def discard(self) -> None:
-        """Cancel what still runs for a session that is gone (deleted after its stop)."""
+        """Cancel what still runs for a session that is gone (deleted after its stop, or
+        the engine closed): nothing is written for it from now on."""
+        self._discarded = True
         if self._consumer is not None:
             self._consumer.cancel()
             self._consumer = None

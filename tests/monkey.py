@@ -99,7 +99,11 @@ class Monkey:
         if choice < 0.45:
             return rng.choices(TYPING, k=rng.randint(1, 6))
         if choice < 0.70:
-            keys = [key for key in APP_KEYS if key != "ctrl+n" or sessions < MOST_SESSIONS]
+            keys = [  # the palette's commands open sessions too
+                key
+                for key in APP_KEYS
+                if key not in ("ctrl+n", "ctrl+p") or sessions < MOST_SESSIONS
+            ]
             held = rng.choice(keys)
             return [held] * rng.choice([1, 1, 2, 2, 3, 6])  # pressed twice, or held down
         if choice < 0.90:

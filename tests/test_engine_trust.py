@@ -278,3 +278,21 @@ async def test_the_agent_hears_the_answer_only_once_it_is_committed(
             )
     finally:
         await engine.close()
+
+
+async def test_stops_asked_for_at_once_run_one_after_the_other(home: Path, project: Path) -> None:
+    """A close and a quit (or two closes) at the same moment: the second found the first
+    had already let the consumer go, and failed."""
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session(demo(), project)
+        engine.send(record.id, "table")
+        await recorder.wait_for(lambda: len(recorder.view(record.id).texts()) >= 2)
+        results = await asyncio.gather(
+            *(engine.stop(record.id) for _ in range(3)), return_exceptions=True
+        )
+        assert results == [None, None, None]
+        rows = await rows_of(engine, record.id)
+        assert_live_equals_stored(recorder, record.id, rows)
+        assert rows[-1].text == (
+            "The turn was stopped: the session was closed. The reply above is cut short."
+        )

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from cockpit.events import PermissionRequest
 from cockpit.registry import AgentSpec
 from cockpit.sanitize import printable
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, closed_already
 from cockpit.ui.diffs import diff_stats
 from cockpit.ui.permission import command_of
 from cockpit.viewmodel import OptionChoice, age, clean_line
@@ -368,7 +368,8 @@ class InboxScreen(Dialog[str | None]):
         if request is None or not 1 <= number <= len(request.options):
             return
         await self._answer(request, str(request.options[number - 1].get("optionId")))
-        self.refresh_items()
+        if not closed_already(self):  # Esc in the same burst may have closed the inbox
+            self.refresh_items()
 
 
 def kept_highlight(before: list[str], index: int | None, after: list[str]) -> int:
