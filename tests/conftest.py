@@ -36,3 +36,11 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
         yield opened
     finally:
         await opened.close()
+
+
+@pytest.fixture(autouse=True)
+def truecolour_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs as in a truecolour terminal, whatever terminal runs the suite: the
+    app picks its theme by the terminal's colours (a test of that sets TERM and COLORTERM
+    itself)."""
+    monkeypatch.setenv("COLORTERM", "truecolor")

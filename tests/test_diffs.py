@@ -19,6 +19,7 @@ from rich.text import Text
 
 from cockpit.sanitize import printable
 from cockpit.ui.diffs import (
+    CODE_THEME,
     DiffLine,
     DiffStyles,
     Layout,
@@ -357,7 +358,7 @@ def test_styles_from_theme_variables() -> None:
     assert styles.added_foreground == "ansi_green"
     assert styles.removed_foreground == DiffStyles().removed_foreground
     assert styles.gutter == "#888888"
-    assert styles.syntax_theme == "monokai"
+    assert styles.syntax_theme == CODE_THEME
     assert DiffStyles.from_variables(variables, syntax_theme="dracula").syntax_theme == "dracula"
 
 
@@ -366,14 +367,14 @@ def test_styles_suit_dark_light_and_ansi_themes() -> None:
     here), or as `ansi_default 50%` in ANSI themes, which is not a colour Rich can show."""
     dark = DiffStyles.from_variables({"background": "#000000", "foreground-muted": "#FFFFFF80"})
     assert dark.gutter == "#808080"
-    assert dark.syntax_theme == "monokai"
+    assert dark.syntax_theme == CODE_THEME
     light = DiffStyles.from_variables({"background": "#FBFAF7", "foreground-muted": "#24292F99"})
-    assert light.syntax_theme == "default"
+    assert light.syntax_theme == CODE_THEME  # drawn in the theme's ANSI palette
     ansi = DiffStyles.from_variables(
         {"background": "ansi_default", "foreground-muted": "ansi_default 50%"}
     )
     assert ansi.gutter == "ansi_bright_black"
-    assert ansi.syntax_theme == "ansi_dark"
+    assert ansi.syntax_theme == CODE_THEME
 
 
 # --- properties ------------------------------------------------------------------------
@@ -765,8 +766,8 @@ def test_python_is_highlighted_and_changed_rows_are_tinted(layout: Layout) -> No
     string = colour_of(found, "Say hello")
     assert string is not None
     assert colour_of(found, "loudly if asked") == string
-    assert background_of(found, "sys") == RichColor.parse("#1E3A2E")
-    assert background_of(found, "print") == RichColor.parse("#40252C")  # the old line
+    assert background_of(found, "sys") == RichColor.parse(STYLES.added_background)
+    assert background_of(found, "print") == RichColor.parse(STYLES.removed_background)  # old
     assert background_of(found, "return") is None
 
 
@@ -832,7 +833,7 @@ def test_each_side_is_highlighted_as_its_own_file() -> None:
     assert left[0].style is not None
     assert keyword[0].style is not None
     assert left[0].style.color != keyword[0].style.color
-    assert left[0].style.color == RichColor.parse("#e6db74")  # monokai's strings
+    assert left[0].style.color == RichColor.parse("yellow")  # the code theme's strings
 
 
 def test_removed_lines_are_highlighted_too() -> None:
@@ -840,7 +841,7 @@ def test_removed_lines_are_highlighted_too() -> None:
         render_unified("m.py", "def f():\n", "x = 1\n", width=60, folded=False, styles=STYLES), 60
     )
     assert colour_of(found, "def") is not None
-    assert background_of(found, "def") == RichColor.parse("#40252C")
+    assert background_of(found, "def") == RichColor.parse(STYLES.removed_background)
 
 
 @given(

@@ -12,21 +12,29 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.color_triplet import ColorTriplet
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.theme import BUILTIN_THEMES, Theme
 from textual.widgets import Button, Static
 
 from cockpit.bundled import bundled_dir
+from cockpit.ui.app import CockpitApp
 from cockpit.ui.themes import (
+    ANSI_THEME,
     APP_VARIABLES,
     COLOUR_FIELDS,
     DEFAULT_THEME,
+    FEW_COLOURS,
+    LIGHT_THEME,
     ThemeError,
     fallback_variables,
     load_themes,
+    startup_theme,
     theme_from_toml,
 )
+from tests.screen_colours import contrast as colour_contrast
+from tests.ui_helpers import make_app
 
 THEMES_DIR = bundled_dir("themes")
 BUNDLED = ("cockpit-ansi", "cockpit-dark", "cockpit-light")
@@ -74,20 +82,11 @@ def bundled() -> dict[str, Theme]:
     return by_name(themes)
 
 
-def relative_luminance(colour: Color) -> float:
-    def channel(value: int) -> float:
-        c = value / 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * channel(colour.r) + 0.7152 * channel(colour.g) + 0.0722 * channel(colour.b)
-
-
 def contrast(first: str, second: str) -> float:
-    high, low = sorted(
-        (relative_luminance(Color.parse(first)), relative_luminance(Color.parse(second))),
-        reverse=True,
+    """WCAG contrast of two colours as a theme writes them."""
+    return colour_contrast(
+        ColorTriplet(*Color.parse(first).rgb), ColorTriplet(*Color.parse(second).rgb)
     )
-    return (high + 0.05) / (low + 0.05)
 
 
 # --- the bundled themes ---------------------------------------------------------------
@@ -432,10 +431,14 @@ def test_an_ansi_theme_gets_the_variables_textual_needs_in_ansi_mode() -> None:
 
 def test_fallback_variables_pick_the_closest_bundled_theme() -> None:
     themes = list(bundled().values())
-    dark = bundled()["cockpit-dark"].variables
+
+    def app_variables(name: str) -> dict[str, str]:
+        return {key: bundled()[name].variables[key] for key in APP_VARIABLES}
+
+    dark = app_variables("cockpit-dark")
     assert fallback_variables(BUILTIN_THEMES["nord"], themes) == dark
     light = fallback_variables(BUILTIN_THEMES["textual-light"], themes)
-    assert light == bundled()["cockpit-light"].variables
+    assert light == app_variables("cockpit-light")
     assert fallback_variables(BUILTIN_THEMES["ansi-light"], themes)["status-working"].startswith(
         "ansi_"
     )
@@ -547,3 +550,103 @@ async def test_every_variable_textual_defines_for_a_colour_theme_exists_in_every
             app.theme = theme.name
             await pilot.pause()
             assert sorted(textual_names - set(app.theme_variables)) == [], theme.name
+
+
+# --- the theme Cockpit starts in --------------------------------------------------------
+
+COLOUR_SYSTEMS = ["truecolor", "256", "standard", "windows", None]
+
+
+@pytest.mark.parametrize("colours", COLOUR_SYSTEMS)
+def test_a_saved_theme_is_kept_at_any_colour_depth(colours: str | None) -> None:
+    for saved in (DEFAULT_THEME, LIGHT_THEME, ANSI_THEME, "nord"):
+        assert startup_theme(saved, colours, [*BUNDLED, "nord"]) == saved
+
+
+@pytest.mark.parametrize(
+    ("colours", "expected"),
+    [
+        ("truecolor", DEFAULT_THEME),
+        ("256", DEFAULT_THEME),
+        ("standard", ANSI_THEME),
+        ("windows", ANSI_THEME),
+        (None, ANSI_THEME),
+    ],
+)
+def test_without_a_saved_theme_16_colours_or_fewer_start_in_the_ansi_theme(
+    colours: str | None, expected: str
+) -> None:
+    for saved in (None, "", "a-theme-since-deleted", 3):
+        assert startup_theme(saved, colours, BUNDLED) == expected
+
+
+def test_without_the_ansi_theme_the_default_is_used() -> None:
+    assert startup_theme(None, "standard", [DEFAULT_THEME, LIGHT_THEME]) == DEFAULT_THEME
+
+
+@given(
+    st.one_of(st.none(), st.integers(), st.text(max_size=12), st.sampled_from(BUNDLED)),
+    st.sampled_from(COLOUR_SYSTEMS),
+    st.sets(st.sampled_from([*BUNDLED, "nord", "mine"]), min_size=1),
+)
+def test_the_startup_theme_is_always_an_available_one_and_the_saved_one_if_it_can(
+    saved: object, colours: str | None, names: set[str]
+) -> None:
+    names |= {DEFAULT_THEME}
+    chosen = startup_theme(saved, colours, names)
+    assert chosen in names
+    if isinstance(saved, str) and saved in names:
+        assert chosen == saved
+    elif colours in FEW_COLOURS and ANSI_THEME in names:
+        assert chosen == ANSI_THEME
+    else:
+        assert chosen == DEFAULT_THEME
+
+
+@pytest.mark.parametrize(
+    ("term", "colorterm", "expected"),
+    [
+        ("xterm-256color", None, DEFAULT_THEME),
+        ("xterm-256color", "truecolor", DEFAULT_THEME),
+        ("xterm", None, ANSI_THEME),
+        ("linux", None, ANSI_THEME),
+        ("xterm", "truecolor", DEFAULT_THEME),
+    ],
+)
+def test_the_app_starts_in_the_theme_its_terminal_can_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, term: str, colorterm: str | None, expected: str
+) -> None:
+    monkeypatch.setenv("TERM", term)
+    if colorterm is None:
+        monkeypatch.delenv("COLORTERM", raising=False)
+    else:
+        monkeypatch.setenv("COLORTERM", colorterm)
+    assert make_app(tmp_path).theme == expected
+
+
+def test_the_app_keeps_a_saved_theme_on_a_16_colour_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.delenv("COLORTERM", raising=False)
+    settings = tmp_path / "home" / "config" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"theme": LIGHT_THEME}))
+    assert make_app(tmp_path).theme == LIGHT_THEME
+
+
+async def test_choosing_the_default_theme_on_a_16_colour_terminal_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app starts in cockpit-ansi there; the user's choice of cockpit-dark must be
+    saved, or the next start would be in cockpit-ansi again."""
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.delenv("COLORTERM", raising=False)
+    app: CockpitApp = make_app(tmp_path)
+    assert app.theme == ANSI_THEME
+    async with app.run_test() as pilot:
+        app.theme = DEFAULT_THEME
+        await pilot.pause()
+    saved = json.loads(app.settings_file.read_text(encoding="utf-8"))
+    assert saved["theme"] == DEFAULT_THEME
+    assert make_app(tmp_path).theme == DEFAULT_THEME

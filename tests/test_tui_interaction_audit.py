@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console, RenderableType
+from textual.geometry import Region
 
 from cockpit.engine import Engine
 from cockpit.ui.bubbles import BubbleWidget, ToolCard
@@ -207,7 +208,7 @@ async def test_the_ansi_theme_shows_the_current_session_and_the_focused_bubble(
     tmp_path: Path,
 ) -> None:
     """cockpit-ansi paints no backgrounds: the rail's current session is underlined (the
-    rail has no focus) and a focused bubble is reversed."""
+    rail has no focus) and a focused bubble has the focus bar down its first column."""
     project = tmp_path / "project"
     project.mkdir()
 
@@ -224,11 +225,11 @@ async def test_the_ansi_theme_shows_the_current_session_and_the_focused_bubble(
         assert not rail.has_focus and rail.highlighted == 0
         assert all(s.style and s.style.underline for s in rail.render_line(0) if s.text.strip())
         for bubble in app.query(BubbleWidget):
-            assert not any(s.style and s.style.reverse for s in bubble.render_line(0))
+            first = Region(0, 0, bubble.size.width, 1)  # with the border, unlike render_line
+            assert bubble.render_lines(first)[0].text[0] != "▌"
             bubble.focus()
             await pilot.pause()
-            line = [s for s in bubble.render_line(0) if s.text.strip()]
-            assert line and all(s.style and s.style.reverse for s in line)
+            assert bubble.render_lines(first)[0].text[0] == "▌"
 
 
 async def test_answering_a_request_leaves_the_transcript_at_its_end(tmp_path: Path) -> None:

@@ -70,7 +70,14 @@ from cockpit.ui.screens import (
     TextScreen,
 )
 from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
-from cockpit.ui.themes import DEFAULT_THEME, load_themes
+from cockpit.ui.themes import (
+    ANSI_ON_DARK,
+    ANSI_ON_LIGHT,
+    CONTENT_STYLES,
+    DEFAULT_THEME,
+    load_themes,
+    startup_theme,
+)
 from cockpit.ui.transcript import TranscriptView
 from cockpit.viewmodel import (
     CompletionToken,
@@ -378,11 +385,13 @@ class CockpitApp(App[None]):
         if self._settings.get("tool_cards") in ("failures", "always", "never"):
             ToolCard.default_policy = str(self._settings["tool_cards"])
         self._problems = [*problems, *([broken] if broken else [])]
-        wanted = self._settings.get("theme", DEFAULT_THEME)
-        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        self.ansi_theme_dark, self.ansi_theme_light = ANSI_ON_DARK, ANSI_ON_LIGHT
+        self.console.push_theme(CONTENT_STYLES)
+        saved, colours = self._settings.get("theme"), self.console.color_system
+        self.theme = startup_theme(saved, colours, self.available_themes)
 
     def watch_theme(self, theme: str) -> None:
-        if self._settings.get("theme", DEFAULT_THEME) != theme and self.is_mounted(self):
+        if self._settings.get("theme") != theme and self.is_mounted(self):
             self._settings["theme"] = theme
             try:
                 save_settings(self.settings_file, self._settings)

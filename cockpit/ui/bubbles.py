@@ -23,7 +23,7 @@ from textual.widget import Widget
 from cockpit.mdblocks import BlockSplitter
 from cockpit.sanitize import printable
 from cockpit.textout import plan_lines, tool_line, tool_output
-from cockpit.ui.diffs import DiffStyles, choose_layout, render_diff
+from cockpit.ui.diffs import CODE_THEME, DiffStyles, choose_layout, render_diff
 from store import Bubble
 
 REPAINT_RATE = 30
@@ -86,7 +86,9 @@ class UserBubble(BubbleWidget):
 class NoteBubble(BubbleWidget):
     """A notice, an error or a permission decision, on one or a few lines."""
 
-    MARKS: ClassVar[dict[str, str]] = {"notice": "ⓘ ", "error": "✗ ", "permission": "⚑ "}
+    MARKS: ClassVar[dict[str, str]] = {"notice": "⊙ ", "error": "✗ ", "permission": "⚑ "}
+    """Marks drawn in DejaVu Sans Mono, the usual Linux monospace font, like every glyph
+    of the UI (tests/test_glyphs.py)."""
 
     def render(self) -> Text:
         return Text(self.MARKS.get(self.classes_kind(), "") + printable(self.text))
@@ -309,7 +311,7 @@ class ToolCard(BubbleWidget):
             elif item.get("type") == "content":
                 block = item.get("content")
                 if isinstance(block, Mapping) and isinstance(block.get("text"), str):
-                    parts.append(RichMarkdown(printable(block["text"]), code_theme="ansi_dark"))
+                    parts.append(RichMarkdown(printable(block["text"]), code_theme=CODE_THEME))
             elif item.get("type") == "terminal":
                 parts.append(self._terminal(str(item.get("terminalId"))))
         raw = payload.get("rawOutput")
@@ -332,7 +334,7 @@ class ToolCard(BubbleWidget):
         if isinstance(status, Mapping):
             code, signal = status.get("exitCode"), status.get("signal")
             ending = f"exit {code}" if code is not None else f"killed by {signal}"
-            text.append(f"\n[{ending}]", style="bold" if code == 0 else "bold red")
+            text.append(f"\n[{ending}]", style="bold" if code == 0 else "bold bright_red")
         else:
             text.append("\n[running…]", style="dim")
         return text
@@ -348,9 +350,7 @@ def diff_styles(widget: Widget) -> DiffStyles:
     key = app.theme
     cached = _DIFF_STYLES.get(key)
     if cached is None:
-        variables = app.get_css_variables()
-        ansi = bool(getattr(app.current_theme, "ansi", False))
-        cached = DiffStyles.from_variables(variables, syntax_theme="ansi_dark" if ansi else "")
+        cached = DiffStyles.from_variables(app.get_css_variables())
         _DIFF_STYLES[key] = cached
     return cached
 
@@ -530,7 +530,7 @@ class AgentBubble(BubbleWidget):
     def _render_markdown(self, markdown: str, width: int) -> list[Strip]:
         console = self.app.console
         options = console.options.update(width=width, height=None)
-        renderable = RichMarkdown(markdown, code_theme="ansi_dark", hyperlinks=False)
+        renderable = RichMarkdown(markdown, code_theme=CODE_THEME, hyperlinks=False)
         lines = [Strip(line) for line in console.render_lines(renderable, options, pad=False)]
         while lines and _blank(lines[0]):
             lines.pop(0)

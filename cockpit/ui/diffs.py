@@ -28,7 +28,7 @@ from rich.cells import cell_len, chop_cells
 from rich.color import Color as RichColor
 from rich.console import Group, RenderableType
 from rich.style import Style
-from rich.syntax import Syntax
+from rich.syntax import RICH_SYNTAX_THEMES, Syntax
 from rich.text import Span, Text
 
 from cockpit.sanitize import printable
@@ -42,7 +42,22 @@ SPLIT_MIN_WIDTH = 120
 """The width a diff needs (inside its card) to be shown side by side: two columns of about
 55 characters of code. A card is narrower than the terminal: this is a terminal of 158
 columns with the rail shown, 126 with it hidden (README says so)."""
-LIGHT_SYNTAX_THEME = "default"  # Pygments' own style, made for light backgrounds
+CODE_THEME = "cockpit"
+"""How code is highlighted, in diffs and in Markdown: in the 16 ANSI colours, which the
+app draws from its ANSI palette (Cockpit's, chosen to read on its backgrounds and diff
+rows at every colour depth) or, in an ANSI theme, the terminal from its own (no Pygments
+style reads on every diff row). It is Rich's "ansi_dark" with bright magenta for its
+blues and bright red for its red: blue and red are too dark on a dark terminal's black
+in common palettes. Registered with Rich by name, so `Markdown(code_theme=...)` takes it
+too."""
+_TOO_DARK = {"blue": "bright_magenta", "bright_blue": "bright_magenta", "red": "bright_red"}
+RICH_SYNTAX_THEMES[CODE_THEME] = {
+    token: style + Style(color=_TOO_DARK[style.color.name])
+    if style.color is not None and style.color.name in _TOO_DARK
+    else style
+    for token, style in RICH_SYNTAX_THEMES["ansi_dark"].items()
+}
+
 # Lines longer than this are not compared word by word: the cost grows with the product of
 # the lengths, and a changed minified line is better shown whole.
 EMPHASIS_MAX_CHARS = 400
@@ -316,23 +331,24 @@ def fold_line(hidden: Sequence[DiffLine]) -> DiffLine:
 @dataclass(frozen=True)
 class DiffStyles:
     """The theme's diff colours, as a theme writes them ("#1E3A2E" or "ansi_green"). The
-    defaults are those of `cockpit-dark`. `syntax_theme` is a Pygments style name: its
-    token colours must read on the app's background ("ansi_dark" for an ANSI theme)."""
+    defaults are those of `cockpit-dark`. `syntax_theme` is `CODE_THEME` (code in the
+    ANSI colours), another of Rich's code themes or a Pygments style name: its token
+    colours must read on the app's background and on the tinted rows."""
 
-    added_background: str = "#1E3A2E"
-    removed_background: str = "#40252C"
+    added_background: str = "#202A25"
+    removed_background: str = "#2B2225"
     added_foreground: str = "#A3DB96"
     removed_foreground: str = "#F4A1A8"
-    gutter: str = "#7A8499"
-    syntax_theme: str = "monokai"
+    gutter: str = "#A4AAB4"
+    syntax_theme: str = CODE_THEME
 
     @classmethod
     def from_variables(
         cls, variables: Mapping[str, str], *, gutter: str = "", syntax_theme: str = ""
     ) -> DiffStyles:
         """Styles from an app's CSS variables (`App.get_css_variables()`): the four
-        `diff-*` colours, `foreground-muted` for the gutter and a syntax theme that suits
-        `background` unless given. What is missing keeps its default."""
+        `diff-*` colours, `foreground-muted` for the gutter and `CODE_THEME` unless
+        given. What is missing keeps its default."""
         defaults = cls()
         background = variables.get("background", "")
         return cls(
@@ -345,7 +361,7 @@ class DiffStyles:
                 "diff-removed-foreground", defaults.removed_foreground
             ),
             gutter=gutter or _muted(variables.get("foreground-muted", ""), background),
-            syntax_theme=syntax_theme or _syntax_theme_for(background),
+            syntax_theme=syntax_theme or CODE_THEME,
         )
 
 
@@ -365,20 +381,6 @@ def _muted(value: str, background: str) -> str:
         return (Color.parse(background) + colour).hex
     except ColorParseError:
         return colour.with_alpha(1).hex
-
-
-def _syntax_theme_for(background: str) -> str:
-    """A Pygments style legible on `background`: the terminal's own colours for an ANSI
-    theme, dark or light by the background's brightness otherwise."""
-    from textual.color import Color, ColorParseError
-
-    if background.startswith("ansi"):
-        return "ansi_dark"
-    try:
-        light = Color.parse(background).brightness > 0.5
-    except ColorParseError:
-        return DiffStyles.syntax_theme
-    return LIGHT_SYNTAX_THEME if light else DiffStyles.syntax_theme
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,12 @@ theme must define them all; a user theme may leave some out and gets them from t
 theme of its kind, so a half-finished theme still looks right. A broken file is reported
 (file, line, field) and skipped, never fatal.
 
+It also holds the colour data the app sets beside its themes (how Rich content's ANSI
+colours are drawn, Markdown's styles) and the rule for the theme to start in, which
+depends on how many colours the terminal has.
+
 This module only loads data: it imports nothing of Textual beyond `Theme` and `Color`
-(and `ColorParseError`, beside it).
+(and `ColorParseError`, beside it), nothing of Rich beyond its theme classes.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rich.terminal_theme import TerminalTheme
+from rich.theme import Theme as RichTheme
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -34,6 +40,8 @@ APP_VARIABLES: tuple[str, ...] = (
     "bubble-thought-foreground",
     "bubble-notice-foreground",
     "bubble-error-foreground",
+    "bubble-focus-background",
+    "bubble-focus-border",
     "tool-foreground",
     "status-starting",
     "status-working",
@@ -87,6 +95,77 @@ _TEXT_STYLE_WORDS = frozenset(
 )
 _ALPHA = re.compile(r"\d+(\.\d+)?%")
 _STYLE_NAME = re.compile(r"(^|-)style(-|$)")  # block-cursor-text-style, link-style-hover
+
+
+# How the 16 ANSI colours that Rich content names (Markdown's links, quotes and code,
+# highlighted code, a failed command's exit code) are drawn in a theme that is not ANSI
+# (`App.ansi_theme_dark` and `App.ansi_theme_light`): Textual's defaults (Monokai's and
+# Alabaster's) put a red and a blue on Cockpit's backgrounds that do not read. These do,
+# on every bundled background, and stay legible when reduced to 256 or 16 colours (the
+# greys stay greys). Black is the background of inline code.
+ANSI_ON_DARK = TerminalTheme(
+    (26, 29, 35),
+    (216, 222, 233),
+    [
+        (30, 33, 39),
+        (240, 120, 128),
+        (152, 208, 138),
+        (232, 176, 75),
+        (138, 184, 245),
+        (208, 168, 240),
+        (144, 212, 222),
+        (200, 203, 208),
+    ],
+    [
+        (164, 168, 176),
+        (245, 154, 160),
+        (176, 224, 160),
+        (240, 200, 104),
+        (168, 200, 248),
+        (224, 192, 248),
+        (168, 224, 232),
+        (230, 232, 235),
+    ],
+)
+ANSI_ON_LIGHT = TerminalTheme(
+    (251, 250, 247),
+    (31, 35, 40),
+    [
+        (236, 236, 234),
+        (168, 36, 36),
+        (30, 110, 50),
+        (92, 74, 26),
+        (31, 80, 160),
+        (128, 50, 150),
+        (14, 100, 112),
+        (80, 84, 90),
+    ],
+    [
+        (90, 94, 100),
+        (150, 30, 30),
+        (25, 95, 45),
+        (84, 66, 20),
+        (25, 70, 145),
+        (110, 40, 130),
+        (10, 88, 100),
+        (36, 41, 47),
+    ],
+)
+
+
+# Rich's default styles for Markdown draw quotes and headings in magenta, links and their
+# targets in blue: too dark on a dark terminal's black in common palettes. The bright colours
+# read there, and Cockpit's ANSI palettes make them legible in its other themes too.
+CONTENT_STYLES = RichTheme(
+    {
+        "markdown.block_quote": "bright_magenta",
+        "markdown.h2": "bright_magenta underline",
+        "markdown.h3": "bright_magenta bold",
+        "markdown.h4": "bright_magenta italic",
+        "markdown.link": "bright_cyan",
+        "markdown.link_url": "bright_cyan underline",
+    }
+)
 
 
 class ThemeError(ValueError):
@@ -280,6 +359,24 @@ def _theme_files(folder: Path) -> list[Path]:
         return sorted(path for path in folder.glob("*.toml") if path.is_file())
     except OSError:
         return []
+
+
+FEW_COLOURS = frozenset({"standard", "windows", None})
+"""Rich's colour systems (`Console.color_system`) of a terminal with 16 colours or fewer
+(TERM=xterm, linux, vt100..., a legacy Windows console, or none detected)."""
+
+
+def startup_theme(saved: object, color_system: str | None, available: Iterable[str]) -> str:
+    """The theme Cockpit starts in: the one the user chose (saved in the settings) while it
+    exists; otherwise cockpit-ansi on a terminal of 16 colours or fewer, where any other
+    theme is reduced to the nearest of 16 colours the terminal may not even show as
+    expected, and cockpit-dark elsewhere. `color_system` is what Rich detected."""
+    names = set(available)
+    if isinstance(saved, str) and saved in names:
+        return saved
+    if color_system in FEW_COLOURS and ANSI_THEME in names:
+        return ANSI_THEME
+    return DEFAULT_THEME
 
 
 def load_themes(bundled_dir: Path, user_dir: Path | None) -> tuple[list[Theme], list[str]]:
