@@ -209,6 +209,10 @@ async def test_ctrl_q_asks_while_a_turn_runs_and_quits_at_once_when_nothing_does
         await pilot.press("n")
         await wait_until(lambda: not isinstance(app.screen, ConfirmScreen))
         assert app.is_running and app.engine.pending_permissions(session)
+        await pilot.press("ctrl+q", "enter")  # Enter on the question keeps Cockpit open
+        await wait_until(lambda: not isinstance(app.screen, ConfirmScreen))
+        await pilot.pause()
+        assert app.is_running and app.engine.pending_permissions(session)
         await pilot.press("escape")  # leave the question for the prompt
         await wait_until(lambda: isinstance(app.focused, Composer))
         await pilot.press("escape")  # and cancel the turn

@@ -254,6 +254,9 @@ class ConfirmScreen(Dialog[bool]):
                 yield Button(Content(f"{self.yes} (y)"), variant="error", id="yes")
                 yield Button(Content(f"{self.no} (n)"), id="no")
 
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()  # Enter keeps things as they are
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
 
