@@ -201,14 +201,14 @@ async def settle(app: CockpitApp, pilot: Any) -> None:
         while len(app.screen_stack) > 1:  # close every dialog as a user does
             await pilot.press("escape")
     engine = app.engine
-    async with asyncio.timeout(60):
-        while True:
-            busy = [s for s in app.records if engine.status(s) in BUSY]
-            if not busy:
-                break
-            for session in busy:
-                await engine.cancel(session)
-            await asyncio.sleep(0.2)
+    deadline = time.monotonic() + 90
+    while busy := [s for s in app.records if engine.status(s) in BUSY]:
+        if time.monotonic() > deadline:
+            states = ", ".join(f"{s}: {engine.status(s)}" for s in busy)
+            raise AssertionError(f"turns that never end: {states}")
+        for session in busy:
+            await engine.cancel(session)
+        await asyncio.sleep(0.2)
     for _ in range(5):
         await pilot.pause(0.05)
 
@@ -234,7 +234,8 @@ async def compare(app: CockpitApp, recorder: Recorder, before: dict[str, int]) -
             kept = stored[first] if first < len(stored) else None
             problems.append(
                 f"session {session}: the live frames do not rebuild its rows: bubble {first} "
-                f"is {seen!r}, its row {kept!r}"
+                f"is {short(seen)}, its row {short(kept)}; rows {outline(streamed)}, "
+                f"bubbles {outline(list(recorder.view(session)))}"
             )
         if session == view.session:
             by_key = {r.key: (r.kind, r.text) for r in rows}
@@ -242,6 +243,16 @@ async def compare(app: CockpitApp, recorder: Recorder, before: dict[str, int]) -
                 if by_key.get(bubble.key) != (bubble.kind, bubble.text):
                     problems.append(f"session {session}: bubble {bubble.key} differs from its row")
     return problems
+
+
+def short(item: tuple[str, str, str] | None) -> str:
+    """A bubble or row as its key, kind and length."""
+    return "none" if item is None else f"{item[0]} {item[1]} ({len(item[2])} characters)"
+
+
+def outline(items: list[Any]) -> str:
+    """Rows or bubbles as seq:key:length, for a failure message."""
+    return ", ".join(f"{i.seq}:{i.key}:{len(i.text)}" for i in items)
 
 
 def check_integrity(path: Path, seed: int, monkey: Monkey) -> None:

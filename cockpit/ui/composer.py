@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
+from cockpit.ui.listing import Listing
 from cockpit.viewmodel import CompletionToken, PromptHistory, completion_token, offset_of
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
@@ -39,7 +40,7 @@ class Candidate:
 Completer = Callable[[CompletionToken], Awaitable[list[Candidate]]]
 
 
-class CompletionMenu(OptionList):
+class CompletionMenu(Listing):
     """The candidates for the token being typed, above the composer: all of them, in a
     list MENU_ROWS high that scrolls with the highlight."""
 

@@ -12,10 +12,10 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.message import Message
-from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cockpit.sanitize import printable
+from cockpit.ui.listing import Listing
 from cockpit.viewmodel import GLYPHS, RailState, age, clip_cells, short_folder
 
 
@@ -57,7 +57,7 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
     return text
 
 
-class SessionRail(OptionList):
+class SessionRail(Listing):
     """The list of sessions; highlighting one shows it, `p` shows its plan."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("p", "plan", "Plan")]

@@ -25,6 +25,7 @@ from cockpit.registry import AgentSpec
 from cockpit.sanitize import printable
 from cockpit.ui.dialog import Dialog, closed_already
 from cockpit.ui.diffs import diff_stats
+from cockpit.ui.listing import Listing
 from cockpit.ui.permission import command_of
 from cockpit.viewmodel import OptionChoice, age, clean_line
 
@@ -128,7 +129,7 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="new-session"):
             yield Label("New session", classes="dialog-title")
-            yield OptionList(
+            yield Listing(
                 *(Option(self._line(spec), id=spec.name) for spec in self.agents),
                 id="agents",
                 compact=True,
@@ -302,7 +303,7 @@ class InboxScreen(Dialog[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="inbox"):
             yield Label("Waiting for you", classes="dialog-title")
-            yield OptionList(id="inbox-items")
+            yield Listing(id="inbox-items")
             yield Static("", id="inbox-detail")
             yield Label("1-9 answer · Enter opens the session · Esc closes", classes="hint")
 
@@ -471,7 +472,7 @@ class OptionsScreen(Dialog[OptionChoice | None]):
                         Text("This agent offers no modes or options.", style="dim"), disabled=True
                     )
                 )
-            yield OptionList(*options, id="choices")
+            yield Listing(*options, id="choices")
             yield Label("Enter sets · Esc closes", classes="hint")
 
     def on_mount(self) -> None:
