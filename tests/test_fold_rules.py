@@ -41,6 +41,18 @@ def test_whitespace_only_resend_adds_nothing() -> None:
     assert new_text(held, "Here is the plan: 1. read the file\n2.   edit it\n") == ""
 
 
+def test_a_short_resend_with_less_whitespace_adds_nothing() -> None:
+    # Shorter than the row and than an overlap, yet not a delta: only its spacing differs.
+    assert new_text("a  b", "a b") == ""
+    assert not is_plain_delta("a b", 4, solid_len("a  b"), solid_len("a b"))
+
+
+def test_a_snapshot_that_adds_only_whitespace_adds_it() -> None:
+    # A snapshot before a whitespace re-send: the blank line is new, and the next delta
+    # must land after it.
+    assert new_text("Done.", "Done.\n\n") == "\n\n"
+
+
 def test_whitespace_difference_inside_a_word_is_not_a_resend() -> None:
     assert new_text("abcdef", "abc def") == "abc def"
 
@@ -63,6 +75,11 @@ def test_overlap_of_fifteen_characters_is_a_coincidence() -> None:
     held = "prefix text, then 0123456789abcde"
     incoming = "0123456789abcde and more"
     assert new_text(held, incoming) == incoming
+
+
+def test_resend_of_exactly_the_last_sixteen_characters_adds_nothing() -> None:
+    held = "prefix text, then 0123456789abcdef"
+    assert new_text(held, held[-MIN_OVERLAP:]) == ""
 
 
 def test_longest_overlap_wins() -> None:
@@ -111,6 +128,13 @@ def test_floor_is_twenty_four_characters() -> None:
     assert not is_recap(short, short)
 
 
+def test_floor_is_on_the_whitespace_normalised_text() -> None:
+    # "ok" padded to 27 characters is still "ok": twice is two messages.
+    assert not is_recap("ok" + " " * 25, "ok" + "\n" * 25)
+    padded = "abcdefghij klmnopq rstu" + "\n" * 10  # 23 characters once normalised
+    assert not is_recap(padded, "abcdefghij klmnopq rstu vwx")
+
+
 def test_floor_applies_to_the_shorter_text() -> None:
     part = "abcdefghij klmnopq rstu"  # 23 characters, contained in the longer one
     assert len(part) == 23
@@ -157,6 +181,14 @@ def test_recap_target_is_same_kind_same_turn_newest_first() -> None:
     assert recap_target(recent, "thought", 2, LONG) == "thought:2:@8"
     assert recap_target(recent, "agent", 3, LONG) is None
     assert recap_target(recent, "agent", 2, "ok") is None
+
+
+def test_recap_target_prefers_the_newest_of_two_matching_rows() -> None:
+    recent = [
+        RecentRow("agent:2:m2", "agent", 2, LONG + " And lint."),
+        RecentRow("agent:2:m1", "agent", 2, LONG),
+    ]
+    assert recap_target(recent, "agent", 2, LONG + " And lint. And docs.") == "agent:2:m2"
 
 
 # Keys and adjacency ----------------------------------------------------------------------
@@ -222,6 +254,12 @@ def test_tool_lists_replace_and_other_fields_merge() -> None:
     assert merged["_meta"] == {"a": 1, "b": 2}
 
 
+def test_later_meta_values_win_key_by_key() -> None:
+    start = {"toolCallId": "t", "_meta": {"a": 1, "b": 1}}
+    merged = merge_tool(merge_tool(None, start), {"toolCallId": "t", "_meta": {"b": 2, "c": 3}})
+    assert merged["_meta"] == {"a": 1, "b": 2, "c": 3}
+
+
 def test_repeated_start_merges() -> None:
     start = {"toolCallId": "t", "title": "Run", "status": "pending"}
     assert merge_tool(merge_tool(None, start), start) == start
@@ -237,6 +275,7 @@ def test_plan_replaces_the_whole_list() -> None:
 
 def test_replay_is_dropped_when_the_transcript_is_stored() -> None:
     assert not ReplayWindow.decide(stored_rows=12).keep
+    assert not ReplayWindow.decide(stored_rows=1).keep  # a lone prompt is a transcript too
     assert ReplayWindow.decide(stored_rows=0).keep
 
 
