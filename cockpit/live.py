@@ -628,6 +628,10 @@ class LiveSession:
                     f"the agent could not load its session ({describe(error)})"
                 )
                 return
+            except BaseException:  # it timed out, or died: what it sends next is live again
+                with contextlib.suppress(Exception):
+                    await self._store.end_replay(self.id)
+                raise
             await self._settle()
             await self._store.end_replay(self.id)
             turns = self._store.turn_of(self.id) or 0

@@ -332,8 +332,16 @@ class PromptHistory:
     """Up/Down through earlier prompts, keeping what was being typed as the newest entry."""
 
     def __init__(self, entries: Iterable[str] = ()) -> None:
-        self.entries: list[str] = [entry for entry in entries if entry.strip()]
+        self.entries: list[str] = []
         self._index: int | None = None
+        self._draft = ""
+        self.reset(entries)
+
+    def reset(self, entries: Iterable[str]) -> None:
+        """Another session's prompts: browsing starts again from the newest (an index into
+        the history shown before pointed past the end of a shorter one)."""
+        self.entries = [entry for entry in entries if entry.strip()]
+        self._index = None
         self._draft = ""
 
     def add(self, prompt: str) -> None:

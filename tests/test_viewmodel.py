@@ -732,3 +732,17 @@ def test_safe_file_name_is_letters_digits_and_single_dashes(title: str) -> None:
 
 def test_safe_file_name_fits_in_a_file_name() -> None:
     assert len((safe_file_name("word " * 100) + ".md").encode()) <= 255
+
+
+def test_history_of_another_session_starts_browsing_afresh() -> None:
+    """Up through a long history, then a switch to a session with a short one: the next
+    Up used to index past its end (the key monkey's IndexError)."""
+    history = PromptHistory([f"prompt {n}" for n in range(5)])
+    for _ in range(2):
+        history.older("typed")
+    history.reset(["only one", "  "])
+    assert history.entries == ["only one"]
+    assert history.newer() is None  # not browsing any more
+    assert history.older("draft") == "only one"
+    assert history.older("draft") is None
+    assert history.newer() == "draft"

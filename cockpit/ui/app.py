@@ -498,7 +498,7 @@ class CockpitApp(App[None]):
         view = self.query_one(TranscriptView)
         await view.show_session(session)
         composer = self.query_one(Composer)
-        composer.prompts.entries = [b.text for b in view.model if b.kind == "user"]
+        composer.prompts.reset(b.text for b in view.model if b.kind == "user")
         self._refresh_rail()
         self._refresh_status()
         await self._show_permissions()
