@@ -135,6 +135,10 @@ class _Barrier:
     done: asyncio.Future[None]
 
 
+STOP_CONSUMING = object()
+"""The inbox item that ends a consumer once everything queued before it is applied."""
+
+
 @dataclass
 class _Durable:
     """A row Cockpit writes itself whose writer must know it is committed: the consumer
@@ -377,11 +381,21 @@ class LiveSession:
         )
 
     async def _consume(self) -> None:
-        """Apply the inbox to the store, in order, and emit frames in batches."""
-        while True:
-            items = [await self._inbox.get()]
-            while not self._inbox.empty() and len(items) < 512:
-                items.append(self._inbox.get_nowait())
+        """Apply the inbox to the store, in order, and emit frames in batches, until it
+        meets a stop marker: everything before the marker is applied and shown, nothing
+        after it is taken (a later consumer does)."""
+        stopping = False
+        while not stopping:
+            items: list[Any] = []
+            item = await self._inbox.get()
+            while True:
+                if item is STOP_CONSUMING:
+                    stopping = True
+                    break
+                items.append(item)
+                if self._inbox.empty() or len(items) >= 512:
+                    break
+                item = self._inbox.get_nowait()
             frames: list[Frame] = []
             changed = False
             failed: Exception | None = None
@@ -452,6 +466,18 @@ class LiveSession:
             raise UnknownSession(self.id)
         if self._consumer is None or self._consumer.done():
             self._consumer = asyncio.create_task(self._consume(), name=f"consume-{self.id}")
+            self._consumer.add_done_callback(self._consumer_ended)
+
+    def _consumer_ended(self, consumer: asyncio.Task[None]) -> None:
+        """A consumer that stopped at its marker leaves what came after it (a last row of
+        Cockpit's own, a barrier someone waits on) to the next one, started at once."""
+        if (
+            consumer is self._consumer
+            and not consumer.cancelled()
+            and not self._inbox.empty()
+            and not self._discarded
+        ):
+            self._ensure_consumer()
 
     async def _settle(self) -> None:
         """Wait until everything queued so far is in the store."""
@@ -734,16 +760,19 @@ class LiveSession:
                 await self._store.update_session(self.id, status=Status.CLOSED)
             self._set_status(Status.CLOSED)
         consumer = self._consumer
-        if consumer is not None:
-            # Everything the agent sent before it stopped is stored before the session is
-            # let go (a loaded machine takes its time; only a hung store is given up on).
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._settle(), DRAIN_TIMEOUT)
-            consumer.cancel()
-            with contextlib.suppress(BaseException):
-                await consumer
-            if self._consumer is consumer:  # not one started meanwhile for a last row
-                self._consumer = None
+        if consumer is not None and not consumer.done():
+            # Everything the agent sent before it stopped is stored and shown before the
+            # session is let go: the consumer ends at a marker after it (a loaded machine
+            # takes its time; only a hung store is given up on, and then cut short).
+            self._inbox.put_nowait(STOP_CONSUMING)
+            try:
+                await asyncio.wait_for(asyncio.shield(consumer), DRAIN_TIMEOUT)
+            except Exception:
+                consumer.cancel()
+                with contextlib.suppress(BaseException):
+                    await consumer
+        if self._consumer is consumer:  # not one started meanwhile for a last row
+            self._consumer = None
         with contextlib.suppress(Exception):
             await self._store.release(self.id)  # another Cockpit may continue it now
 

@@ -55,7 +55,7 @@ class Recorder:
     def view(self, session: str) -> ViewTranscript:
         return self.views.setdefault(session, ViewTranscript())
 
-    async def wait_for(self, condition: Callable[[], bool], timeout: float = 10) -> None:
+    async def wait_for(self, condition: Callable[[], bool], timeout: float = 30) -> None:
         async with asyncio.timeout(timeout):
             while not condition():
                 await asyncio.sleep(0.01)

@@ -130,8 +130,11 @@ async def test_a_turn_that_ends_after_the_user_left_is_unread_in_rail_inbox_and_
         await wait_until(lambda: any(k == "agent" for k, _ in shown(app)))
         await pilot.press("ctrl+down")  # away, while the reply streams
         await wait_until(lambda: app.current == other.id)
+        app.app_focus = False  # and to another window
         await wait_until(lambda: app.engine.status(first) == Status.READY, 60)
         await pilot.pause()
+        assert any("finished a turn" in s for s in app.sent_sequences)  # a notification
+        app.app_focus = True
         assert app._entry(app.records[first]).state == "unread"
         assert app.query_one("#rail").border_title == "Sessions ◆1"
         assert any("Cockpit (1 unread)" in s for s in app.sent_sequences)
