@@ -13,6 +13,12 @@ Measured in one run, each figure beside its baseline:
 - paced: the same, UI only, at a model's pace (87 chunks a second) for a 10 KB reply,
   against the bare `MarkdownStream` written at the same pace: what a reply costs while
   it lasts, as a share of a core;
+- long: the UI alone taking a 50 KB and an 800 KB reply the same way as `worst`, in
+  three rounds (50, 800, 50 KB): CPU per KB at each size and their ratio (the cost of a
+  frame must not grow with the reply), beside the plain view fold
+  (`ViewTranscript.apply`) over the same frames;
+- block: the same for a reply that is one open code block, 25 and 200 KB (the longest
+  open block, rendered again at each repaint);
 - eight: eight real demo agents stream the 50 KB reply at once (one on screen) while
   keys are typed into the composer, three times: keypress-to-screen latency (from
   posting the key to the first frame written with the composer repainted after the key
@@ -39,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import math
 import os
@@ -49,13 +56,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cockpit.engine import Engine
 from cockpit.events import FramesEvent
 from cockpit.registry import load_registry
-from store import Bubble, Frame, chunk_from_update, note
+from store import Bubble, Frame, ViewTranscript, chunk_from_update, note
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply, markdown_reply, text_update
 
 SIZE = (120, 40)
@@ -110,6 +118,23 @@ async def cockpit_stream(text: str, folder: Path, pace: float | None = None) -> 
     """CPU seconds for Cockpit's transcript to take `text` as one engine event per chunk
     (as fast as it takes them, or `pace` events a second), the store work done
     beforehand: the UI alone."""
+    return (await ui_stream(text, folder, pace))[0]
+
+
+def plain_fold_cpu(frames: list[Frame]) -> float:
+    """CPU seconds for the pure view fold alone (`ViewTranscript.apply`) to take `frames`:
+    the floor under any view of them."""
+    view = ViewTranscript()
+    started = time.process_time()
+    for frame in frames:
+        view.apply(frame)
+    return time.process_time() - started
+
+
+async def ui_stream(text: str, folder: Path, pace: float | None = None) -> tuple[float, float]:
+    """(UI CPU seconds, plain fold CPU seconds) for `text` streamed as one engine event per
+    4-character chunk into Cockpit's transcript (see `cockpit_stream`), and the same
+    frames taken by the plain fold, in this process just before."""
     from cockpit.ui.app import EngineMessage
     from cockpit.ui.bubbles import AgentBubble
     from cockpit.ui.transcript import TranscriptView
@@ -124,7 +149,12 @@ async def cockpit_stream(text: str, folder: Path, pace: float | None = None) -> 
         )
         frames += await engine.store.apply(chunk)
     await engine.store.end_turn(record.id)
+    folded = min(plain_fold_cpu(frames) for _ in range(3))
+    # The frames stand for what would arrive over the pipe: the collector need not walk
+    # them over and over while they wait (the app's own objects are frozen at its start).
     app = _app(engine, folder)
+    gc.collect()
+    gc.freeze()
     try:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
@@ -139,7 +169,7 @@ async def cockpit_stream(text: str, folder: Path, pace: float | None = None) -> 
             for number, frame in enumerate(frames):
                 app.post_message(EngineMessage(FramesEvent(record.id, (frame,))))
                 await paced(number + 1, wall, pace)
-            while not any(b.kind == "agent" and len(b.text) == len(text) for b in view.model):  # noqa: ASYNC110
+            while not any(b.kind == "agent" and b.length == len(text) for b in view.model):  # noqa: ASYNC110
                 await asyncio.sleep(0.001)
             await view.finish_live()
             await pilot.pause()
@@ -150,8 +180,9 @@ async def cockpit_stream(text: str, folder: Path, pace: float | None = None) -> 
             first_line, shown = screen_lines(app, replies[0])
             if shown != fresh_lines(replies[0], text)[first_line : first_line + len(shown)]:
                 raise AssertionError("the lines on screen differ from a fresh rendering")
-            return elapsed
+            return elapsed, folded
     finally:
+        gc.unfreeze()
         await engine.close()
 
 
@@ -541,7 +572,14 @@ PACE = 87.0
 PACED_SIZE = 10_000
 """The reply streamed at PACE (2,500 chunks, about 29 seconds)."""
 
-PARTS = ("stream", "worst", "paced", "eight", "background", "paging", "cold")
+LONG_SIZES = (50_000, 800_000)
+"""The replies of the long-reply measurement: the bound is on CPU per KB at the second
+against the first."""
+
+BLOCK_SIZES = (25_000, 200_000)
+"""The one-code-block replies: the same bound, for the longest open block."""
+
+PARTS = ("stream", "worst", "paced", "long", "block", "eight", "background", "paging", "cold")
 
 
 def measure(parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
@@ -564,6 +602,10 @@ def measure(parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
             result["worst_case_ratio_vs_bare"] = round(min(worst) / min(bare_50kb), 3)
         if "paced" in parts:
             result.update(measure_paced(folder))
+        if "long" in parts:
+            result.update(measure_long(folder))
+        if "block" in parts:
+            result.update(measure_block(folder))
         if "eight" in parts:
             result.update(measure_eight(folder))
         if "background" in parts:
@@ -630,6 +672,66 @@ def measure_paced(folder: Path) -> dict[str, Any]:
         f"paced_{kb}kb_bare_share_of_a_core": round(bare / seconds, 3),
         f"paced_{kb}kb_ratio_cockpit_vs_bare": round(ours / bare, 3),
     }
+
+
+def measure_long(folder: Path, rounds: int = 3) -> dict[str, Any]:
+    """The UI alone taking a 50 KB and an 800 KB benchmark reply, one engine event per
+    4-character chunk: CPU per KB at both sizes and their ratio, beside the plain fold's
+    CPU per KB on the same frames. A view whose cost per frame grew with the text it holds
+    would show here as a ratio well above 1."""
+    return paired_per_kb("long", benchmark_reply, LONG_SIZES, folder, rounds)
+
+
+def code_block_reply(size: int) -> str:
+    """A reply of `size` characters that is one fenced code block, still open at the end
+    of the stream: the longest open block there can be, rendered again at each repaint."""
+    line = "    total = compute(first, second) + other_value  # a line of code\n"
+    return ("```python\n" + line * (size // len(line) + 1))[:size]
+
+
+def measure_block(folder: Path, rounds: int = 2) -> dict[str, Any]:
+    """The same for one open code block of 25 KB and of 200 KB: the repaints' rendering of
+    an open block grows with it, and must not make the reply cost the square of its
+    length."""
+    return paired_per_kb("block", code_block_reply, BLOCK_SIZES, folder, rounds)
+
+
+def paired_per_kb(
+    name: str, reply: Callable[[int], str], sizes: tuple[int, int], folder: Path, rounds: int
+) -> dict[str, Any]:
+    """CPU per KB of the UI taking `reply(size)` at two sizes, and the plain fold's. Each
+    round runs the small reply, the large one, and the small one again, and its ratio is
+    the large reply's CPU per KB against its two neighbours', so that a machine whose load
+    drifts weighs on both sides alike; the figure is the median of the rounds' ratios (the
+    ratio of the best runs is printed too: with twice as many small runs, it leans high)."""
+    small, large = sizes
+    ui: dict[int, list[float]] = {size: [] for size in sizes}
+    fold: dict[int, list[float]] = {size: [] for size in sizes}
+    paired: list[float] = []
+    for run in range(rounds):
+        for step, size in enumerate((small, large, small)):
+            place = folder / f"{name}-{size}-{run}-{step}"
+            place.mkdir()
+            cpu, folded = asyncio.run(ui_stream(reply(size), place))
+            ui[size].append(cpu / size)
+            fold[size].append(folded / size)
+        paired.append(ui[large][-1] / statistics.mean(ui[small][-2:]))
+    result: dict[str, Any] = {}
+    for size in sizes:
+        kb = round(size / 1000)
+        result[f"{name}_{kb}kb_ui_cpu_s"] = round(min(ui[size]) * size, 2)
+        result[f"{name}_{kb}kb_ui_cpu_ms_per_kb"] = round(min(ui[size]) * 1e6, 2)
+        result[f"{name}_{kb}kb_plain_fold_cpu_ms_per_kb"] = round(min(fold[size]) * 1e6, 3)
+    versus = f"{round(large / 1000)}kb_vs_{round(small / 1000)}kb"
+    result[f"{name}_ui_per_kb_ratio_{versus}"] = round(statistics.median(paired), 3)
+    result[f"{name}_ui_per_kb_ratio_{versus}_each_round"] = [round(x, 3) for x in paired]
+    result[f"{name}_ui_per_kb_ratio_{versus}_of_the_bests"] = round(
+        min(ui[large]) / min(ui[small]), 3
+    )
+    result[f"{name}_plain_fold_per_kb_ratio_{versus}"] = round(
+        min(fold[large]) / min(fold[small]), 3
+    )
+    return result
 
 
 def measure_eight(folder: Path, runs: int = 3) -> dict[str, Any]:
@@ -704,6 +806,8 @@ def measure_background(folder: Path, runs: int = 2) -> dict[str, Any]:
 TARGETS = {
     "stream_50kb_ratio_cockpit_vs_bare": 0.25,
     "worst_case_ratio_vs_bare": 2.0,
+    "long_ui_per_kb_ratio_800kb_vs_50kb": 1.2,
+    "block_ui_per_kb_ratio_200kb_vs_25kb": 1.2,
     "eight_sessions_keypress_p95_ms": 50.0,
     "eight_sessions_ratio_cockpit_vs_bare": 0.25,
     "paging_10k_max_mounted": 200,

@@ -138,15 +138,17 @@ class StreamPrinter:
             self.write(header)
 
     def frame(self, frame: Frame) -> None:
-        before = self.view.get(frame.key)
-        held = before.text if before is not None else ""
-        bubble = self.view.apply(frame)
-        if bubble is None or frame.kind == "user":
+        """Print what one frame adds. Streamed text is printed as the fold reports it
+        appended, never by reading the whole text back (that made a long reply cost the
+        square of its length); a read that does not extend what was printed starts over
+        on a new line."""
+        change = self.view.fold(frame)
+        if change is None or frame.kind == "user":
             return
+        bubble, appended = change
         if frame.kind in ("agent", "thought"):
             self._block(frame.key, "(thinking) " if frame.kind == "thought" else "")
-            added = bubble.text[len(held) :] if bubble.text.startswith(held) else "\n" + bubble.text
-            self.write(added)
+            self.write(appended if appended is not None else "\n" + bubble.text)
         elif frame.kind == "tool":
             line = tool_line(bubble.payload)
             if self._tool_lines.get(frame.key) != line:

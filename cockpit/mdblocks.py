@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from store.pieces import Pieces
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -18,33 +20,46 @@ class BlockSplitter:
     """Feeds on text; hands out sealed blocks; keeps the open tail.
 
     Invariant: `"".join(all sealed blocks) + tail` is exactly the text fed so far.
+
+    Only the text fed is scanned, and the open block is kept as pieces (`store.pieces`),
+    so feeding a block in thousands of pieces costs its length, however long it gets
+    (a huge code block, a paragraph without a break): each line is joined once, when it
+    ends, and each block once, when it seals.
     """
 
     def __init__(self) -> None:
-        self.tail = ""
-        self._scanned = 0
-        """How much of `tail` has been read line by line."""
+        self._open = Pieces()
+        """The complete lines of the open block."""
+        self._line = Pieces()
+        """The line being written (no newline yet)."""
         self._fence: str | None = None
         """The fence marker of the code block we are inside, if any."""
         self._blank = False
         """True after a blank line: a new unindented line would start a new block."""
 
+    @property
+    def tail(self) -> str:
+        """The open block: the text fed since the last sealed block."""
+        return self._open.text + self._line.text
+
     def feed(self, text: str) -> list[str]:
         """Add text; return the blocks it sealed, in order."""
-        self.tail += text
         sealed: list[str] = []
-        while True:
-            end = self.tail.find("\n", self._scanned)
-            if end == -1:
-                return sealed
-            line = self.tail[self._scanned : end]
-            start = self._scanned
-            self._scanned = end + 1
-            block = self._line(line, start)
-            if block is not None:
-                sealed.append(block)
+        start = 0
+        while (end := text.find("\n", start)) != -1:
+            self._line.append(text[start : end + 1])
+            line, self._line = self._line.text, Pieces()
+            start = end + 1
+            if self._starts_block(line[:-1]):
+                sealed.append(self._open.text)
+                self._open = Pieces()
+            self._open.append(line)
+        self._line.append(text[start:] if start else text)
+        return sealed
 
-    def _line(self, line: str, start: int) -> str | None:
+    def _starts_block(self, line: str) -> bool:
+        """Read one complete line (without its newline): True when it starts a new block,
+        which seals the open one."""
         fence = _FENCE.match(line)
         if self._fence is not None:
             if (
@@ -53,18 +68,15 @@ class BlockSplitter:
                 and len(fence.group(1)) >= len(self._fence)
             ):
                 self._fence = None
-            return None
+            return False
         if not line.strip():
             self._blank = True
-            return None
-        sealed = None
-        if self._blank and not line[0].isspace():
-            sealed, self.tail = self.tail[:start], self.tail[start:]
-            self._scanned -= start
+            return False
+        starts = self._blank and not line[0].isspace()
         self._blank = False
         if fence:
             self._fence = fence.group(1)
-        return sealed
+        return starts
 
 
 def split_blocks(text: str) -> tuple[list[str], str]:

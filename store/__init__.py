@@ -9,10 +9,11 @@ from store.locks import SessionBusy
 from store.model import Frame, Page, Row, SessionRecord
 from store.schema import SchemaError
 from store.store import Store, UnknownSession, WriteConflict
-from store.view import Bubble, ViewTranscript
+from store.view import Bubble, Change, ViewTranscript
 
 __all__ = [
     "Bubble",
+    "Change",
     "Chunk",
     "Frame",
     "Page",

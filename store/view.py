@@ -9,19 +9,22 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from store.model import Frame, Row
+from store.pieces import Pieces
 
 
 class Bubble:
     """What a view shows for one row. One key = one row = one bubble.
 
-    Streamed text is kept as parts and joined only when read, so folding thousands of
-    deltas into a long reply costs time in proportion to its length, not its square.
+    Streamed text is kept as pieces (`store.pieces`) and joined only when read, so
+    folding thousands of deltas into a long reply costs time in proportion to its length,
+    not its square, as long as no one reads the whole text after each of them: the fold
+    reports what each frame appended (`Change`) for that.
     """
 
-    __slots__ = ("_parts", "key", "kind", "length", "payload", "seq", "stale", "turn")
+    __slots__ = ("_pieces", "key", "kind", "length", "payload", "seq", "stale", "turn")
 
     def __init__(
         self,
@@ -37,32 +40,39 @@ class Bubble:
         self.seq = seq
         self.kind = kind
         self.turn = turn
-        self._parts = [text] if text else []
+        self._pieces = Pieces(text)
         self.length = len(text)
+        """The length of the text, without reading it."""
         self.payload = payload
         self.stale = stale
         """True when live frames arrived whose head this view never saw: read the row."""
 
     @property
     def text(self) -> str:
-        """The whole text."""
-        if len(self._parts) > 1:
-            self._parts = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
+        """The whole text (a join: not once per frame)."""
+        return self._pieces.text
 
     @text.setter
     def text(self, text: str) -> None:
-        self._parts = [text] if text else []
+        self._pieces = Pieces(text)
         self.length = len(text)
 
     def extend(self, text: str) -> None:
         """Append streamed text."""
-        if text:
-            self._parts.append(text)
-            self.length += len(text)
+        self._pieces.append(text)
+        self.length += len(text)
 
     def __repr__(self) -> str:
         return f"Bubble({self.key!r}, seq={self.seq}, kind={self.kind!r}, length={self.length})"
+
+
+Change: TypeAlias = tuple[Bubble, str | None]
+"""What folding one frame did: the bubble, and the text the frame added at its end ("" when
+nothing was: the bubble went stale, or a read brought the same text), or None when the
+text was replaced by one that does not extend it (a read is the truth). A view shows
+exactly that, without reading the whole text back: for a reply streamed in thousands of
+pieces, joining it after each one made its cost grow with the square of its length. A
+plain tuple, because one is made per streamed token."""
 
 
 class ViewTranscript:
@@ -99,7 +109,12 @@ class ViewTranscript:
         return bubble
 
     def apply(self, frame: Frame) -> Bubble | None:
-        """Fold one frame; return the bubble it changed, or None for a duplicate.
+        """Fold one frame; return the bubble it changed, or None for a duplicate."""
+        change = self.fold(frame)
+        return change[0] if change is not None else None
+
+    def fold(self, frame: Frame) -> Change | None:
+        """Fold one frame; return what it changed, or None for a duplicate.
 
         A delta frame appends only what is missing: `missing = n - len(held)`; nothing
         when `missing <= 0`, else `part[-missing:]` (which also covers a frame whose head
@@ -108,14 +123,7 @@ class ViewTranscript:
         """
         bubble = self._by_key.get(frame.key)
         if not frame.delta:
-            if bubble is None:
-                return self._add(
-                    Bubble(frame.key, frame.seq, frame.kind, frame.turn, frame.part, frame.payload)
-                )
-            bubble.text = frame.part
-            bubble.payload = frame.payload
-            bubble.stale = False
-            return bubble
+            return self._replace(bubble, frame)
         if bubble is None:
             bubble = self._add(Bubble(frame.key, frame.seq, frame.kind, frame.turn, ""))
         missing = frame.n - bubble.length
@@ -123,9 +131,29 @@ class ViewTranscript:
             return None
         if missing > len(frame.part):
             bubble.stale = True
-            return bubble
-        bubble.extend(frame.part[-missing:])
-        return bubble
+            return bubble, ""
+        appended = frame.part[-missing:]
+        bubble.extend(appended)
+        return bubble, appended
+
+    def reread(self, row: Row) -> Change:
+        """Replace a bubble's text with its row, read again from the store (a stale bubble,
+        whose head this view never saw)."""
+        return self._replace(self._by_key.get(row.key), Frame.read(row))
+
+    def _replace(self, bubble: Bubble | None, frame: Frame) -> Change:
+        """A read: the frame's text is the truth. Reported as appended text when it
+        extends what the bubble held (reading the held text once: a read carries the
+        whole text anyway)."""
+        if bubble is None:
+            bubble = Bubble(frame.key, frame.seq, frame.kind, frame.turn, frame.part, frame.payload)
+            return self._add(bubble), frame.part
+        held = bubble.text
+        appended = frame.part[len(held) :] if frame.part.startswith(held) else None
+        bubble.text = frame.part
+        bubble.payload = frame.payload
+        bubble.stale = False
+        return bubble, appended
 
     def read(self, rows: Iterable[Row]) -> None:
         """Apply stored rows as reads: the store is the truth, so each replaces its bubble."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from itertools import islice
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -25,6 +26,7 @@ from cockpit.sanitize import printable
 from cockpit.textout import plan_lines, tool_line, tool_output
 from cockpit.ui.diffs import CODE_THEME, DiffStyles, choose_layout, render_diff
 from store import Bubble
+from store.pieces import Pieces
 
 REPAINT_RATE = 30
 """Most redraws a second of a streaming reply."""
@@ -35,7 +37,12 @@ long open block to render again, a busy screen, a busy machine), the next waits 
 so input and the other sessions are never starved."""
 
 SLOWEST_REPAINT = 0.25
-"""The longest wait, in seconds, between two redraws of a streaming reply."""
+"""The longest wait, in seconds, between two redraws of a streaming reply, unless
+rendering it alone takes more than PAINT_SHARE of that (a very long open block, such as
+a huge code block): then the wait is the rendering's cost over PAINT_SHARE, so the
+rendering never takes the whole loop, and a reply that keeps growing costs time in
+proportion to its length (each rendering is of a tail a constant factor longer than the
+last one's), not to its square."""
 
 STATUS_CLASSES = {
     "completed": "-done",
@@ -386,11 +393,12 @@ class AgentBubble(BubbleWidget):
     layout), a layout only when it got taller or shorter. Repaints come at most
     REPAINT_RATE times a second, and less often when they are expensive: the wait after
     one is its cost over PAINT_SHARE, the cost being the time to render it, the screen's
-    update that showed it, and how late it started (the app was busy).
+    update that showed it, and how late it started (the app was busy), at most
+    SLOWEST_REPAINT unless the rendering alone costs more than PAINT_SHARE of that.
     """
 
     def __init__(self, bubble: Bubble, live: bool = False) -> None:
-        self._parts: list[str] = []
+        self._pieces = Pieces()
         super().__init__(bubble)
         self.live = live
         self._splitter = BlockSplitter()
@@ -399,8 +407,8 @@ class AgentBubble(BubbleWidget):
         self._sealed: list[Strip] = []
         self._rendered_blocks = 0
         self._tail: list[Strip] | None = None
-        self._all: list[Strip] | None = None
-        self._frame: list[Strip] | None = None
+        self._all: ReplyLines | None = None
+        self._frame: ReplyLines | None = None
         """The lines the screen shows (or will at its next update)."""
         self._frame_width = 0
         self._frame_sealed = 0
@@ -412,6 +420,10 @@ class AgentBubble(BubbleWidget):
         """The wait between two repaints, from what recent ones cost."""
         self._paint_cost: float | None = None
         """What the last repaint cost before the screen's update (None: none to time)."""
+        self._render_cost = 0.0
+        """The CPU time rendering the last repaint's lines took (CPU, so that a machine
+        busy with other work does not stretch it): the next repaint waits at least that
+        over PAINT_SHARE (see SLOWEST_REPAINT)."""
         self._update_started: float | None = None
         """When the screen first asked for lines after the last repaint."""
         self._update_ended = 0.0
@@ -421,14 +433,12 @@ class AgentBubble(BubbleWidget):
 
     @property
     def text(self) -> str:
-        """The reply so far (kept as parts while it streams)."""
-        if len(self._parts) > 1:
-            self._parts = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
+        """The reply so far (kept as pieces while it streams: a join, not once a frame)."""
+        return self._pieces.text
 
     @text.setter
     def text(self, text: str) -> None:
-        self._parts = [text] if text else []
+        self._pieces = Pieces(text)
 
     def _extend(self, text: str) -> None:
         self._blocks += self._splitter.feed(printable(text))
@@ -438,12 +448,12 @@ class AgentBubble(BubbleWidget):
     async def append(self, text: str) -> None:
         """Add streamed text. The screen is asked to redraw at most REPAINT_RATE times a
         second: a terminal shows no more."""
-        self._parts.append(text)
+        self._pieces.append(text)
         self._extend(text)
         if self._repaint is not None:
             return
         now = time.monotonic()
-        self._due = self._painted + self._interval
+        self._due = self._painted + max(self._interval, self._render_cost / PAINT_SHARE)
         if self._due <= now:
             self._paint()
         else:
@@ -465,7 +475,9 @@ class AgentBubble(BubbleWidget):
             self._paint_cost = None
             self.refresh(layout=True)
             return
+        rendering = time.thread_time()
         lines = self._frame = self._lines(width)
+        self._render_cost = time.thread_time() - rendering
         stable, self._frame_sealed = self._frame_sealed, len(self._sealed)
         self._paint_cost = time.monotonic() - started + late
         if len(lines) != len(before):
@@ -540,9 +552,9 @@ class AgentBubble(BubbleWidget):
 
     def lines(self, width: int) -> list[Strip]:
         """The whole text rendered at `width`, line by line."""
-        return self._lines(width)
+        return list(self._lines(width))
 
-    def _lines(self, width: int) -> list[Strip]:
+    def _lines(self, width: int) -> ReplyLines:
         if self._all is not None and width == self._width:
             return self._all
         if width != self._width:
@@ -559,13 +571,10 @@ class AgentBubble(BubbleWidget):
         if self._tail is None:
             tail = self._splitter.tail.strip("\n")
             self._tail = self._render_markdown(tail, width) if tail.strip() else []
-        if self._sealed and self._tail:
-            self._all = [*self._sealed, Strip.blank(0), *self._tail]
-        else:
-            self._all = self._sealed or self._tail
+        self._all = ReplyLines(self._sealed, self._tail)
         return self._all
 
-    def _frame_lines(self, width: int) -> list[Strip]:
+    def _frame_lines(self, width: int) -> ReplyLines:
         """The frame on screen; a new one when there is none yet or the width changed."""
         if self._frame is None or width != self._frame_width:
             self._frame = self._lines(width)
@@ -585,6 +594,44 @@ class AgentBubble(BubbleWidget):
         if y < len(lines):
             return lines[y].extend_cell_length(width).apply_style(base)
         return Strip.blank(width, base)
+
+
+class ReplyLines:
+    """A reply's lines at one repaint, made without copying them: the sealed blocks' lines
+    (a list that only grows while the width stays the same: this keeps how many it had),
+    a blank line, and the open tail's lines. So a repaint's frame costs the tail, not the
+    whole reply, however long it has grown."""
+
+    __slots__ = ("_count", "_gap", "_sealed", "_tail")
+
+    def __init__(self, sealed: list[Strip], tail: list[Strip]) -> None:
+        self._sealed = sealed
+        self._count = len(sealed)
+        self._gap = 1 if sealed and tail else 0
+        self._tail = tail
+
+    def __len__(self) -> int:
+        return self._count + self._gap + len(self._tail)
+
+    def __getitem__(self, y: int) -> Strip:
+        """Line `y` (from the end when negative, as in a list)."""
+        if y < 0:
+            y += len(self)
+        if not 0 <= y < len(self):
+            raise IndexError(y)
+        if y < self._count:
+            return self._sealed[y]
+        y -= self._count + self._gap
+        return self._tail[y] if y >= 0 else _GAP
+
+    def __iter__(self) -> Iterator[Strip]:
+        yield from islice(self._sealed, self._count)
+        yield from [_GAP] * self._gap
+        yield from self._tail
+
+
+_GAP = Strip.blank(0)
+"""The blank line between two blocks."""
 
 
 def _blank(line: Strip) -> bool:

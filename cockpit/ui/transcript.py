@@ -378,24 +378,27 @@ class TranscriptView(VerticalScroll):
         return frame.kind == "user" or frame.turn == self.live_turn
 
     async def apply_frames(self, frames: Sequence[Frame]) -> None:
-        """Fold frames of this session into the bubbles on screen."""
+        """Fold frames of this session into the bubbles on screen.
+
+        A live reply takes exactly the text the fold reports appended (its pieces joined
+        once per call), never the whole text read back and compared: that made each frame
+        cost as much as the reply so far, and a long reply the square of its length."""
         new: list[Bubble] = []
-        live: dict[str, str] = {}
+        live: dict[str, list[str]] = {}
         skipped = False
         last = self.mounted_seqs()[-1] if len(self.model) else 0
         for frame in frames:
             if frame.key not in self.model and not self._takes(frame, last):
                 skipped = True
                 continue
-            held = self.model.get(frame.key)
-            before = held.text if held is not None else None
-            bubble = self.model.apply(frame)
-            if bubble is None:
+            change = self.model.fold(frame)
+            if change is None:
                 continue
+            bubble, appended = change
             if bubble.stale:
                 row = await self.engine.store.row(frame.session, frame.key)
                 if row is not None:
-                    self.model.read([row])
+                    bubble, appended = self.model.reread(row)
             if frame.kind == "user":
                 self.live_turn = frame.turn
             widget = self.widgets.get(frame.key)
@@ -403,19 +406,16 @@ class TranscriptView(VerticalScroll):
                 if bubble not in new:
                     new.append(bubble)
                 last = max(last, frame.seq)
-            elif (
-                isinstance(widget, AgentBubble)
-                and widget.live
-                and before is not None
-                and bubble.text.startswith(before)
-            ):
-                live[frame.key] = live.get(frame.key, "") + bubble.text[len(before) :]
+            elif isinstance(widget, AgentBubble) and widget.live and appended is not None:
+                if appended:
+                    live.setdefault(frame.key, []).append(appended)
             else:
+                live.pop(frame.key, None)  # the widget now shows all the bubble holds
                 widget.refresh_from(bubble)
-        for key, text in live.items():
+        for key, parts in live.items():
             widget = self.widgets[key]
             assert isinstance(widget, AgentBubble)
-            await widget.append(text)
+            await widget.append("".join(parts))
         if new:
             await self._append_new(new)
         if not self.following and not self.at_bottom and (new or live or skipped):
