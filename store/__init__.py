@@ -4,7 +4,7 @@ Pure rules live in `store.fold`, `store.paging`, `store.view` and `store.chunks`
 aiosqlite-backed `Store` applies them. Nothing here imports Textual or the ACP SDK.
 """
 
-from store.chunks import Chunk, chunk_from_update, note
+from store.chunks import NOTE_KINDS, Chunk, chunk_from_update, note
 from store.locks import SessionBusy
 from store.model import Frame, Page, Row, SessionRecord
 from store.schema import SchemaError
@@ -12,6 +12,7 @@ from store.store import Store, UnknownSession, WriteConflict
 from store.view import Bubble, Change, ViewTranscript
 
 __all__ = [
+    "NOTE_KINDS",
     "Bubble",
     "Change",
     "Chunk",

@@ -30,10 +30,10 @@ async def page_right_after_it_shows(kind: type[OptionList]) -> None:
         listing.add_options(f"new {n}" for n in range(30))
         listing.highlighted = 5
         listing.display = True  # ...and Ctrl+B in the same burst shows it again
-        listing.action_page_up()  # before it is laid out again
-        listing.action_page_down()
+        listing.action_page_up()  # type: ignore[no-untyped-call]  # before it is laid out
+        listing.action_page_down()  # type: ignore[no-untyped-call]
         await pilot.pause()
-        listing.action_page_down()  # once laid out, it pages
+        listing.action_page_down()  # type: ignore[no-untyped-call]  # once laid out, it pages
         assert (listing.highlighted or 0) > 5
 
 

@@ -16,7 +16,7 @@ from cockpit.events import FramesEvent, StatusEvent
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import SLOWEST_REPAINT, AgentBubble
 from cockpit.ui.transcript import TranscriptView
-from store import chunk_from_update
+from store import chunk_from_update, note
 from store.workload import text_update
 from tests.ui_helpers import add_session, fill, make_app, wait_until
 
@@ -114,3 +114,40 @@ async def test_a_streamed_reply_on_screen_equals_a_fresh_rendering(
             view.scroll_to(y=y, animate=False, immediate=True)
             await pilot.pause()
             assert_screen_shows(app, REPLY)
+
+
+async def test_a_notice_in_the_middle_of_a_reply_leaves_it_streaming_live(tmp_path: Path) -> None:
+    """A notice (a malformed update ignored, a decision) is Cockpit's own row: the reply it
+    interrupts stays one row and one live bubble above it, and goes on streaming."""
+
+    async def build(engine: object) -> None:
+        await add_session(engine, tmp_path / "project", "stream", [])  # type: ignore[arg-type]
+
+    (tmp_path / "project").mkdir()
+    await fill(tmp_path / "home", build)
+    app = make_app(tmp_path, tmp_path / "project")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        engine, session = app.engine, app.current or ""
+        _, opening = await engine.store.begin_turn(session, "stream a reply")
+        engine._emit(FramesEvent(session, tuple(opening)))
+        half = len(REPLY) // 2
+        for part, notice in ((REPLY[:half], True), (REPLY[half:], False)):
+            for index in range(0, len(part), 4):
+                update = text_update("agent_message_chunk", part[index : index + 4])
+                frames = await engine.store.apply(chunk_from_update(session, update))
+                engine._emit(FramesEvent(session, tuple(frames)))
+            if notice:
+                frames = await engine.store.apply(note(session, "notice", "Ignored a bad line."))
+                engine._emit(FramesEvent(session, tuple(frames)))
+                await settle(pilot)
+        await settle(pilot)
+        (reply,) = app.query(AgentBubble)
+        assert reply.live, "the notice finished the reply it interrupted"
+        assert_screen_shows(app, REPLY)
+        rows = await engine.rows(session)
+        assert [(r.kind, r.text) for r in rows] == [
+            ("user", "stream a reply"),
+            ("agent", REPLY),
+            ("notice", "Ignored a bad line."),
+        ]

@@ -31,7 +31,7 @@ from cockpit.events import PermissionRequest, Status
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, make_bubble
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.viewmodel import evict
-from store import Bubble, Frame, Row, ViewTranscript
+from store import NOTE_KINDS, Bubble, Frame, Row, ViewTranscript
 
 BUBBLE_LIMIT = 150
 """Most bubbles mounted at once, whatever the transcript's length (plus the live turn)."""
@@ -423,13 +423,16 @@ class TranscriptView(VerticalScroll):
 
     async def _append_new(self, bubbles: list[Bubble]) -> None:
         """Mount rows that appeared; the newest agent reply streams live, earlier live
-        replies are finished."""
+        replies are finished. Cockpit's own rows (a notice, a decision) leave the reply that
+        streams live: it goes on after them."""
         widgets: list[BubbleWidget] = []
         for bubble in bubbles:
             widget = make_bubble(bubble, live=bubble.kind == "agent")
             self.widgets[widget.key] = widget
             widgets.append(widget)
-        await self.finish_live(except_key=widgets[-1].key)
+        stream = [b.key for b in bubbles if b.kind not in NOTE_KINDS]
+        if stream:
+            await self.finish_live(except_key=stream[-1])
         first_prompt = next(iter(self.prompts.values()), None)
         if first_prompt is not None:
             await self.mount_all(widgets, before=first_prompt)
