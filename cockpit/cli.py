@@ -55,7 +55,7 @@ from cockpit.registry import (
     agent_from_command,
     load_registry,
 )
-from cockpit.sanitize import printable
+from cockpit.sanitize import StreamCleaner, printable
 from cockpit.textout import plan_lines, tool_line, tool_output, transcript_markdown, transcript_text
 from cockpit.viewmodel import age
 from store import Frame, Row, SchemaError, SessionBusy, ViewTranscript
@@ -122,16 +122,19 @@ class StreamPrinter:
         self._last_key: str | None = None
         self._tool_lines: dict[str, str] = {}
         self._at_line_start = True
+        self._cleaner = StreamCleaner()
+        """On a terminal: an escape sequence cut between two chunks is held until it ends."""
 
     def write(self, text: str) -> None:
         if not text:
             return
-        self.out.write(printable(text) if self.sanitize else text)
+        self.out.write(self._cleaner.feed(text) if self.sanitize else text)
         self._at_line_start = text.endswith("\n")
         self.out.flush()
 
     def _block(self, key: str, header: str = "") -> None:
         if self._last_key != key:
+            self.out.write(self._cleaner.flush())  # the message before has ended
             if self._last_key is not None:
                 self.write("\n" if self._at_line_start else "\n\n")
             self._last_key = key
@@ -171,6 +174,7 @@ class StreamPrinter:
             self._block(frame.key, mark + bubble.text)
 
     def finish(self) -> None:
+        self.out.write(self._cleaner.flush())
         if not self._at_line_start:
             self.write("\n")
 

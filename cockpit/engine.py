@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.live import ContentBlock, LiveSession, PermissionPolicy, StartError, describe
+from cockpit.live import ContentBlock, LiveSession, PermissionPolicy, describe
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.policy import Policy, check_rule, load_policy
@@ -289,11 +289,7 @@ class Engine:
         else:
             self._unread.discard(session_id)
         self._background(self.store.update_session(session_id, unread=unread))
-        for listener in list(self._listeners):
-            try:
-                listener(AttentionEvent(session_id, unread))
-            except Exception:
-                log.exception("an engine listener failed")
+        self._emit(AttentionEvent(session_id, unread))
 
     async def save_draft(self, session_id: str, text: str) -> None:
         """Keep the prompt the user is writing for a session (across switches and restarts)."""
@@ -317,16 +313,18 @@ class Engine:
                 return
         self._emit(ProblemEvent(session_id, message))
 
-    def _background(self, work: Any) -> None:
-        """Run a write without waiting for it; a failure is logged."""
-        task = asyncio.ensure_future(work)
+    def _background(self, work: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
+        """Run work that no caller waits for (a write, a prompt's turn); the engine cancels
+        what is left of it when it closes, and a failure is logged."""
+        task: asyncio.Future[Any] = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Future[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.error("a background write failed", exc_info=task.exception())
+            log.error("work in the background failed", exc_info=task.exception())
 
     # -- live sessions ------------------------------------------------------------------------
 
@@ -379,18 +377,14 @@ class Engine:
         """Send a prompt and return at once: the turn runs in the engine, not in its caller
         (a screen that goes away does not cut it), and whatever goes wrong with it is a row
         in the session (or a problem event when the store cannot take one)."""
-        task = asyncio.ensure_future(self._send(session_id, text, blocks))
-        self._tasks.add(task)
+        task = self._background(self._send(session_id, text, blocks))
         sends = self._sends.setdefault(session_id, set())
         sends.add(task)
         task.add_done_callback(sends.discard)
-        task.add_done_callback(self._finished)
 
     async def _send(self, session_id: str, text: str, blocks: Sequence[ContentBlock]) -> None:
         try:
-            await self.prompt(session_id, text, blocks)
-        except StartError:
-            pass  # the session holds the row that says why
+            await self.prompt(session_id, text, blocks)  # a failed start is a row already
         except SessionBusy as error:  # another Cockpit writes it: not ours to write in
             self._emit(ProblemEvent(session_id, str(error)))
         except Exception as error:

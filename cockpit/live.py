@@ -149,7 +149,8 @@ class _Durable:
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
-    """Read a background task's outcome, so a failure nobody awaits is not reported twice."""
+    """Read a shielded task's outcome: its callers have the exception, asyncio need not warn
+    that nobody did."""
     if not task.cancelled():
         task.exception()
 

@@ -38,3 +38,48 @@ def printable(text: str) -> str:
     characters made visible."""
     cleaned = _ESCAPES.sub("", text.replace("\r\n", "\n")).replace("\r", "")
     return _INVISIBLE.sub(_shown, cleaned)
+
+
+_UNFINISHED = re.compile(
+    r"""
+    (?: \x1b\][^\x07\x1b]*     # an OSC whose BEL or ST has not come yet
+      | \x1b[P^_X][^\x1b]*     # a DCS, PM, APC or SOS string, likewise
+      | \x1b\[[0-?]*[ -/]*     # a CSI without its final byte
+      | \x9b[0-?]*[ -/]*       # an 8-bit CSI, likewise
+      | \x1b[ -/]*             # ESC alone, or with intermediates only
+    )\Z
+    """,
+    re.VERBOSE,
+)
+
+HOLD_LIMIT = 64 * 1024
+"""The longest unfinished escape sequence held back; past it the text goes on, cleaned."""
+
+
+class StreamCleaner:
+    """`printable` for text that arrives in pieces (a reply streamed in 4-character chunks).
+
+    Cleaning each piece alone let the inside of a sequence cut between two pieces show as
+    text (the title of an OSC, the parameters of a colour): an escape sequence that has not
+    ended when a piece does is held back until it ends, and then removed whole. What comes
+    out, joined, is `printable` of all the text that went in.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """The printable part of `text` that can be shown now."""
+        text = self._held + text
+        unfinished = _UNFINISHED.search(text)
+        if unfinished is not None and len(text) - unfinished.start() <= HOLD_LIMIT:
+            self._held = text[unfinished.start() :]
+            text = text[: unfinished.start()]
+        else:
+            self._held = ""
+        return printable(text)
+
+    def flush(self) -> str:
+        """What was held back, cleaned: the text has ended (an unfinished sequence goes)."""
+        held, self._held = self._held, ""
+        return printable(held)

@@ -333,17 +333,13 @@ class Store:
     async def get_session(self, session_id: str) -> SessionRecord | None:
         """The stored session with this id, or None (metadata waiting for a flush included)."""
         await self._metadata_written()
-        async with self._reader.execute(
-            "SELECT * FROM sessions WHERE id = ?", (session_id,)
-        ) as cur:
-            record = await cur.fetchone()
-        return _session_from_db(record) if record is not None else None
+        records = await self._read("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return _session_from_db(records[0]) if records else None
 
     async def list_sessions(self) -> list[SessionRecord]:
         """Every stored session, most recently updated first."""
         await self._metadata_written()
-        async with self._reader.execute("SELECT * FROM sessions ORDER BY updated DESC, id") as cur:
-            records = await cur.fetchall()
+        records = await self._read("SELECT * FROM sessions ORDER BY updated DESC, id")
         return [_session_from_db(record) for record in records]
 
     async def _metadata_written(self) -> None:
@@ -733,35 +729,38 @@ class Store:
                 await reader.execute("COMMIT")
         return order, count, stored
 
+    async def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """One statement on the reader connection, never inside a page's read transaction:
+        there it would see the database as it was when the page began (a session created
+        meanwhile not there yet)."""
+        async with self._read_lock, self._reader.execute(sql, parameters) as cur:
+            return list(await cur.fetchall())
+
     async def row(self, session: str, key: str) -> Row | None:
         """The latest version of one row, by key."""
         for row in self._unwritten(session).values():
             if row.key == key:
                 return row
-        async with self._reader.execute(
+        records = await self._read(
             f"SELECT {_ROW_COLUMNS} FROM messages WHERE session = ? AND key = ?", (session, key)
-        ) as cur:
-            record = await cur.fetchone()
-        return _row_from_db(record) if record is not None else None
+        )
+        return _row_from_db(records[0]) if records else None
 
     async def last_of_kind(self, session: str, kind: str) -> Row | None:
         """The newest row of this kind in a session (its latest plan, say)."""
         unwritten = [r for r in self._unwritten(session).values() if r.kind == kind]
-        async with self._reader.execute(
+        records = await self._read(
             f"SELECT {_ROW_COLUMNS} FROM messages WHERE session = ? AND kind = ?"
             " ORDER BY seq DESC LIMIT 1",
             (session, kind),
-        ) as cur:
-            record = await cur.fetchone()
-        stored = [_row_from_db(record)] if record is not None else []
+        )
+        stored = [_row_from_db(record) for record in records]
         return max([*unwritten, *stored], key=lambda row: row.seq, default=None)
 
     async def latest_seqs(self) -> dict[str, int]:
         """The newest seq of every session that has rows (one index probe per session)."""
-        async with self._reader.execute(
-            "SELECT session, MAX(seq) FROM messages GROUP BY session"
-        ) as cur:
-            latest = {session: seq for session, seq in await cur.fetchall()}
+        records = await self._read("SELECT session, MAX(seq) FROM messages GROUP BY session")
+        latest = {session: seq for session, seq in records}
         for session, fold in self._folds.items():
             if fold.next_seq > 1:
                 latest[session] = max(latest.get(session, 0), fold.next_seq - 1)

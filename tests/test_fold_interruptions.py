@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store import Chunk, Frame, Store, ViewTranscript, note
-from tests.helpers import new_session, reply, thought, update
-from tests.test_fold_properties import Scripted, run, sessions
+from tests.helpers import new_session, update
+from tests.test_fold_properties import Entry, expected_rows, feed_script, run, sessions
 
 BACKGROUND_TOOL = "background"
 """A tool call made before the messages, whose output Cockpit keeps updating meanwhile."""
@@ -52,36 +52,29 @@ def interruptions(draw: st.DrawFn, session: str) -> list[tuple[Chunk, bool]]:
 @settings(max_examples=60)
 @given(sessions(), st.data())
 def test_a_message_interrupted_by_anything_but_the_agent_stays_one_row(
-    script: list[Scripted | None], data: st.DataObject
+    script: list[Entry], data: st.DataObject
 ) -> None:
     async def scenario(folder: str) -> None:
         async with await Store.open(Path(folder) / "c.db") as store:
             session = await new_session(store)
-            frames: list[Frame] = []
-            frames += await store.apply(
+            frames = await store.apply(
                 update(session, sessionUpdate="tool_call", toolCallId=BACKGROUND_TOOL, title="bg")
             )
-            expected: list[tuple[str, str]] = []
             notices = 0
-            for number, entry in enumerate(script):
-                if entry is None:
-                    frames += await store.apply(
-                        update(
-                            session, sessionUpdate="tool_call", toolCallId=f"t{number}", title=""
-                        )
-                    )
-                    continue
-                expected.append((entry.kind, entry.message))
-                make = reply if entry.kind == "agent" else thought
-                for index, step in enumerate(entry.steps):
-                    if index:
-                        for chunk, makes_row in data.draw(interruptions(session)):
-                            frames += await store.apply(chunk)
-                            notices += makes_row
-                    frames += await store.apply(make(session, step.text))
+
+            async def meanwhile() -> list[Frame]:
+                nonlocal notices
+                made: list[Frame] = []
+                for chunk, makes_row in data.draw(interruptions(session)):
+                    made += await store.apply(chunk)
+                    notices += makes_row
+                return made
+
+            frames += await feed_script(store, session, script, meanwhile)
             await store.end_turn(session)
             rows = await store.all_rows(session)
-            assert [(r.kind, r.text) for r in rows if r.kind in ("agent", "thought")] == expected
+            texts = [(kind, text) for kind, text, _ in expected_rows(script) if kind != "tool"]
+            assert [(r.kind, r.text) for r in rows if r.kind in ("agent", "thought")] == texts
             assert sum(r.kind == "notice" for r in rows) == notices
             view = ViewTranscript()
             for frame in frames:

@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import re
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -376,6 +377,29 @@ def run(coroutine: object) -> None:
     asyncio.run(coroutine)  # type: ignore[arg-type]
 
 
+async def feed_script(
+    store: Store,
+    session: str,
+    script: list[Entry],
+    between: Callable[[], Awaitable[list[Frame]]] | None = None,
+) -> list[Frame]:
+    """Apply a script's chunks in order; return the frames. `between` runs between any two
+    chunks of one message (what else arrives meanwhile) and returns its own frames."""
+    frames: list[Frame] = []
+    for entry in script:
+        if isinstance(entry, ToolCall):
+            for fields in entry.updates:
+                frames += await store.apply(update(session, **fields))
+            continue
+        make = reply if entry.kind == "agent" else thought
+        steps = entry.steps if isinstance(entry, Scripted) else [Step(entry.text, "")]
+        for index, step in enumerate(steps):
+            if index and between is not None:
+                frames += await between()
+            frames += await store.apply(make(session, step.text))
+    return frames
+
+
 @settings(max_examples=60)
 @given(sessions(), st.data())
 def test_store_folds_each_message_into_one_row_and_the_live_view_equals_it(
@@ -386,16 +410,7 @@ def test_store_folds_each_message_into_one_row_and_the_live_view_equals_it(
         async with await Store.open(path) as store:
             session = await new_session(store)
             view = ViewTranscript()
-            frames: list[Frame] = []
-            for entry in script:
-                if isinstance(entry, ToolCall):
-                    for fields in entry.updates:
-                        frames += await store.apply(update(session, **fields))
-                    continue
-                make = reply if entry.kind == "agent" else thought
-                steps = entry.steps if isinstance(entry, Scripted) else [Step(entry.text, "")]
-                for step in steps:
-                    frames += await store.apply(make(session, step.text))
+            frames = await feed_script(store, session, script)
             await store.end_turn(session)
             # Deliver every frame once or twice, and now and then re-read a row mid-stream.
             for frame in frames:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.sanitize import printable
+from cockpit.sanitize import HOLD_LIMIT, StreamCleaner, printable
 
 
 def test_sequences_are_removed_and_text_kept() -> None:
@@ -50,3 +50,33 @@ def test_joiners_stay_for_emoji_and_scripts() -> None:
 @given(st.text())
 def test_output_has_no_invisible_reordering(text: str) -> None:
     assert not any(c in INVISIBLE for c in printable(text))
+
+
+ESCAPY = st.text(alphabet="\x1b\x9b\x07\\[]P_;0123456789mHab \r\n\u202e", max_size=60)
+
+
+@given(ESCAPY, st.data())
+def test_text_cleaned_in_pieces_is_the_text_cleaned_whole(text: str, data: st.DataObject) -> None:
+    """However a reply is cut into chunks, what the screen shows of it is `printable` of the
+    whole (before, an OSC cut between two chunks showed its title as text)."""
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(text)), max_size=12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    cleaner = StreamCleaner()
+    shown = "".join(cleaner.feed(piece) for piece in pieces) + cleaner.flush()
+    assert shown == printable(text)
+
+
+def test_a_title_cut_between_chunks_never_shows() -> None:
+    cleaner = StreamCleaner()
+    pieces = ["a ti", "tle \x1b]0;", "pwne", "d\x07 and", " more \x1b[3", "1mred"]
+    shown = [cleaner.feed(piece) for piece in pieces]
+    assert "pwn" not in "".join(shown)
+    assert "".join(shown) + cleaner.flush() == "a title  and more red"
+    assert shown[2] == ""  # held back while the sequence had not ended
+
+
+def test_an_escape_that_never_ends_is_not_held_past_the_limit() -> None:
+    cleaner = StreamCleaner()
+    assert cleaner.feed("\x1b]0;") == ""
+    assert cleaner.feed("x" * (HOLD_LIMIT + 1)) == ""  # cleaned as it is: the OSC eats it
+    assert cleaner.feed("after") == "after"  # nothing held any more

@@ -742,3 +742,22 @@ async def test_a_chunk_that_waited_for_a_release_is_written_all_the_same(tmp_pat
         rows = await reopened.all_rows(session)
     assert "".join(r.text for r in rows) == "the start of a reply, and its end"
     assert [(b.key, b.text) for b in view] == [(r.key, r.text) for r in rows]
+
+
+async def test_a_session_created_while_pages_are_read_is_found_at_once(store: Store) -> None:
+    """A read made while a page's read transaction was open saw the database as it was when
+    the page began: a session just created was not there yet."""
+    session = await new_session(store)
+    await feed(store, [note(session, "notice", f"row {n}") for n in range(200)])
+
+    async def create() -> str:
+        await asyncio.sleep(0)
+        return await new_session(store)
+
+    for _ in range(20):
+        results = await asyncio.gather(
+            *(store.page_before(session, max_rows=50) for _ in range(4)), create()
+        )
+        created = results[-1]
+        assert isinstance(created, str)
+        assert await store.get_session(created) is not None

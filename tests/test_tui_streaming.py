@@ -7,6 +7,8 @@ what the screen would write (the compositor's lines), not the bubble's text."""
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 from pathlib import Path
 
 import pytest
@@ -151,3 +153,34 @@ async def test_a_notice_in_the_middle_of_a_reply_leaves_it_streaming_live(tmp_pa
             ("agent", REPLY),
             ("notice", "Ignored a bad line."),
         ]
+
+
+async def test_an_escape_sequence_cut_between_chunks_never_shows_on_screen(tmp_path: Path) -> None:
+    """Each chunk was cleaned alone: an OSC cut between two showed its title as text."""
+
+    async def build(engine: object) -> None:
+        await add_session(engine, tmp_path / "project", "stream", [])  # type: ignore[arg-type]
+
+    (tmp_path / "project").mkdir()
+    await fill(tmp_path / "home", build)
+    app = make_app(tmp_path, tmp_path / "project")
+    text = "A title change \x1b]0;pwned\x07 and \x1b[31mred\x1b[0m text.\n"
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        engine, session = app.engine, app.current or ""
+        _, opening = await engine.store.begin_turn(session, "escape")
+        engine._emit(FramesEvent(session, tuple(opening)))
+        for index in range(0, len(text), 2):  # one frame at a time, each shown
+            update = text_update("agent_message_chunk", text[index : index + 2])
+            frames = await engine.store.apply(chunk_from_update(session, update))
+            engine._emit(FramesEvent(session, tuple(frames)))
+            await settle(pilot)
+            screen = shown_text(app)
+            assert "pwn" not in screen and "31m" not in screen and "0;" not in screen
+        assert "A title change  and red text." in shown_text(app)
+
+
+def shown_text(app: CockpitApp) -> str:
+    """The characters on screen, as a user reads them."""
+    svg = app.export_screenshot()
+    return html.unescape("".join(re.findall(r">([^<]*)</text>", svg))).replace("\xa0", " ")

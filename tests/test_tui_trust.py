@@ -110,9 +110,10 @@ async def test_a_prompt_typed_before_the_agent_is_ready_is_sent_once_it_is(tmp_p
         assert app.engine.status(session) in (Status.CLOSED, Status.STARTING)
         await pilot.press(*"hello", "enter")
         await wait_until(lambda: [k for k, _ in shown(app)] == ["user", "agent"], 30)
+        await wait_until(lambda: app.engine.status(session) == Status.READY, 30)
         rows = await app.engine.rows(session)
         assert [r.kind for r in rows] == ["user", "agent"]
-        assert shown(app) == [(r.kind, r.text) for r in rows]
+        await wait_until(lambda: shown(app) == [(r.kind, r.text) for r in rows])
 
 
 # -- unread ------------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from store import Frame, Store, ViewTranscript
 from store.pieces import RUN, Pieces
-from tests.helpers import new_session, reply, thought, update
-from tests.test_fold_properties import Scripted, sessions
+from tests.helpers import new_session
+from tests.test_fold_properties import Entry, feed_script, sessions
 
 KEYS = ("agent:1:@2", "thought:1:@3")
 
@@ -113,22 +113,12 @@ def test_a_gap_appends_nothing_and_the_read_that_heals_it_reports_the_rest() -> 
 @settings(max_examples=40)
 @given(sessions(), st.data())
 def test_a_view_built_from_the_reported_changes_equals_the_stored_rows(
-    script: list[Scripted | None], data: st.DataObject
+    script: list[Entry], data: st.DataObject
 ) -> None:
     async def scenario(folder: str) -> None:
         async with await Store.open(Path(folder) / "c.db") as store:
             session = await new_session(store)
-            frames: list[Frame] = []
-            for number, entry in enumerate(script):
-                if entry is None:
-                    chunk = update(
-                        session, sessionUpdate="tool_call", toolCallId=f"t{number}", title="Run"
-                    )
-                    frames += await store.apply(chunk)
-                    continue
-                make = reply if entry.kind == "agent" else thought
-                for step in entry.steps:
-                    frames += await store.apply(make(session, step.text))
+            frames = await feed_script(store, session, script)
             await store.end_turn(session)
             delivered: list[Frame] = []  # every frame once or twice, a row re-read now and then
             for frame in frames:

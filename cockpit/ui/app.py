@@ -497,8 +497,10 @@ class CockpitApp(App[None]):
                 return
         view = self.query_one(TranscriptView)
         await view.show_session(session)
-        composer = self.query_one(Composer)
-        composer.prompts.reset(b.text for b in view.model if b.kind == "user")
+        composers = self.query(Composer)
+        if not composers:  # the app closed while the page was read
+            return
+        composers.first().prompts.reset(b.text for b in view.model if b.kind == "user")
         self._refresh_rail()
         self._refresh_status()
         await self._show_permissions()
@@ -662,7 +664,6 @@ class CockpitApp(App[None]):
         """Something the screen asked of the engine or the store failed: the user reads why
         in the session on screen (or in a notice when even that cannot be written), it goes
         to the log with its traceback, and the app goes on."""
-        self.log.error(f"could not {what}: {error!r}")
         logging.getLogger(__name__).error("could not %s", what, exc_info=error)
         message = f"Cockpit could not {what}: {describe_error(error)}"
         if self._engine is None or not self.is_running:

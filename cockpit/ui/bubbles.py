@@ -22,7 +22,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from cockpit.mdblocks import BlockSplitter
-from cockpit.sanitize import printable
+from cockpit.sanitize import StreamCleaner, printable
 from cockpit.textout import plan_lines, tool_line, tool_output
 from cockpit.ui.diffs import CODE_THEME, DiffStyles, choose_layout, render_diff
 from store import Bubble
@@ -401,6 +401,7 @@ class AgentBubble(BubbleWidget):
         self._pieces = Pieces()
         super().__init__(bubble)
         self.live = live
+        self._cleaner = StreamCleaner()
         self._splitter = BlockSplitter()
         self._blocks: list[str] = []
         self._width = 0
@@ -430,6 +431,8 @@ class AgentBubble(BubbleWidget):
         """When it last asked for one in that same update."""
         self._in_update = False
         self._extend(bubble.text)
+        if not live:
+            self._extend_held()
 
     @property
     def text(self) -> str:
@@ -441,7 +444,13 @@ class AgentBubble(BubbleWidget):
         self._pieces = Pieces(text)
 
     def _extend(self, text: str) -> None:
-        self._blocks += self._splitter.feed(printable(text))
+        self._blocks += self._splitter.feed(self._cleaner.feed(text))
+        self._tail = None
+        self._all = None
+
+    def _extend_held(self) -> None:
+        """The reply has ended: an escape sequence it left unfinished goes too."""
+        self._blocks += self._splitter.feed(self._cleaner.flush())
         self._tail = None
         self._all = None
 
@@ -521,6 +530,7 @@ class AgentBubble(BubbleWidget):
         if bubble.text.startswith(self.text):
             self._extend(bubble.text[len(self.text) :])
         else:
+            self._cleaner = StreamCleaner()
             self._splitter = BlockSplitter()
             self._blocks = []
             self._sealed = []
@@ -535,6 +545,7 @@ class AgentBubble(BubbleWidget):
     async def finish(self) -> None:
         """The reply is complete: nothing to re-render, it simply stops growing."""
         self.live = False
+        self._extend_held()
         if self._repaint is not None:
             self._repaint.stop()
             self._deferred_paint()
