@@ -288,12 +288,13 @@ class Engine:
             self._unread.add(session_id)
         else:
             self._unread.discard(session_id)
-        self._background(self.store.update_session(session_id, unread=unread))
+        self.store.mark(session_id, unread=unread)
         self._emit(AttentionEvent(session_id, unread))
 
-    async def save_draft(self, session_id: str, text: str) -> None:
-        """Keep the prompt the user is writing for a session (across switches and restarts)."""
-        await self.store.update_session(session_id, draft=text)
+    def save_draft(self, session_id: str, text: str) -> None:
+        """Keep the prompt the user is writing for a session (across switches and restarts;
+        written with the store's next flush)."""
+        self.store.mark(session_id, draft=text)
 
     async def add_notice(self, session_id: str, text: str) -> None:
         """A row of Cockpit's own in a session's transcript (where an export went...)."""

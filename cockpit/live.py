@@ -400,41 +400,10 @@ class LiveSession:
             frames: list[Frame] = []
             changed = False
             failed: Exception | None = None
-            for item in items:
-                if isinstance(item, _Barrier):
-                    self._flush_frames(frames)
-                    frames = []
-                    if not item.done.done():
-                        item.done.set_result(None)
-                    continue
-                try:
-                    if isinstance(item, _Durable):
-                        chunk = item.chunk
-                    elif isinstance(item, Chunk):
-                        chunk = item
-                    else:
-                        chunk = chunk_from_update(self.id, item)
-                    applied = await self._store.apply(chunk)
-                except Exception as error:
-                    log.exception("could not store an update of session %s", self.id)
-                    if isinstance(item, _Durable):
-                        if not item.done.done():
-                            item.done.set_exception(error)
-                    else:
-                        failed = error
-                    continue
-                frames += applied
-                if isinstance(item, _Durable):
-                    self._flush_frames(frames)
-                    frames = []
-                    if not item.done.done():
-                        item.done.set_result(None)
-                if chunk.update in META_UPDATES:
-                    changed = True
-                elif chunk.update == "user_message_chunk":
-                    self._replayed_users += 1
-                self._track_tools(applied)
-            self._flush_frames(frames)
+            try:
+                changed, failed = await self._apply_items(items, frames)
+            finally:  # a consumer cancelled mid-batch still shows what it stored
+                self._flush_frames(frames)
             if changed:
                 self._emit(SessionEvent(self.id))
             if failed is not None:
@@ -443,6 +412,50 @@ class LiveSession:
                         self.id, f"Cockpit could not store what the agent sent: {describe(failed)}"
                     )
                 )
+
+    async def _apply_items(
+        self, items: list[Any], frames: list[Frame]
+    ) -> tuple[bool, Exception | None]:
+        """Store a batch of the inbox in order, gathering its frames into `frames` (emitted
+        at once where someone waits on an item); return whether session metadata changed
+        and the last failure to store an update."""
+        changed = False
+        failed: Exception | None = None
+        for item in items:
+            if isinstance(item, _Barrier):
+                self._flush_frames(frames)
+                frames.clear()
+                if not item.done.done():
+                    item.done.set_result(None)
+                continue
+            try:
+                if isinstance(item, _Durable):
+                    chunk = item.chunk
+                elif isinstance(item, Chunk):
+                    chunk = item
+                else:
+                    chunk = chunk_from_update(self.id, item)
+                applied = await self._store.apply(chunk)
+            except Exception as error:
+                log.exception("could not store an update of session %s", self.id)
+                if isinstance(item, _Durable):
+                    if not item.done.done():
+                        item.done.set_exception(error)
+                else:
+                    failed = error
+                continue
+            frames.extend(applied)
+            if isinstance(item, _Durable):
+                self._flush_frames(frames)
+                frames.clear()
+                if not item.done.done():
+                    item.done.set_result(None)
+            if chunk.update in META_UPDATES:
+                changed = True
+            elif chunk.update == "user_message_chunk":
+                self._replayed_users += 1
+            self._track_tools(applied)
+        return changed, failed
 
     def _flush_frames(self, frames: list[Frame]) -> None:
         if frames:

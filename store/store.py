@@ -375,6 +375,23 @@ class Store:
         if cursor.rowcount == 0:
             raise UnknownSession(session_id)
 
+    def mark(self, session_id: str, **fields: Any) -> None:
+        """Change what the user did with a session (read it, wrote a draft) without waiting:
+        written with the next flush, in the order asked, and seen by every read of the
+        session before then (the metadata path). Not activity: `updated` stays."""
+        unknown = set(fields) - _QUIET_COLUMNS
+        if unknown:
+            raise ValueError(f"not marks of a session: {sorted(unknown)}")
+        names = sorted(fields)
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        self._meta.append(
+            (
+                f"UPDATE sessions SET {assignments} WHERE id = ?",
+                (*(fields[name] for name in names), session_id),
+            )
+        )
+        self._schedule_flush()
+
     async def delete_session(self, session_id: str) -> None:
         """Forget a session and its whole transcript (SessionBusy while another Cockpit
         writes it)."""

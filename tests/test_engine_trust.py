@@ -6,6 +6,7 @@ decision reaches the agent only once it is committed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import sys
 from pathlib import Path
@@ -15,9 +16,18 @@ import pytest
 
 from cockpit.engine import CUT_BY_A_STOP, Engine
 from cockpit.events import AttentionEvent, Status
+from cockpit.live import LiveSession
 from cockpit.registry import AgentSpec
 from store import Chunk, Frame, Store
-from tests.engine_helpers import allow_all, assert_live_equals_stored, demo, open_engine, rows_of
+from tests.engine_helpers import (
+    Recorder,
+    allow_all,
+    assert_live_equals_stored,
+    demo,
+    open_engine,
+    rows_of,
+)
+from tests.helpers import reply
 
 TINY = str(Path(__file__).parent / "tiny_agent.py")
 
@@ -225,7 +235,7 @@ async def test_a_session_another_cockpit_runs_is_not_marked_cut(home: Path, proj
 async def test_a_draft_is_kept_across_a_restart(home: Path, project: Path) -> None:
     async with open_engine(home) as (engine, _):
         record = await engine.create_session(demo(), project)
-        await engine.save_draft(record.id, "half a prompt")
+        engine.save_draft(record.id, "half a prompt")
     async with open_engine(home) as (engine, _):
         assert (await engine.session(record.id)).draft == "half a prompt"
 
@@ -296,3 +306,34 @@ async def test_stops_asked_for_at_once_run_one_after_the_other(home: Path, proje
         assert rows[-1].text == (
             "The turn was stopped: the session was closed. The reply above is cut short."
         )
+
+
+async def test_a_consumer_cancelled_mid_batch_still_shows_what_it_stored(
+    store: Store, tmp_path: Path
+) -> None:
+    """A stop that gives up on a slow store cancels the consumer: every chunk it stored
+    before that reaches the screen too (its frames were dropped with the batch)."""
+    session = await store.create_session(agent="x", command=["x"], cwd=str(tmp_path))
+    recorder = Recorder()
+    live = LiveSession(session, AgentSpec(name="x", command=("x",)), store, recorder,
+                       data_dir=tmp_path, handshake_timeout=1)  # fmt: skip
+    stuck = asyncio.Event()
+    apply = store.apply
+
+    async def slow_third(chunk: Chunk) -> list[Frame]:
+        if chunk.text == "three":
+            stuck.set()
+            await asyncio.Event().wait()  # a store that hangs on this chunk
+        return await apply(chunk)
+
+    store.apply = slow_third  # type: ignore[method-assign]
+    for text in ("one ", "two ", "three"):
+        live._inbox.put_nowait(reply(session.id, text))
+    live._ensure_consumer()
+    await asyncio.wait_for(stuck.wait(), 10)
+    assert live._consumer is not None
+    live._consumer.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await live._consumer
+    assert [r.text for r in await store.all_rows(session.id)] == ["one two "]
+    assert_live_equals_stored(recorder, session.id, await store.all_rows(session.id))

@@ -638,6 +638,26 @@ async def test_sessions_are_created_listed_updated_and_deleted(store: Store) -> 
         await store.update_session(first.id, colour="red")
 
 
+async def test_a_mark_is_seen_at_once_and_written_with_the_next_flush(tmp_path: Path) -> None:
+    """Marks (read, draft) are written without waiting and never make a session newer."""
+    store = await Store.open(tmp_path / "c.db")
+    record = await store.create_session(agent="demo", command=["demo"], cwd="/w")
+    store.mark(record.id, unread=True, draft="one")
+    store.mark(record.id, draft="two")  # the later mark wins
+    seen = await store.get_session(record.id)
+    assert seen is not None
+    assert (seen.unread, seen.draft, seen.updated) == (True, "two", record.updated)
+    with pytest.raises(ValueError, match="not marks"):
+        store.mark(record.id, title="x")
+    store.mark(record.id, unread=False)
+    await store.close()
+    again = await Store.open(tmp_path / "c.db")
+    reopened = await again.get_session(record.id)
+    await again.close()
+    assert reopened is not None
+    assert (reopened.unread, reopened.draft) == (False, "two")
+
+
 async def test_eight_sessions_streaming_at_once_lose_nothing(store: Store) -> None:
     sessions = [await new_session(store, f"a{i}") for i in range(8)]
     texts_sent = {s: markdown_reply(random.Random(i), 3000) for i, s in enumerate(sessions)}

@@ -75,16 +75,22 @@ def assert_screen_shows(app: CockpitApp, text: str) -> None:
     assert shown == fresh[first : first + len(shown)], (first, len(fresh))
 
 
-@pytest.mark.parametrize("chunk", [3, 4, 7])
-async def test_a_streamed_reply_on_screen_equals_a_fresh_rendering(
-    tmp_path: Path, chunk: int
-) -> None:
+async def app_with_a_session(tmp_path: Path) -> CockpitApp:
+    """An app on a store holding one session with nothing in it yet."""
+
     async def build(engine: object) -> None:
         await add_session(engine, tmp_path / "project", "stream", [])  # type: ignore[arg-type]
 
     (tmp_path / "project").mkdir()
     await fill(tmp_path / "home", build)
-    app = make_app(tmp_path, tmp_path / "project")
+    return make_app(tmp_path, tmp_path / "project")
+
+
+@pytest.mark.parametrize("chunk", [3, 4, 7])
+async def test_a_streamed_reply_on_screen_equals_a_fresh_rendering(
+    tmp_path: Path, chunk: int
+) -> None:
+    app = await app_with_a_session(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(lambda: app.current is not None)
         await pilot.pause()
@@ -122,12 +128,7 @@ async def test_a_notice_in_the_middle_of_a_reply_leaves_it_streaming_live(tmp_pa
     """A notice (a malformed update ignored, a decision) is Cockpit's own row: the reply it
     interrupts stays one row and one live bubble above it, and goes on streaming."""
 
-    async def build(engine: object) -> None:
-        await add_session(engine, tmp_path / "project", "stream", [])  # type: ignore[arg-type]
-
-    (tmp_path / "project").mkdir()
-    await fill(tmp_path / "home", build)
-    app = make_app(tmp_path, tmp_path / "project")
+    app = await app_with_a_session(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(lambda: app.current is not None)
         engine, session = app.engine, app.current or ""
@@ -158,12 +159,7 @@ async def test_a_notice_in_the_middle_of_a_reply_leaves_it_streaming_live(tmp_pa
 async def test_an_escape_sequence_cut_between_chunks_never_shows_on_screen(tmp_path: Path) -> None:
     """Each chunk was cleaned alone: an OSC cut between two showed its title as text."""
 
-    async def build(engine: object) -> None:
-        await add_session(engine, tmp_path / "project", "stream", [])  # type: ignore[arg-type]
-
-    (tmp_path / "project").mkdir()
-    await fill(tmp_path / "home", build)
-    app = make_app(tmp_path, tmp_path / "project")
+    app = await app_with_a_session(tmp_path)
     text = "A title change \x1b]0;pwned\x07 and \x1b[31mred\x1b[0m text.\n"
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(lambda: app.current is not None)

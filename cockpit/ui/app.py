@@ -332,7 +332,7 @@ class CockpitApp(App[None]):
         if self._stale_reader is not None:
             self._stale_reader.cancel()
         if self._engine is not None:
-            await self._save_drafts()
+            self._save_drafts()
             self._save_last_session()
         if self._engine_factory is not None and self._engine is not None:
             try:
@@ -545,15 +545,15 @@ class CockpitApp(App[None]):
 
     def _on_draft_timer(self) -> None:
         self._draft_timer = None
-        self.run_worker(self._save_drafts(), group="drafts", exit_on_error=False)
+        self._save_drafts()
 
-    @reported("save a draft")
-    async def _save_drafts(self) -> None:
-        """Write the drafts that changed, so a crash loses at most a second of typing."""
+    def _save_drafts(self) -> None:
+        """Keep the drafts that changed (the store writes them with its next flush, so a
+        crash loses at most a second or so of typing)."""
         while self._unsaved_drafts:
             session = self._unsaved_drafts.pop()
             if session in self.records:
-                await self.engine.save_draft(session, self._drafts.get(session, ""))
+                self.engine.save_draft(session, self._drafts.get(session, ""))
 
     def _remember_session(self) -> None:
         """The session on screen is the one Cockpit opens on next time (saved soon)."""

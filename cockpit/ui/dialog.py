@@ -11,10 +11,13 @@ from __future__ import annotations
 import contextlib
 from typing import Any, ClassVar, TypeVar
 
+from textual import on
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.command import CommandList, CommandPalette
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, OptionList
 
 Result = TypeVar("Result")
 
@@ -35,9 +38,11 @@ class Dialog(ModalScreen[Result]):
 
 
 class Palette(CommandPalette):
-    """Textual's command palette, closing at most once (Enter twice ran the command and
-    then closed the screen under it), and paging its list only once the list is laid out
-    (PageUp right after the commands arrived raised KeyError inside Textual)."""
+    """Textual's command palette, closing at most once and deaf once closed (Enter twice
+    ran the command twice and then closed the screen under it), its searches ending with
+    it, and paging its list only
+    once the list is laid out (PageUp right after the commands arrived raised KeyError
+    inside Textual)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("pagedown", "page(1)", "Next page", show=False),
@@ -47,7 +52,26 @@ class Palette(CommandPalette):
     def dismiss(self, result: Any = None) -> AwaitComplete:
         if closed_already(self):
             return AwaitComplete()
+        self.workers.cancel_node(self)  # a search still under way would fill a list now gone
         return super().dismiss(result)
+
+    @on(Input.Changed)
+    @on(Input.Submitted)
+    @on(OptionList.OptionSelected)
+    def _once_closed(self, event: Message) -> None:
+        """Keys typed in the same burst as the Enter that chose a command reach the palette
+        after it closed: an Enter ran the command again (three Enters made three sessions)
+        and a letter started a search. Once closed, Textual's own handlers never see them."""
+        if closed_already(self):
+            event.prevent_default()
+            event.stop()
+
+    def _watch__list_visible(self) -> None:
+        """Textual's own watcher, skipped once the palette is closed: a search started by a
+        key typed in the same burst as Enter or Esc came back to a list no longer there,
+        and the app died of it."""
+        if self.query(CommandList):
+            super()._watch__list_visible()
 
     def action_page(self, direction: int) -> None:
         """A page down (1) or up (-1) in the list of commands."""

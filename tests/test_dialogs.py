@@ -1,0 +1,79 @@
+"""Dialogs and the palette under keys sent together: each answers and closes once, and the
+screen under it stays (Textual's dismiss pops whatever is on top, and the palette's search
+came back to a list already gone; both ended the app)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import events
+from textual.command import CommandList
+from textual.keys import key_to_character
+
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.screens import RenameScreen
+from tests.ui_helpers import make_app, ready, wait_until
+
+
+def burst(app: CockpitApp, *keys: str) -> None:
+    """The keys at once, as a terminal delivers what tmux sends in one write."""
+    for key in keys:
+        app.post_message(events.Key(key, key_to_character(key)))
+
+
+async def test_two_enters_on_a_dialog_answer_once_and_keep_the_screen_under_it(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path)
+    renamed: list[str] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        session = await ready(app)
+        engine = app.engine
+        rename = engine.rename
+
+        async def counted(session_id: str, title: str) -> None:
+            renamed.append(title)
+            await rename(session_id, title)
+
+        engine.rename = counted  # type: ignore[method-assign]
+        await pilot.press("f2")
+        await wait_until(lambda: isinstance(app.screen, RenameScreen))
+        burst(app, "x", "enter", "enter")  # the title is selected: x replaces it
+        await wait_until(lambda: app.records[session].title == "x")
+        await pilot.pause()
+        assert app.is_running and len(app.screen_stack) == 1
+        assert renamed == ["x"]
+
+
+async def test_the_palette_opened_typed_in_and_closed_in_one_burst(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        for keys in (
+            ("ctrl+p", "s", "escape"),
+            ("ctrl+p", "t", "h", "enter", "escape"),
+            ("ctrl+p", "ctrl+p", "pageup", "pagedown", "escape", "escape"),
+            ("ctrl+p", "n", "e", "w", "escape", "a"),
+        ):
+            burst(app, *keys)
+            await pilot.pause(0.3)
+            assert app.is_running
+        await wait_until(lambda: len(app.screen_stack) == 1)
+
+
+async def test_enter_held_on_a_palette_command_runs_it_once(tmp_path: Path) -> None:
+    """Three Enters and two letters in one burst on "New session with demo": one new
+    session, and the keys after the first Enter go to the screen under the palette."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        before = len(app.records)
+        await pilot.press("ctrl+p", *"with demo")
+        await wait_until(
+            lambda: any(commands.option_count for commands in app.screen.query(CommandList))
+        )
+        burst(app, "enter", "enter", "enter", "x", "y")
+        await wait_until(lambda: len(app.records) > before)
+        await pilot.pause(1)
+        assert app.is_running and len(app.screen_stack) == 1
+        assert len(app.records) == before + 1
