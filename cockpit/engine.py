@@ -333,6 +333,8 @@ class Engine:
         live = self._live.get(session_id)
         if live is None:
             record = await self.session(session_id)
+            live = self._live.get(session_id)  # one made while the record was read
+        if live is None:
             live = LiveSession(
                 record,
                 self.spec_for(record),

@@ -525,14 +525,22 @@ class LiveSession:
     async def start(self) -> None:
         """Start the agent unless it is up. A call made while it starts (a prompt typed the
         moment a session opens) waits for that start instead of beginning another; a start
-        that fails raises StartError in every caller, with the error row in the session."""
+        that fails, or that a stop cuts, raises StartError in every caller, with a row in
+        the session that says why."""
         if self._starting is None or self._starting.done():
             if self.ready and self.running:
                 return
             self._starting = asyncio.ensure_future(self._start())
             self._starting.add_done_callback(_retrieve)
-        # Shielded: a caller that goes away (a closed screen) does not cut the handshake.
-        await asyncio.shield(self._starting)
+        starting = self._starting
+        try:
+            # Shielded: a caller that goes away (a closed screen) does not cut the handshake.
+            await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if starting.cancelled() and (current is None or not current.cancelling()):
+                raise StartError("The session was stopped while its agent started.") from None
+            raise
 
     async def _start(self) -> None:
         """Spawn the agent, shake hands, and open (or reload) its ACP session."""
@@ -760,6 +768,7 @@ class LiveSession:
             await self._stop(reason)
 
     async def _stop(self, reason: str) -> None:
+        await self._cut_start(reason)
         if self.turn_active:
             self._stop_reason = reason
             with contextlib.suppress(Exception):
@@ -782,6 +791,7 @@ class LiveSession:
             try:
                 await asyncio.wait_for(asyncio.shield(consumer), DRAIN_TIMEOUT)
             except Exception:
+                log.exception("session %s: what the agent sent was not all stored", self.id)
                 consumer.cancel()
                 with contextlib.suppress(BaseException):
                     await consumer
@@ -789,6 +799,19 @@ class LiveSession:
             self._consumer = None
         with contextlib.suppress(Exception):
             await self._store.release(self.id)  # another Cockpit may continue it now
+
+    async def _cut_start(self, reason: str) -> None:
+        """End a start still under way before stopping: the agent it spawns is stopped with
+        the rest (a session deleted while its agent started left that agent running,
+        writing into a session that was gone)."""
+        starting = self._starting
+        if starting is None or starting.done():
+            return
+        starting.cancel()
+        await asyncio.wait({starting})
+        await self._tell(
+            note(self.id, "notice", f"The agent was stopped while it started: {reason}.")
+        )
 
     async def _shutdown(self) -> None:
         self._stopping = True

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from cockpit.agent_process import AgentProcess
 from cockpit.engine import CUT_BY_A_STOP, Engine
 from cockpit.events import AttentionEvent, Status
-from cockpit.live import LiveSession
+from cockpit.live import LiveSession, StartError
 from cockpit.registry import AgentSpec
 from store import Chunk, Frame, Store
 from tests.engine_helpers import (
@@ -74,6 +75,60 @@ async def test_a_prompt_sent_while_the_agent_starts_waits_and_is_answered(
         assert [r.text for r in rows if r.kind == "user"] == ["hello", "again"]
         assert not [r for r in rows if r.kind == "error"]
         assert_live_equals_stored(recorder, record.id, rows)
+
+
+@pytest.mark.parametrize("delete", [False, True], ids=["closed", "deleted"])
+async def test_a_session_stopped_while_its_agent_starts_leaves_no_agent_running(
+    home: Path, project: Path, delete: bool
+) -> None:
+    """A close or delete that came before the agent's process was up let the start go on:
+    the agent ran on, ready, for a session closed or gone."""
+    async with open_engine(home) as (engine, recorder):
+        record = await engine.create_session(demo(), project)
+        starting = asyncio.ensure_future(engine.start(record.id))  # the screen opens it
+        await recorder.wait_for(lambda: engine.status(record.id) == Status.STARTING)
+        live = engine._live[record.id]
+        if delete:
+            await engine.delete(record.id)
+        else:
+            await engine.stop(record.id)
+        with pytest.raises(StartError, match="stopped while its agent started"):
+            await starting
+        await asyncio.sleep(1)  # what a start that went on would have done by now
+        assert not live.running
+        assert live.process is None or live.process.returncode is not None
+        if delete:
+            assert await engine.store.get_session(record.id) is None
+        else:
+            assert engine.status(record.id) == Status.CLOSED
+            rows = await rows_of(engine, record.id)
+            assert [r.text for r in rows] == [
+                "The agent was stopped while it started: the session was closed."
+            ]
+
+
+async def test_a_prompt_and_the_screen_opening_a_session_at_once_start_one_agent(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both asked for the session's live state while its record was read: each made its
+    own, and two agents ran for one session, one of them never stopped."""
+    spawned: list[str] = []
+    spawn = AgentProcess.spawn
+
+    async def counted(spec: AgentSpec, *args: Any, **kwargs: Any) -> AgentProcess:
+        spawned.append(spec.name)
+        return await spawn(spec, *args, **kwargs)
+
+    monkeypatch.setattr(AgentProcess, "spawn", counted)
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        engine.send(record.id, "hello")
+        await engine.start(record.id)
+        await turn_over(engine, record.id)
+        assert spawned == ["demo"]
+        rows = await rows_of(engine, record.id)
+        assert [r.kind for r in rows] == ["user", "agent"]
+        assert not [r for r in rows if r.kind == "error"]
 
 
 async def test_a_prompt_whose_agent_cannot_start_says_why_in_the_transcript(
