@@ -249,6 +249,7 @@ class Engine:
         live = self._live.pop(session_id, None)
         if live is not None:
             live.discard()
+        self._unread.discard(session_id)
         self._emit(SessionEvent(session_id))
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> None:

@@ -805,7 +805,7 @@ class LiveSession:
         the rest (a session deleted while its agent started left that agent running,
         writing into a session that was gone)."""
         starting = self._starting
-        if starting is None or starting.done():
+        if starting is None or starting.done() or starting is asyncio.current_task():
             return
         starting.cancel()
         await asyncio.wait({starting})

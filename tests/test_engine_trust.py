@@ -226,6 +226,15 @@ async def test_the_users_own_prompt_and_the_session_on_screen_are_not_unread(
         assert not engine.unread(record.id)
 
 
+async def test_a_deleted_session_is_not_unread(home: Path, project: Path) -> None:
+    async with open_engine(home) as (engine, _):
+        record = await engine.create_session(demo(), project)
+        await engine.add_notice(record.id, "something happened")  # not on screen: unread
+        assert engine.unread(record.id)
+        await engine.delete(record.id)
+        assert not engine.unread(record.id)
+
+
 async def test_unread_survives_a_restart(home: Path, project: Path) -> None:
     async with open_engine(home) as (engine, _):
         record = await engine.create_session(demo(), project)
