@@ -61,6 +61,8 @@ from cockpit.viewmodel import age
 from store import Frame, Row, SchemaError, SessionBusy, ViewTranscript
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
+EXIT_PIPE = 141
+"""What reads the output closed it first (128 + SIGPIPE, as a shell reports such a death)."""
 
 
 def run_exit(stop_reason: str, *, agent_alive: bool, interrupted: bool) -> int:
@@ -621,6 +623,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SchemaError, SessionBusy) as error:  # a store from a newer Cockpit, or a
         print(f"cockpit: {error}", file=sys.stderr)  # session another Cockpit writes
         return EXIT_USAGE
+    except BrokenPipeError:  # `cockpit ls | head` read what it wanted and went away
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush of stdout cannot fail
+        return EXIT_PIPE
 
 
 def dispatch(arguments: list[str]) -> int:

@@ -60,6 +60,8 @@ from cockpit.events import (
 from cockpit.files import FileTooLarge, OutsideRoot, read_text, write_text
 from cockpit.mentions import find_mentions, mention_blocks
 from cockpit.permissions import (
+    REFUSED,
+    ambiguity,
     decision_text,
     find_option,
     option_of_kind,
@@ -1051,7 +1053,9 @@ class LiveSession:
             uuid.uuid4().hex[:10], self.id, tool_call, tuple(options), self._store.now()
         )
         pending = _Pending(request)
-        if self._cancelling or self._stopping:
+        if (why := ambiguity(request.options)) is not None:
+            await self._decide(pending, None, REFUSED, reason=why)
+        elif self._cancelling or self._stopping:
             await self._decide(pending, None, "cancel")
         elif (chosen := await self._automatic(request)) is not None:
             await self._decide(pending, *chosen)
@@ -1116,11 +1120,12 @@ class LiveSession:
         pending.deciding = True
         request = pending.request
         option = find_option(request.options, option_id) if option_id is not None else None
-        text = (
-            f"Cancelled: {request.title} ({reason})"
-            if option is None and reason
-            else decision_text(request.title, option, decided_by, rule)
-        )
+        if decided_by == REFUSED:
+            text = f"Refused: {request.title} ({reason}); the agent was told it was cancelled."
+        elif option is None and reason:
+            text = f"Cancelled: {request.title} ({reason})"
+        else:
+            text = decision_text(request.title, option, decided_by, rule)
         try:
             await self._record(
                 note(

@@ -8,6 +8,7 @@ and config folders are used.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -44,8 +45,14 @@ def database_path(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create `path` (and parents) owner-only if missing; return it."""
+    """Create `path` (and parents) owner-only if missing, or make the user's own folder
+    owner-only if others may read it (a `COCKPIT_HOME` made with the usual 0755 let every
+    user of the machine read the transcripts); return it."""
     if not path.exists():
         path.mkdir(parents=True, mode=0o700)
         path.chmod(0o700)
+    else:
+        status = path.stat()
+        if status.st_uid == os.getuid() and status.st_mode & 0o077:
+            path.chmod(stat.S_IMODE(status.st_mode) & 0o700)
     return path

@@ -8,6 +8,10 @@ from typing import Any
 
 ALLOW_KINDS = ("allow_once", "allow_always")
 REJECT_KINDS = ("reject_once", "reject_always")
+KNOWN_KINDS = frozenset(ALLOW_KINDS + REJECT_KINDS)
+
+REFUSED = "refused"
+"""Who decided a request Cockpit would not answer (its options were ambiguous)."""
 
 OUTCOME_WORDS = {
     "allow_once": "Allowed once",
@@ -32,6 +36,28 @@ def option_of_kind(
 def find_option(options: Iterable[Mapping[str, Any]], option_id: str) -> Mapping[str, Any] | None:
     """The option with this id, if the agent offered it."""
     return next((o for o in options if o.get("optionId") == option_id), None)
+
+
+def ambiguity(options: Iterable[Mapping[str, Any]]) -> str | None:
+    """Why a request's options cannot be answered safely, or None when they can.
+
+    An answer names an option by its id: when two options share one, the agent may read
+    "allow" where Cockpit decided "reject" (and the row would say whichever came first).
+    With no options there is nothing to choose, and an option of a kind outside the four
+    ACP defines cannot be matched to a decision. Such a request is refused."""
+    listed = list(options)
+    if not listed:
+        return "the agent offered no options"
+    ids = [option.get("optionId") for option in listed]
+    if any(not isinstance(option_id, str) or not option_id for option_id in ids):
+        return "an option has no id"
+    shared = next((option_id for option_id in ids if ids.count(option_id) > 1), None)
+    if shared is not None:
+        return f"two options share the id {shared!r}"
+    unknown = next((o.get("kind") for o in listed if o.get("kind") not in KNOWN_KINDS), None)
+    if unknown is not None:
+        return f"an option has the unknown kind {unknown!r}"
+    return None
 
 
 def remembered_key(kind: str, title: str) -> tuple[str, str]:

@@ -257,3 +257,15 @@ def test_cockpit_run_shows_notices_and_keeps_sdk_tracebacks_off_the_terminal(
     log = home / "logs" / "cockpit.log"
     assert "unknown/notification" in log.read_text()
     assert oct(log.stat().st_mode & 0o777) == "0o600"
+
+
+async def test_a_data_folder_others_may_read_is_made_owner_only(tmp_path: Path) -> None:
+    """A `COCKPIT_HOME` the user made with the usual 0755 let every user of the machine
+    list it and read what it lets through; Cockpit makes its own folder 0700 when it opens
+    it."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    home.chmod(0o755)
+    async with open_engine(home):
+        pass
+    assert oct(home.stat().st_mode & 0o777) == "0o700"

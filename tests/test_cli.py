@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from store import Store
 from tests.engine_helpers import DEMO
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,3 +176,34 @@ def test_escape_sequences_reach_a_pipe_raw_but_a_terminal_clean(
         and "\x1b]0;" not in on_tty.stdout
         and "\x07" not in on_tty.stdout
     )
+
+
+async def many_sessions(home: Path, count: int) -> None:
+    """A store holding `count` sessions with long titles."""
+    store = await Store.open(home / "cockpit.db")
+    for number in range(count):
+        await store.create_session(
+            agent="demo", command=["demo"], cwd=str(home), title=f"session {number} " * 8
+        )
+    await store.close()
+
+
+def test_a_reader_that_goes_away_ends_the_listing_without_a_traceback(tmp_path: Path) -> None:
+    """`cockpit ls --json | head`: the listing is longer than the pipe holds and the reader
+    closes it after the first bytes (it printed a BrokenPipeError traceback)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    asyncio.run(many_sessions(home, 400))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cockpit", "ls", "--json"],
+        cwd=ROOT,
+        env={**os.environ, "COCKPIT_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(10)
+    process.stdout.close()  # `head` has what it wanted
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141, errors
+    assert "Traceback" not in errors

@@ -13,6 +13,8 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
   before any answer.
 - `ask`: asks permission for a tool call whose title holds escape sequences, then says
   which option was chosen.
+- `ask-twins`, `ask-twins-always`, `ask-none`: ask permission with ambiguous options (an
+  allow and a reject sharing one id; none at all), then say what they were told.
 - `ask-and-check`: asks permission, and the moment it has the answer reads Cockpit's
   database (`COCKPIT_DATA_DIR/cockpit.db`) for the decision rows, then says what it was
   told and what it found: "told: yes; decisions stored: 1".
@@ -127,7 +129,9 @@ class TinyAgent:
             session_id=session_id, update=update_agent_message_text(text)
         )
 
-    async def ask(self, session_id: str, title: str) -> RequestPermissionResponse:
+    async def ask(
+        self, session_id: str, title: str, options: list[PermissionOption] | None = None
+    ) -> RequestPermissionResponse:
         assert self.conn is not None
         return await self.conn.request_permission(
             session_id=session_id,
@@ -135,7 +139,9 @@ class TinyAgent:
             options=[
                 PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
                 PermissionOption(option_id="no", name="Reject", kind="reject_once"),
-            ],
+            ]
+            if options is None
+            else options,
         )
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
@@ -165,6 +171,13 @@ class TinyAgent:
             told = getattr(outcome, "option_id", "cancelled")
             await self.say(session_id, f"told: {told}; decisions stored: {stored}")
             return PromptResponse(stop_reason="end_turn")
+        for word, options in AMBIGUOUS.items():
+            if word in words:
+                outcome = (await self.ask(session_id, "Delete the notes", options)).outcome
+                await self.say(
+                    session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}"
+                )
+                return PromptResponse(stop_reason="end_turn")
         if "ask" in words:
             outcome = (await self.ask(session_id, ESCAPED_TITLE)).outcome
             await self.say(session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}")
@@ -193,6 +206,20 @@ class TinyAgent:
                 field_meta={"quota": {"token_count": {"input_tokens": 20, "output_tokens": 10}}},
             )
         return PromptResponse(stop_reason="end_turn")
+
+
+AMBIGUOUS = {
+    "ask-twins": [  # allow and reject under one id: whichever is meant, "x" is sent
+        PermissionOption(option_id="x", name="Allow", kind="allow_once"),
+        PermissionOption(option_id="x", name="Reject", kind="reject_once"),
+    ],
+    "ask-twins-always": [
+        PermissionOption(option_id="x", name="Reject", kind="reject_once"),
+        PermissionOption(option_id="x", name="Always allow", kind="allow_always"),
+    ],
+    "ask-none": [],
+}
+"""Prompt words that ask permission with options Cockpit must refuse, and those options."""
 
 
 def stored_decisions() -> int:
