@@ -74,6 +74,7 @@ from cockpit.registry import AgentSpec
 from cockpit.terminals import Terminals, default_env
 from cockpit.textout import describe_error
 from cockpit.transport import AgentTransport, preview
+from cockpit.wire import BadUpdate, checked_update
 from store import (
     Chunk,
     Frame,
@@ -104,6 +105,9 @@ FINISHED_TOOL_STATES = frozenset({"completed", "failed", "cancelled"})
 
 DRAIN_TIMEOUT = 20.0
 """Seconds a stopping session waits for what the agent sent to be stored."""
+
+EXIT_GRACE = 3.0
+"""Seconds an agent whose connection broke may take to exit by itself before it is stopped."""
 
 STOP_GRACE = 2.0
 """Seconds a stopping session gives a running turn to end (and say so) before the agent
@@ -313,7 +317,18 @@ class LiveSession:
         """Called by the transport for every incoming message, in arrival order. Returns
         True for a `session/update`: it is taken here, as wire JSON, and the SDK is spared
         validating and dispatching it (a task, a pydantic model and a telemetry span per
-        streamed token, only to be turned back into JSON for the store)."""
+        streamed token, only to be turned back into JSON for the store). It never raises:
+        a message it cannot read is a notice (and a request still goes to the SDK, which
+        answers it), so the loop reading the agent goes on."""
+        try:
+            return self._take(message)
+        except Exception:
+            log.exception("session %s: could not read a message from the agent", self.id)
+            method = message.get("method")
+            self._malformed(f"a {method} Cockpit could not read", message)
+            return method == "session/update" and "id" not in message
+
+    def _take(self, message: dict[str, Any]) -> bool:
         method = message.get("method")
         params = message.get("params")
         if method == "session/update" and "id" not in message and not isinstance(params, dict):
@@ -336,7 +351,13 @@ class LiveSession:
                 )
                 return True
             update = params.get("update")
-            if not isinstance(update, dict):
+            if isinstance(update, dict):
+                try:
+                    update = checked_update(update)
+                except BadUpdate as problem:
+                    self._malformed(f"a session/update ({problem})", update)
+                    return True
+            if not isinstance(update, Mapping):
                 self._malformed("a session/update whose update is not an object", update)
             elif update.get("sessionUpdate") in TEXT_UPDATES and not isinstance(
                 update.get("content"), dict
@@ -922,7 +943,7 @@ class LiveSession:
                 await self._tell(note(self.id, "notice", words))
         except ConnectionError:
             stop_reason = "error"
-            code = await self.process.wait() if self.process is not None else None
+            code = await self._exit_code()
             await self._settle()
             if self._stop_reason is not None:
                 await self._tell_stopped()
@@ -947,6 +968,21 @@ class LiveSession:
             self._turn_idle.set()
         await self._end_turn(stop_reason)
         return stop_reason
+
+    async def _exit_code(self) -> int | None:
+        """The agent's exit code once the connection to it broke. It is given a moment to
+        exit by itself, and then stopped: an agent that closed its output and lives on
+        held the turn, and `cockpit run`, forever."""
+        process = self.process
+        if process is None:
+            return None
+        try:
+            return await asyncio.wait_for(asyncio.shield(process.wait()), EXIT_GRACE)
+        except TimeoutError:
+            log.warning(
+                "session %s: the connection broke and the agent lives; stopping it", self.id
+            )
+            return await process.stop()
 
     async def _tell_stopped(self) -> None:
         await self._tell(

@@ -1,11 +1,12 @@
 """The agent's stdio as an SDK message transport, hardened against an untrusted agent.
 
 The SDK's own newline framing dies on a line that is valid JSON but not an object
-(`42`, `null`...) and drops unknown updates silently. This transport frames the same
-NDJSON itself, hands the SDK only JSON objects, reports every line it had to drop, and
-taps each incoming message in arrival order before the SDK dispatches it (the SDK runs
-every notification as its own task, which may reorder them). What the tap takes (the
-stream of `session/update`s) is not passed on.
+(`42`, `null`...) and drops unknown updates silently; its receive loop dies on an id it
+cannot look up and on a line too deep to decode. This transport frames the same NDJSON
+itself, hands the SDK only well-formed JSON-RPC objects (`cockpit.wire`), reports every
+line it had to drop, and taps each incoming message in arrival order before the SDK
+dispatches it (the SDK runs every notification as its own task, which may reorder them).
+What the tap takes (the stream of `session/update`s) is not passed on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
+
+from cockpit.wire import MAX_DEPTH, envelope_problem, may_nest_deeper, nested_deeper
 
 MAX_LINE = 64 * 1024 * 1024
 """A longer line from the agent is dropped, with a notice."""
@@ -89,8 +92,17 @@ class AgentTransport:
             except ValueError:
                 self._on_dropped(f"a line that is not JSON: {preview(stripped)}")
                 continue
+            except RecursionError:
+                self._on_dropped(f"a line nested too deeply to read: {preview(stripped)}")
+                continue
             if not isinstance(message, dict):
                 self._on_dropped(f"a JSON line that is not an object: {preview(stripped)}")
+                continue
+            problem = envelope_problem(message)
+            if problem is None and may_nest_deeper(stripped) and nested_deeper(message):
+                problem = f"a message nested deeper than {MAX_DEPTH} levels"
+            if problem is not None:
+                self._on_dropped(f"{problem}: {preview(stripped)}")
                 continue
             if self._tap(message):
                 continue  # taken by the tap, in order; the SDK need not see it

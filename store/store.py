@@ -799,28 +799,29 @@ def _meta_statements(chunk: Chunk) -> list[tuple[str, tuple[Any, ...]]]:
     """The session updates one metadata chunk makes (mode, options, commands, usage, info)."""
     data, session = chunk.data, chunk.session
     where = " WHERE id = ?"
+    # A value of the wrong shape changes nothing: a mode id that is an object could not be
+    # bound, and a list that is not one would be read back as one.
     if chunk.update == "current_mode_update":
+        mode = data.get("currentModeId")
+        if not isinstance(mode, str):
+            return []
         return [
             (
                 "UPDATE sessions SET modes = json_set(coalesce(modes, '{}'), '$.currentModeId', ?)"
                 + where,
-                (data.get("currentModeId"), session),
+                (mode, session),
             )
         ]
     if chunk.update == "config_option_update":
-        return [
-            (
-                "UPDATE sessions SET config_options = ?" + where,
-                (dump_json(data.get("configOptions") or []), session),
-            )
-        ]
+        options = data.get("configOptions") or []
+        if not isinstance(options, list):
+            return []
+        return [("UPDATE sessions SET config_options = ?" + where, (dump_json(options), session))]
     if chunk.update == "available_commands_update":
-        return [
-            (
-                "UPDATE sessions SET commands = ?" + where,
-                (dump_json(data.get("availableCommands") or []), session),
-            )
-        ]
+        commands = data.get("availableCommands") or []
+        if not isinstance(commands, list):
+            return []
+        return [("UPDATE sessions SET commands = ?" + where, (dump_json(commands), session))]
     fields = {name: value for name, value in data.items() if name != "sessionUpdate"}
     if chunk.update == "usage_update":
         return [

@@ -360,6 +360,32 @@ async def test_session_metadata_updates_are_stored_on_the_session(store: Store) 
     assert await store.all_rows(session) == []
 
 
+async def test_metadata_of_the_wrong_shape_changes_nothing_and_breaks_no_flush(
+    store: Store,
+) -> None:
+    """A mode id that is an object could not be bound: the flush failed, and with it the
+    reply written in the same transaction."""
+    session = await new_session(store)
+    await store.update_session(session, modes={"currentModeId": "default", "availableModes": []})
+    await feed(
+        store,
+        [
+            update(session, sessionUpdate="available_commands_update", availableCommands=[]),
+            reply(session, "kept"),
+            update(session, sessionUpdate="current_mode_update", currentModeId={"x": 1}),
+            update(session, sessionUpdate="config_option_update", configOptions={"a": 1}),
+            update(session, sessionUpdate="available_commands_update", availableCommands="x"),
+        ],
+    )
+    await store.flush()
+    record = await store.get_session(session)
+    assert record is not None
+    assert record.modes == {"currentModeId": "default", "availableModes": []}
+    assert record.config_options is None or record.config_options == ()
+    assert record.commands == ()
+    assert texts(await store.all_rows(session)) == [("agent", "kept")]
+
+
 async def test_the_open_message_waits_in_memory_but_reads_see_it(tmp_path: Path) -> None:
     path = tmp_path / "c.db"
     async with await Store.open(path, flush_interval=3600) as store:

@@ -128,3 +128,41 @@ async def test_messages_the_tap_takes_are_not_passed_on() -> None:
         received.append(message)
     assert received == [{"method": "kept"}, {"id": 3}]
     assert tapped == lines
+
+
+async def test_lines_that_killed_the_reading_loop_are_dropped_and_it_goes_on() -> None:
+    """A line nested past the decoder's stack, ids that cannot be looked up, an error that
+    is a string, a message nested past the limit: each is reported, and the next message
+    still arrives."""
+    good = {"jsonrpc": "2.0", "method": "session/update", "params": {"n": 1}}
+    # 400 levels: the decoder takes it, and recursive code after it would not.
+    deep_update = (
+        '{"jsonrpc": "2.0", "method": "session/update", "params": '
+        + '{"u": ' * 400 + "1" + "}" * 400 + "}"
+    )  # fmt: skip
+    lines = [
+        "[" * 5000 + "]" * 5000,
+        json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "result": {}}),
+        json.dumps({"jsonrpc": "2.0", "id": [1], "error": {"code": 1, "message": "x"}}),
+        json.dumps({"jsonrpc": "2.0", "id": True, "result": None}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "error": "boom"}),
+        json.dumps({"jsonrpc": "2.0", "method": ["x"], "params": {}}),
+        json.dumps({"jsonrpc": "2.0", "x": "neither"}),
+        deep_update,
+        json.dumps(good),
+    ]
+    transport, tapped, dropped, _ = transport_for(
+        ("\n".join(lines) + "\n").encode(), max_line=1_000_000
+    )
+    assert await transport.receive() == good
+    assert tapped == [good]
+    assert [d.split(":")[0] for d in dropped] == [
+        "a line nested too deeply to read",
+        "a message whose id is not a string or an integer",
+        "a message whose id is not a string or an integer",
+        "a message whose id is not a string or an integer",
+        "an error response whose error is not an object",
+        "a message whose method is not a string",
+        "a message that is no request, notification or response",
+        "a message nested deeper than 64 levels",
+    ]

@@ -25,6 +25,9 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
   says what came back (`read: ''`, or `read failed: ...`), then the value of
   `GEMINI_CLI_NO_RELAUNCH` in its environment.
 - `usage`: a short reply, then usage and a Gemini-style `_meta` quota in the response.
+- `hostile [n=N] [seed=S] [huge=B]`: N raw lines drawn from seed S that no agent may hurt
+  Cockpit with (`hostile_lines`), one of them B bytes long, then "still here after K valid
+  chunks" (the valid ones say `w0 w1 ...`).
 - `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
   is not an object, a text chunk whose content is not an object, a 100 KB update that is a
   string), then "still here".
@@ -36,6 +39,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import sqlite3
 import sys
 import uuid
@@ -78,6 +82,115 @@ BAD_LINES = (
         "params": {"sessionId": "{sid}", "update": "z" * 100_000},
     },
 )
+
+
+def hostile_lines(seed: int, session_id: str, count: int, huge: int) -> list[bytes]:
+    """`count` lines an agent must never be able to hurt Cockpit with, drawn from `seed`,
+    among which valid text chunks carry the words `w0 w1 ...`, in order.
+
+    Garbage and invalid UTF-8, JSON that is no object, arrays and updates nested hundreds
+    of levels deep, ids that are objects, lists or booleans, responses to ids never asked,
+    errors that are strings, unknown methods, every update kind with wrong types in its
+    fields, NUL, lone surrogates and escape sequences in text, and one line of `huge`
+    bytes."""
+    rng = random.Random(seed)
+    sid = session_id
+
+    def update(fields: dict[str, Any]) -> Any:
+        return {"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": sid, "update": fields}}  # fmt: skip
+
+    def nested(depth: int) -> Any:
+        value: Any = "bottom"
+        for _ in range(depth):
+            value = [value] if rng.random() < 0.5 else {"x": value}
+        return value
+
+    wrong: list[Any] = [
+        None,
+        7,
+        -1.5,
+        True,
+        "s",
+        [],
+        [1, "a"],
+        {},
+        {"a": {"b": []}},
+        "\x00",
+        "\ud800",
+    ]
+    kinds = ["agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "tool_call",
+             "tool_call_update", "plan", "available_commands_update", "current_mode_update",
+             "config_option_update", "session_info_update", "usage_update", "unknown_kind"]  # fmt: skip
+    fields = ["content", "toolCallId", "title", "status", "kind", "entries", "availableCommands",
+              "currentModeId", "configOptions", "used", "size", "cost", "messageId", "rawInput",
+              "locations"]  # fmt: skip
+    lines: list[bytes] = []
+    words = 0
+    for number in range(count):
+        roll = rng.randrange(16)
+        if roll < 4:  # a valid chunk, which must be stored
+            text = f"w{words} "
+            words += 1
+            message: Any = update(
+                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+            )
+        elif roll == 4:
+            lines.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))))
+            continue
+        elif roll == 5:
+            message = rng.choice([42, None, "x", [], [1, 2], True, 1.5])
+        elif roll == 6:
+            depth = rng.choice([100, 400, 900, 990, 1500, 5000])
+            lines.append(b"[" * depth + b"]" * depth)
+            continue
+        elif roll == 7:
+            message = update({"sessionUpdate": "agent_message_chunk",
+                              "content": nested(rng.choice([70, 400, 900]))})  # fmt: skip
+        elif roll == 8:
+            message = {"jsonrpc": "2.0", "id": rng.choice([{"a": 1}, [1], True, 1.5, None, 99999]),
+                       "result": rng.choice([None, {}, [], "x"])}  # fmt: skip
+            if rng.random() < 0.5:
+                message = {**{k: v for k, v in message.items() if k != "result"},
+                           "error": rng.choice(["boom", 5, [], {"code": "x"}, None])}  # fmt: skip
+        elif roll == 9:
+            message = {"jsonrpc": "2.0", "method": rng.choice(["no/such", "fs/nothing", 5, []]),
+                       "params": {}}  # fmt: skip
+            if rng.random() < 0.5:
+                message["id"] = f"u{number}"
+        elif roll == 10:
+            message = {"jsonrpc": "2.0", "method": "session/update",
+                       "params": {"sessionId": sid, "update": {"sessionUpdate": rng.choice(wrong)}}}  # fmt: skip
+        elif roll == 11:
+            message = {"jsonrpc": "2.0", "id": f"p{number}", "method": "session/request_permission",
+                       "params": {"sessionId": sid, "toolCall": rng.choice(wrong),
+                                  "options": rng.choice(wrong)}}  # fmt: skip
+        elif roll == 12:
+            message = {"jsonrpc": "2.0", "id": f"f{number}",
+                       "method": rng.choice(["fs/read_text_file", "fs/write_text_file"]),
+                       "params": {"sessionId": sid, "path": rng.choice([*wrong, "../outside.txt", "", "."]),
+                                  "content": "x"}}  # fmt: skip
+        elif roll == 13:
+            text = rng.choice(["\x1b]0;owned\x07", "\x1b[2J", "nul\x00", "\ud800", "\x9b31m"])
+            message = update(
+                {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text}}
+            )
+        else:
+            fields_of: dict[str, Any] = {"sessionUpdate": rng.choice(kinds)}
+            for name in rng.sample(fields, rng.randrange(1, 5)):
+                fields_of[name] = rng.choice(wrong)
+            message = update(fields_of)
+        lines.append(json.dumps(message).encode())
+    lines.insert(rng.randrange(len(lines) + 1), b'{"jsonrpc": "2.0", "x": "' + b"y" * huge + b'"}')
+    seen_to_crash = [  # each of these ended Cockpit once
+        update({"sessionUpdate": "available_commands_update", "availableCommands": [
+            {"name": "web", "description": "search", "input": "a string"},
+            {"name": "plan", "description": "plan it", "input": {"hint": "what"}}]}),
+        update({"sessionUpdate": "current_mode_update", "currentModeId": {"id": "x"}}),
+        update({"sessionUpdate": ["agent_message_chunk"], "content": {"type": "text"}}),
+        {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}},
+    ]  # fmt: skip
+    return [json.dumps(message).encode() for message in seen_to_crash] + lines
 
 
 class TinyAgent:
@@ -158,6 +271,20 @@ class TinyAgent:
             sys.stderr.write("tiny agent: exiting while a question is open\n")
             sys.stderr.flush()
             os._exit(EXIT_CODE)
+        if "hostile" in words:
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            lines = hostile_lines(
+                int(settings.get("seed", "0")),
+                session_id,
+                int(settings.get("n", "500")),
+                int(settings.get("huge", "1000000")),
+            )
+            for hostile in lines:
+                self.writer.write(hostile + b"\n")
+                await self.writer.drain()
+            valid = sum(b'"text": "w' in hostile for hostile in lines)
+            await self.say(session_id, f"still here after {valid} valid chunks")
+            return PromptResponse(stop_reason="end_turn")
         if "bad" in words:
             for line in BAD_LINES:
                 raw = json.dumps(line).replace("{sid}", session_id)

@@ -1,0 +1,110 @@
+"""What an agent's message must look like before anything in Cockpit uses it.
+
+An agent is untrusted: a line nested a thousand levels deep overflowed the decoder's stack,
+an object as a response's `id` could not be looked up, a list as an update's kind could not
+be compared, and a mode id that was an object could not be stored. Each of those killed
+the loop that reads the agent or the task that stores its updates, and the turn never
+ended. These checks are pure and cheap; what fails them is dropped with a notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from acp.schema import (
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+)
+from pydantic import BaseModel, ValidationError
+
+MAX_DEPTH: Final = 64
+"""The deepest nesting of arrays and objects taken from an agent. ACP's own messages are a
+handful of levels deep; a tool's raw input may add some. Deeper ones are dropped before
+any recursive code (the decoder, the store's cleaning, pydantic) sees them."""
+
+METADATA_SCHEMAS: Final[Mapping[str, type[BaseModel]]] = {
+    "available_commands_update": AvailableCommandsUpdate,
+    "current_mode_update": CurrentModeUpdate,
+    "config_option_update": ConfigOptionUpdate,
+    "session_info_update": SessionInfoUpdate,
+    "usage_update": UsageUpdate,
+}
+"""The SDK's schema for each update that changes what Cockpit shows of a session (the
+command list completion reads, the mode and options the status line shows...)."""
+
+
+def may_nest_deeper(line: bytes, limit: int = MAX_DEPTH) -> bool:
+    """False when `line` cannot hold more than `limit` nested arrays and objects (it has
+    no more brackets than that), which settles almost every line without decoding it."""
+    return line.count(b"[") + line.count(b"{") > limit
+
+
+def nested_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when arrays and objects in `value` nest more than `limit` deep (walked without
+    recursion, so a deep value cannot overflow the stack here either)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def envelope_problem(message: Mapping[str, Any]) -> str | None:
+    """What makes a decoded JSON-RPC message unusable, or None: an id that is not a
+    string or an integer, a method that is not a string, a response with no id, an error
+    that is not an object."""
+    if "id" in message:
+        request_id = message["id"]
+        if request_id is not None and (
+            isinstance(request_id, bool) or not isinstance(request_id, str | int)
+        ):
+            return "a message whose id is not a string or an integer"
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return "a message whose method is not a string"
+        return None
+    if "id" not in message:
+        return "a message that is no request, notification or response"
+    if "error" in message and not isinstance(message["error"], dict):
+        return "an error response whose error is not an object"
+    return None
+
+
+class BadUpdate(ValueError):
+    """A `session/update` Cockpit cannot use; the message says what is wrong with it."""
+
+
+def checked_update(update: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A `session/update` fit to use, or BadUpdate: its kind must be a string, and session
+    metadata must follow the SDK's schema for its kind. Metadata comes back as the schema
+    reads it (a command whose `input` is a string loses its input, as the SDK salvages it,
+    instead of reaching the completion list that read it as an object), with the fields
+    the schema does not name kept as sent. Everything else comes back as it is: the hot
+    path of text chunks costs one type check."""
+    kind = update.get("sessionUpdate")
+    if not isinstance(kind, str):
+        raise BadUpdate("its kind is not a string")
+    schema = METADATA_SCHEMAS.get(kind)
+    if schema is None:
+        return update
+    try:
+        model = schema.model_validate(update)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise BadUpdate(f"{where}: {first['msg']}" if where else str(first["msg"])) from None
+    known = {field.alias or name for name, field in schema.model_fields.items()}
+    kept = {name: value for name, value in update.items() if name not in known}
+    return {**kept, **model.model_dump(mode="json", by_alias=True, exclude_none=True)}

@@ -1,0 +1,127 @@
+"""An agent that completes the handshake and then sends hundreds of seeded hostile lines
+(`tiny_agent.hostile_lines`): through `cockpit run`, the engine and the TUI, nothing
+crashes or hangs, every valid chunk is stored in order, and the session takes the next
+prompt. A longer run: `.venv/bin/python -m tests.hostile --lines 10000`."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cockpit.events import Status
+from cockpit.registry import AgentSpec
+from store import Row
+from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
+from tests.test_cli import cockpit
+from tests.test_engine_restart import TINY
+from tests.ui_helpers import make_app, send, wait_until
+
+LINES = 600
+
+UNKNOWN_CONTENT = "[unknown content]"
+"""What a content block without a type reads as (`store.chunks.content_text`)."""
+
+
+def valid_words(count: int) -> str:
+    """The text the valid chunks among the hostile lines carry, in order."""
+    return "".join(f"w{number} " for number in range(count))
+
+
+def agent_text(rows: list[Row] | list[tuple[str, str]]) -> str:
+    """The agent's text in these rows, without the placeholders for content blocks of a
+    type Cockpit does not know (an object with the wrong fields reads as one)."""
+    pairs = [(r.kind, r.text) if isinstance(r, Row) else r for r in rows]
+    text = "".join(text for kind, text in pairs if kind == "agent")
+    return text.replace(UNKNOWN_CONTENT, "")
+
+
+def told_count(text: str) -> int:
+    """The number of valid chunks the agent says it sent."""
+    return int(text.rsplit("still here after ", 1)[1].split()[0])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_cockpit_run_survives_hostile_lines_and_stores_every_valid_chunk(
+    tmp_path: Path, seed: int
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    home = tmp_path / "home"
+    command = f"{sys.executable} {TINY}"
+    started = time.monotonic()
+    prompt = f"hostile n={LINES} seed={seed} huge=1000000"
+    result = cockpit(home, "run", "--cwd", str(project), "--agent-cmd", command, prompt)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 60
+    assert "Traceback" not in result.stderr and result.stderr == ""
+    with sqlite3.connect(home / "cockpit.db") as db:
+        rows = db.execute("SELECT kind, text FROM messages ORDER BY seq").fetchall()
+        (integrity,) = db.execute("PRAGMA integrity_check").fetchone()
+    assert integrity == "ok"
+    text = agent_text(rows)
+    count = told_count(text)
+    assert count > LINES // 8
+    assert text == valid_words(count) + f"still here after {count} valid chunks"
+    assert not (project.parent / "outside.txt").exists()
+
+
+async def test_the_engine_survives_hostile_lines_and_the_session_takes_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    async with open_engine(tmp_path / "home") as (engine, recorder):
+        spec = AgentSpec(name="tiny", command=(sys.executable, TINY))
+        record = await engine.create_session(spec, project)
+        assert await engine.prompt(record.id, f"hostile n={LINES} seed=3") == "end_turn"
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        rows = await rows_of(engine, record.id)
+        assert rows[-1].text == "ok"
+        text = agent_text(rows[:-1])
+        count = told_count(text)
+        assert text == valid_words(count) + f"still here after {count} valid chunks"
+        notices = [r.text for r in rows if r.kind == "notice"]
+        assert any("nested too deeply" in n for n in notices)
+        assert any("currentModeId" in n for n in notices)
+        session = await engine.session(record.id)
+        assert session.modes is None or "currentModeId" not in session.modes
+        assert [c.get("input") for c in session.commands or ()] == [None, {"hint": "what"}]
+        assert_live_equals_stored(recorder, record.id, rows)
+
+
+async def test_the_tui_survives_hostile_lines_and_completes_commands_after_them(
+    tmp_path: Path,
+) -> None:
+    """Typing `/` after a command list whose entry has a string for its input ended the
+    app; so did a metadata flush that could not bind a mode id that was an object."""
+    config = tmp_path / "home" / "config"
+    config.mkdir(parents=True)
+    (config / "agents.toml").write_text(
+        f'[agents.tiny]\ncommand = ["{sys.executable}", "{TINY}"]\n'
+    )
+    app = make_app(tmp_path, agent="tiny")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == Status.READY
+        )
+        session = app.current or ""
+        await send(app, pilot, f"hostile n={LINES} seed=4")
+        await wait_until(lambda: any("still here" in r for r in shown_texts(app)), timeout=60)
+        await wait_until(lambda: app.engine.status(session) == Status.READY)
+        await pilot.press("slash", "w", "e")
+        await pilot.pause(0.3)
+        assert app.is_running
+        await pilot.press("ctrl+a", "ctrl+k", *"hello", "enter")
+        await wait_until(lambda: shown_texts(app)[-1:] == ["ok"], timeout=30)
+        assert app.is_running
+
+
+def shown_texts(app: object) -> list[str]:
+    from cockpit.ui.transcript import TranscriptView
+
+    view = app.query_one(TranscriptView)  # type: ignore[attr-defined]
+    return [bubble.text for bubble in view.model]
