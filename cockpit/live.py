@@ -982,6 +982,14 @@ class LiveSession:
             log.warning(
                 "session %s: the connection broke and the agent lives; stopping it", self.id
             )
+            await self._tell(
+                note(
+                    self.id,
+                    "notice",
+                    "The connection to the agent broke while it went on running: Cockpit "
+                    "stopped it.",
+                )
+            )
             return await process.stop()
 
     async def _tell_stopped(self) -> None:

@@ -125,3 +125,25 @@ def shown_texts(app: object) -> list[str]:
 
     view = app.query_one(TranscriptView)  # type: ignore[attr-defined]
     return [bubble.text for bubble in view.model]
+
+
+async def test_an_agent_that_closes_its_output_and_lives_on_ends_the_turn(
+    tmp_path: Path,
+) -> None:
+    """The turn waited for the agent to exit, and an agent that closed its output but went
+    on running held it, and `cockpit run`, forever."""
+    project = tmp_path / "project"
+    project.mkdir()
+    async with open_engine(tmp_path / "home") as (engine, _):
+        spec = AgentSpec(name="tiny", command=(sys.executable, TINY))
+        record = await engine.create_session(spec, project)
+        started = time.monotonic()
+        assert await engine.prompt(record.id, "close-stdout") == "error"
+        assert time.monotonic() - started < 20
+        live = engine._live[record.id]
+        assert live.process is not None and live.process.returncode is not None
+        texts = [r.text for r in await rows_of(engine, record.id)]
+        assert "closing" in texts
+        assert any(t.startswith("The connection to the agent broke") for t in texts)
+        assert await engine.prompt(record.id, "hello") == "end_turn"  # it starts again
+        assert (await rows_of(engine, record.id))[-1].text == "ok"

@@ -28,6 +28,7 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
 - `hostile [n=N] [seed=S] [huge=B]`: N raw lines drawn from seed S that no agent may hurt
   Cockpit with (`hostile_lines`), one of them B bytes long, then "still here after K valid
   chunks" (the valid ones say `w0 w1 ...`).
+- `close-stdout`: says "closing", closes its output and lives on for a minute.
 - `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
   is not an object, a text chunk whose content is not an object, a 100 KB update that is a
   string), then "still here".
@@ -284,6 +285,12 @@ class TinyAgent:
                 await self.writer.drain()
             valid = sum(b'"text": "w' in hostile for hostile in lines)
             await self.say(session_id, f"still here after {valid} valid chunks")
+            return PromptResponse(stop_reason="end_turn")
+        if "close-stdout" in words:  # the connection breaks; the agent lives on
+            await self.say(session_id, "closing")
+            await self.writer.drain()
+            os.close(sys.stdout.fileno())
+            await asyncio.sleep(60)
             return PromptResponse(stop_reason="end_turn")
         if "bad" in words:
             for line in BAD_LINES:
