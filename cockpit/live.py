@@ -74,7 +74,7 @@ from cockpit.registry import AgentSpec
 from cockpit.terminals import Terminals, default_env
 from cockpit.textout import describe_error
 from cockpit.transport import AgentTransport, preview
-from cockpit.wire import BadUpdate, checked_update
+from cockpit.wire import BadUpdate, checked_update, permission_request_problem
 from store import (
     Chunk,
     Frame,
@@ -370,6 +370,14 @@ class LiveSession:
                 self._inbox.put_nowait(update)
             return True
         elif method == "session/request_permission":
+            if (unreadable := permission_request_problem(params)) is not None:
+                # The SDK refuses it with an error to the agent; the transcript says so too.
+                self._malformed(
+                    f"a permission request that does not follow ACP ({unreadable}; answered "
+                    "with an error)",
+                    params,
+                )
+                return False
             tool_call = params.get("toolCall")
             if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
                 # The tool call a permission is about becomes (or updates) its row, in order:
@@ -477,7 +485,10 @@ class LiveSession:
                 changed = True
             elif chunk.update == "user_message_chunk":
                 self._replayed_users += 1
-            self._track_tools(applied)
+            try:
+                self._track_tools(applied)
+            except Exception:  # a consumer that died here lost the rest of its batch
+                log.exception("could not follow the tool calls of session %s", self.id)
         return changed, failed
 
     def _flush_frames(self, frames: list[Frame]) -> None:
@@ -494,7 +505,8 @@ class LiveSession:
                 self._open_tools.pop(tool_call_id, None)
             else:
                 self._open_tools[tool_call_id] = status
-            for item in frame.payload.get("content") or ():
+            content = frame.payload.get("content")
+            for item in content if isinstance(content, list) else ():  # 7 killed the consumer
                 if isinstance(item, Mapping) and item.get("type") == "terminal":
                     self._terminal_tools[str(item.get("terminalId"))] = tool_call_id
 

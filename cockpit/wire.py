@@ -16,6 +16,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    RequestPermissionRequest,
     SessionInfoUpdate,
     UsageUpdate,
 )
@@ -108,3 +109,15 @@ def checked_update(update: Mapping[str, Any]) -> Mapping[str, Any]:
     known = {field.alias or name for name, field in schema.model_fields.items()}
     kept = {name: value for name, value in update.items() if name not in known}
     return {**kept, **model.model_dump(mode="json", by_alias=True, exclude_none=True)}
+
+
+def permission_request_problem(params: Mapping[str, Any]) -> str | None:
+    """What keeps a `session/request_permission` from following the SDK's schema (the SDK
+    answers such a request with an error and Cockpit never sees it), or None."""
+    try:
+        RequestPermissionRequest.model_validate(params)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return None

@@ -401,3 +401,23 @@ async def test_a_consumer_cancelled_mid_batch_still_shows_what_it_stored(
         await live._consumer
     assert [r.text for r in await store.all_rows(session.id)] == ["one two "]
     assert_live_equals_stored(recorder, session.id, await store.all_rows(session.id))
+
+
+async def test_a_tool_call_whose_content_is_a_number_costs_the_consumer_nothing(
+    store: Store, tmp_path: Path
+) -> None:
+    """Following the tool calls iterated their content: a 7 killed the consumer, and the
+    rest of its batch (a reply, the barrier a turn waits on) was lost with it."""
+    session = await store.create_session(agent="x", command=["x"], cwd=str(tmp_path))
+    recorder = Recorder()
+    live = LiveSession(session, AgentSpec(name="x", command=("x",)), store, recorder,
+                       data_dir=tmp_path, handshake_timeout=1)  # fmt: skip
+    live._inbox.put_nowait(
+        {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "content": 7}
+    )
+    live._inbox.put_nowait(reply(session.id, "after it"))
+    await asyncio.wait_for(live._settle(), 10)  # the barrier is in the same batch
+    rows = await store.all_rows(session.id)
+    assert [(r.kind, r.text) for r in rows][-1] == ("agent", "after it")
+    assert_live_equals_stored(recorder, session.id, rows)
+    live.discard()

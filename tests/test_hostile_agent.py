@@ -87,6 +87,7 @@ async def test_the_engine_survives_hostile_lines_and_the_session_takes_the_next_
         notices = [r.text for r in rows if r.kind == "notice"]
         assert any("nested too deeply" in n for n in notices)
         assert any("currentModeId" in n for n in notices)
+        assert any("a permission request that does not follow ACP" in n for n in notices)
         session = await engine.session(record.id)
         assert session.modes is None or "currentModeId" not in session.modes
         assert [c.get("input") for c in session.commands or ()] == [None, {"hint": "what"}]

@@ -14,6 +14,7 @@ from cockpit.wire import (
     envelope_problem,
     may_nest_deeper,
     nested_deeper,
+    permission_request_problem,
 )
 from tests.test_captures import CAPTURES, frames_of
 
@@ -119,9 +120,17 @@ def test_every_message_real_agents_sent_passes_as_it_was() -> None:
                 continue
             assert envelope_problem(frame) is None, frame
             assert not nested_deeper(frame), frame
+            if frame.get("method") == "session/request_permission":
+                assert permission_request_problem(frame["params"]) is None, capture
+                checked += 1
             update = (frame.get("params") or {}).get("update")
             if frame.get("method") == "session/update" and isinstance(update, dict):
                 assert without_nulls(checked_update(update)) == without_nulls(update), capture
 
                 checked += 1
     assert checked > 100
+
+
+def test_a_permission_request_off_the_schema_says_where() -> None:
+    problem = permission_request_problem({"sessionId": "s", "toolCall": 7, "options": "x"})
+    assert problem is not None and problem.split(":")[0] in ("toolCall", "options")
