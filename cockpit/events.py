@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cockpit.textout import listed
 from store import Frame
 
 
@@ -55,9 +56,10 @@ class PermissionRequest:
 
     def diffs(self) -> list[Mapping[str, Any]]:
         """The diff contents the request carries, for showing what would change."""
-        content = self.tool_call.get("content") or []
         return [
-            item for item in content if isinstance(item, Mapping) and item.get("type") == "diff"
+            item
+            for item in listed(self.tool_call.get("content"))
+            if isinstance(item, Mapping) and item.get("type") == "diff"
         ]
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cockpit.textout import listed
+
 ACTIONS = ("allow", "ask", "reject")
 KINDS = (
     "read",
@@ -117,7 +119,7 @@ def named_paths(tool_call: Mapping[str, Any]) -> list[str]:
     raw input (an agent may send `locations: []` and name the file only there)."""
     paths = [
         location["path"]
-        for location in tool_call.get("locations") or ()
+        for location in listed(tool_call.get("locations"))
         if isinstance(location, Mapping) and isinstance(location.get("path"), str)
     ]
     return paths + raw_paths(tool_call.get("rawInput"))

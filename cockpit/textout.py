@@ -17,6 +17,13 @@ TOOL_MARKS = {
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
+def listed(value: Any) -> list[Any]:
+    """The items of a field that should hold a list (a tool call's content or locations, a
+    plan's entries): none when it holds anything else, as an agent may send (a 7 there
+    ended the app when its card opened)."""
+    return value if isinstance(value, list) else []
+
+
 def describe_error(error: BaseException) -> str:
     """An error as the user reads it: its message, or its type when it has none (an
     assertion, a bare exception)."""
@@ -31,7 +38,7 @@ def tool_line(payload: Mapping[str, Any] | None) -> str:
     status = str(payload.get("status") or "pending")
     locations = [
         f"{loc.get('path')}{':' + str(loc['line']) if loc.get('line') else ''}"
-        for loc in payload.get("locations") or ()
+        for loc in listed(payload.get("locations"))
         if isinstance(loc, Mapping) and loc.get("path")
     ]
     where = (
@@ -45,7 +52,7 @@ def tool_output(payload: Mapping[str, Any] | None) -> str:
     output (Codex reports only `rawOutput`)."""
     payload = payload or {}
     parts: list[str] = []
-    for item in payload.get("content") or ():
+    for item in listed(payload.get("content")):
         if not isinstance(item, Mapping):
             continue
         if item.get("type") == "content":
@@ -76,7 +83,7 @@ def tool_output(payload: Mapping[str, Any] | None) -> str:
 
 def plan_lines(payload: Mapping[str, Any] | None) -> list[str]:
     """A plan as a checklist."""
-    entries = (payload or {}).get("entries") or ()
+    entries = listed((payload or {}).get("entries"))
     return [
         f"{PLAN_MARKS.get(str(entry.get('status')), '[ ]')} {entry.get('content', '')}"
         for entry in entries

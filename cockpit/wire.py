@@ -18,6 +18,8 @@ from acp.schema import (
     CurrentModeUpdate,
     RequestPermissionRequest,
     SessionInfoUpdate,
+    ToolCallProgress,
+    ToolCallStart,
     UsageUpdate,
 )
 from pydantic import BaseModel, ValidationError
@@ -27,15 +29,19 @@ MAX_DEPTH: Final = 64
 handful of levels deep; a tool's raw input may add some. Deeper ones are dropped before
 any recursive code (the decoder, the store's cleaning, pydantic) sees them."""
 
-METADATA_SCHEMAS: Final[Mapping[str, type[BaseModel]]] = {
+SCHEMAS: Final[Mapping[str, type[BaseModel]]] = {
     "available_commands_update": AvailableCommandsUpdate,
     "current_mode_update": CurrentModeUpdate,
     "config_option_update": ConfigOptionUpdate,
     "session_info_update": SessionInfoUpdate,
     "usage_update": UsageUpdate,
+    "tool_call": ToolCallStart,
+    "tool_call_update": ToolCallProgress,
 }
-"""The SDK's schema for each update that changes what Cockpit shows of a session (the
-command list completion reads, the mode and options the status line shows...)."""
+"""The SDK's schema for each update whose fields Cockpit reads beyond its text: session
+metadata (the command list completion reads, the mode and options the status line
+shows) and tool calls (a card iterates their content and locations). Text chunks, the
+stream's bulk, are checked by the store's fold instead."""
 
 
 def may_nest_deeper(line: bytes, limit: int = MAX_DEPTH) -> bool:
@@ -89,15 +95,16 @@ class BadUpdate(ValueError):
 
 def checked_update(update: Mapping[str, Any]) -> Mapping[str, Any]:
     """A `session/update` fit to use, or BadUpdate: its kind must be a string, and session
-    metadata must follow the SDK's schema for its kind. Metadata comes back as the schema
-    reads it (a command whose `input` is a string loses its input, as the SDK salvages it,
-    instead of reaching the completion list that read it as an object), with the fields
-    the schema does not name kept as sent. Everything else comes back as it is: the hot
-    path of text chunks costs one type check."""
+    metadata and tool calls must follow the SDK's schema for their kind. They come back as
+    the schema reads them (a command whose `input` is a string loses its input, as the SDK
+    salvages it, instead of reaching the completion list that read it as an object; a
+    tool call's status that is a number is dropped), with the fields the schema does not
+    name kept as sent. Everything else comes back as it is: the hot path of text chunks
+    costs one type check."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str):
         raise BadUpdate("its kind is not a string")
-    schema = METADATA_SCHEMAS.get(kind)
+    schema = SCHEMAS.get(kind)
     if schema is None:
         return update
     try:

@@ -9,15 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Group
 from textual.events import AppBlur
 
-from cockpit.events import Status
+from cockpit.events import FramesEvent, Status
 from cockpit.ui import app as app_module
 from cockpit.ui.bubbles import AgentBubble, ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens import InboxScreen, OptionsScreen, PlanScreen
 from cockpit.ui.transcript import TranscriptView
+from store import chunk_from_update
 from tests.ui_helpers import make_app, ready, send, wait_until
 
 SIZE = (120, 40)
@@ -290,3 +292,39 @@ async def test_a_file_created_later_can_be_mentioned(
             return [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
 
         await wait_until(lambda: menu.display and any("fresh.md" in o for o in offered()))
+
+
+async def test_a_tool_card_shows_an_agents_odd_content_without_links_or_a_crash(
+    tmp_path: Path,
+) -> None:
+    """A tool call whose content was a number ended the app when its card opened, and a
+    Markdown link in a tool's text became a terminal hyperlink to the agent's address
+    (replies already show links as text)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        session = await ready(app)
+        link = {"type": "text", "text": "see [the docs](http://agent.example/x) now"}
+        for number, content in enumerate([7, [{"type": "content", "content": link}]]):
+            frames = await app.engine.store.apply(
+                chunk_from_update(
+                    session,
+                    {
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": f"t{number}",
+                        "title": f"tool {number}",
+                        "content": content,
+                    },
+                )
+            )
+            app.engine._emit(FramesEvent(session, tuple(frames)))
+        await wait_until(lambda: len(app.query(ToolCard)) == 2)
+        odd, linked = app.query(ToolCard)
+        for card in (odd, linked):
+            card.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+        assert app.is_running and odd.expanded and linked.expanded
+        lines = app.console.render_lines(Group(*linked._body(80)), pad=False)
+        segments = [segment for line in lines for segment in line]
+        assert "the docs" in "".join(segment.text for segment in segments)
+        assert not any(segment.style and segment.style.link for segment in segments)

@@ -134,3 +134,13 @@ def test_every_message_real_agents_sent_passes_as_it_was() -> None:
 def test_a_permission_request_off_the_schema_says_where() -> None:
     problem = permission_request_problem({"sessionId": "s", "toolCall": 7, "options": "x"})
     assert problem is not None and problem.split(":")[0] in ("toolCall", "options")
+
+
+def test_tool_calls_follow_the_schema_or_are_refused() -> None:
+    start = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x"}
+    assert problem({**start, "content": 7}) is not None
+    assert problem({**start, "locations": "here"}) is not None
+    assert checked_update({**start, "status": 5, "rawInput": {"a": [1]}}) == {
+        **start,
+        "rawInput": {"a": [1]},
+    }  # a status that is a number is no status, as the SDK reads it

@@ -23,7 +23,7 @@ from textual.widget import Widget
 
 from cockpit.mdblocks import BlockSplitter
 from cockpit.sanitize import StreamCleaner, printable
-from cockpit.textout import plan_lines, tool_line, tool_output
+from cockpit.textout import listed, plan_lines, tool_line, tool_output
 from cockpit.ui.diffs import CODE_THEME, DiffStyles, choose_layout, render_diff
 from store import Bubble
 from store.pieces import Pieces
@@ -138,7 +138,7 @@ def has_terminal(payload: Mapping[str, Any] | None) -> bool:
     """True when a tool call embeds a terminal."""
     return any(
         isinstance(item, Mapping) and item.get("type") == "terminal"
-        for item in (payload or {}).get("content") or ()
+        for item in listed((payload or {}).get("content"))
     )
 
 
@@ -300,7 +300,7 @@ class ToolCard(BubbleWidget):
         payload = self.payload or {}
         parts: list[RenderableType] = []
         styles = diff_styles(self)
-        for item in payload.get("content") or ():
+        for item in listed(payload.get("content")):
             if not isinstance(item, Mapping):
                 continue
             if item.get("type") == "diff":
@@ -318,7 +318,11 @@ class ToolCard(BubbleWidget):
             elif item.get("type") == "content":
                 block = item.get("content")
                 if isinstance(block, Mapping) and isinstance(block.get("text"), str):
-                    parts.append(RichMarkdown(printable(block["text"]), code_theme=CODE_THEME))
+                    parts.append(  # no OSC 8 link to wherever the agent points
+                        RichMarkdown(
+                            printable(block["text"]), code_theme=CODE_THEME, hyperlinks=False
+                        )
+                    )
             elif item.get("type") == "terminal":
                 parts.append(self._terminal(str(item.get("terminalId"))))
         raw = payload.get("rawOutput")
