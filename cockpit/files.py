@@ -7,6 +7,7 @@ elsewhere and links that point out of the root are all refused.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -16,7 +17,15 @@ MAX_READ_BYTES = 16 * 1024 * 1024
 """Largest file an agent may read in one request."""
 
 
-class OutsideRoot(PermissionError):
+MAX_PATH = 4096
+"""The longest path an agent may name (Linux's own limit)."""
+
+
+class Refused(PermissionError):
+    """A path an agent may not use; the message says why."""
+
+
+class OutsideRoot(Refused):
     """The path resolves outside the session's root."""
 
 
@@ -29,6 +38,12 @@ def confine(root: Path, path: str) -> Path:
 
     Raises OutsideRoot otherwise, naming both paths.
     """
+    if not path:
+        raise Refused("an empty path names no file")
+    if "\x00" in path:
+        raise Refused("a path with a NUL character in it names no file")
+    if len(path) > MAX_PATH:
+        raise Refused(f"a path of {len(path):,} characters is longer than any ({MAX_PATH:,})")
     candidate = Path(path) if os.path.isabs(path) else root / path
     real = Path(os.path.realpath(candidate))
     real_root = Path(os.path.realpath(root))
@@ -48,20 +63,46 @@ def select_lines(text: str, line: int | None, limit: int | None) -> str:
 
 
 def read_text(root: Path, path: str, line: int | None = None, limit: int | None = None) -> str:
-    """Read a text file inside `root` as UTF-8 (undecodable bytes become U+FFFD)."""
+    """Read a text file inside `root` as UTF-8 (undecodable bytes become U+FFFD).
+
+    Only a regular file is read: a FIFO would wait for a writer forever (and the thread
+    reading it kept `cockpit run` from exiting), a device may never end. It is opened
+    without waiting and checked before a byte is read."""
     real = confine(root, path)
-    size = real.stat().st_size
-    if size > MAX_READ_BYTES:
-        raise FileTooLarge(f"{path} is {size} bytes; an agent may read at most {MAX_READ_BYTES}")
-    return select_lines(real.read_bytes().decode("utf-8", "replace"), line, limit)
+    descriptor = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(f"{path} is a folder, not a file")
+        if not stat.S_ISREG(status.st_mode):
+            raise Refused(f"{path} is not a regular file (a FIFO, a socket or a device)")
+        if status.st_size > MAX_READ_BYTES:
+            raise FileTooLarge(
+                f"{path} is {status.st_size:,} bytes; an agent may read at most {MAX_READ_BYTES:,}"
+            )
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with os.fdopen(descriptor, "rb") as handle:
+        data = handle.read(MAX_READ_BYTES + 1)
+    if len(data) > MAX_READ_BYTES:  # it grew while it was read
+        raise FileTooLarge(f"{path} is over {MAX_READ_BYTES:,} bytes")
+    return select_lines(data.decode("utf-8", "replace"), line, limit)
 
 
 def write_text(root: Path, path: str, content: str) -> Path:
     """Write a text file inside `root`, creating missing folders; the write is atomic (a
     reader never sees half a file) and keeps an existing file's permissions."""
     real = confine(root, path)
+    if real == Path(os.path.realpath(root)):  # its temporary file went to the root's parent
+        raise Refused(f"{path} is the session's folder, not a file")
     real.parent.mkdir(parents=True, exist_ok=True)
-    mode = real.stat().st_mode & 0o7777 if real.exists() else None
+    existing = real.stat() if real.exists() else None
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        raise IsADirectoryError(f"{path} is a folder, not a file")
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        raise Refused(f"{path} is not a regular file (a FIFO, a socket or a device)")
+    mode = existing.st_mode & 0o7777 if existing is not None else None
     fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".cockpit")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -57,7 +57,7 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.files import FileTooLarge, OutsideRoot, read_text, write_text
+from cockpit.files import OutsideRoot, read_text, write_text
 from cockpit.mentions import find_mentions, mention_blocks
 from cockpit.permissions import (
     REFUSED,
@@ -1224,28 +1224,27 @@ class LiveSession:
     async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
         try:
             return await asyncio.to_thread(read_text, self.root, path, line, limit)
-        except OutsideRoot as error:
-            await self._refused("read", path, error)
-            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
         except FileNotFoundError as error:
             if self.spec.missing_file == "empty":
                 return ""
             raise RequestError.resource_not_found(path) from error
-        except (FileTooLarge, IsADirectoryError, OSError) as error:
+        except (OSError, ValueError) as error:  # refused, too large, a folder, unreadable
+            await self._refused("read", path, error)
             raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
 
     async def write_file(self, path: str, content: str) -> None:
         try:
             await asyncio.to_thread(write_text, self.root, path, content)
-        except OutsideRoot as error:
+        except (OSError, ValueError) as error:
             await self._refused("write", path, error)
-            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
-        except OSError as error:
             raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
 
     async def _refused(self, action: str, path: str, error: Exception) -> None:
+        """A row for every file request Cockpit did not carry out (some were refused in
+        silence, and a NUL in a path came back as an internal error)."""
+        shown = preview(path.encode("utf-8", "replace"))
         await self._tell(
-            note(self.id, "notice", f"Refused the agent's {action} of {path}: {error}.")
+            note(self.id, "notice", f"Refused the agent's {action} of {shown}: {error}.")
         )
 
     async def create_terminal(

@@ -9,8 +9,10 @@ from pathlib import Path
 from textual import events
 from textual.command import CommandList
 from textual.keys import key_to_character
+from textual.widgets.option_list import Option
 
 from cockpit.ui.app import CockpitApp
+from cockpit.ui.dialog import Palette
 from cockpit.ui.screens import RenameScreen
 from tests.ui_helpers import make_app, ready, wait_until
 
@@ -77,3 +79,27 @@ async def test_enter_held_on_a_palette_command_runs_it_once(tmp_path: Path) -> N
         await pilot.pause(1)
         assert app.is_running and len(app.screen_stack) == 1
         assert len(app.records) == before + 1
+
+
+async def test_paging_the_palette_before_its_list_is_laid_out_does_nothing(
+    tmp_path: Path,
+) -> None:
+    """PageDown in the burst that brought the commands raised KeyError inside Textual
+    (the monkey, seed 12) and ended the app."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        await pilot.press("ctrl+p")
+        await wait_until(lambda: isinstance(app.screen, Palette))
+        palette = app.screen
+        assert isinstance(palette, Palette)
+        commands = palette.query_one(CommandList)
+        commands.set_class(False, "--visible")  # no match yet: the list is hidden
+        await pilot.pause()
+        commands.clear_options().add_options([Option(f"command {n}") for n in range(30)])
+        commands.highlighted = 5
+        commands.set_class(True, "--visible")  # the commands arrive with the key
+        palette._action_command_list("page_down")  # before the list is laid out
+        palette._action_command_list("page_up")
+        await pilot.pause()
+        assert app.is_running

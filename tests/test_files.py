@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.files import OutsideRoot, confine, read_text, select_lines, write_text
+from cockpit.files import (
+    FileTooLarge,
+    OutsideRoot,
+    Refused,
+    confine,
+    read_text,
+    select_lines,
+    write_text,
+)
 
 
 @pytest.fixture
@@ -77,3 +86,56 @@ def test_select_lines_matches_slicing(parts: list[str], line: int, limit: int) -
     lines = text.splitlines(keepends=True)
     assert select_lines(text, line, limit) == "".join(lines[line - 1 : line - 1 + limit])
     assert select_lines(text, None, None) == text
+
+
+def test_a_fifo_is_refused_at_once_instead_of_waiting_for_a_writer(root: Path) -> None:
+    """Reading a FIFO waited forever for a writer, and `cockpit run` with it."""
+    os.mkfifo(root / "pipe")
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_text(root, "pipe")
+        except BaseException as error:
+            outcome.append(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # release the blocked open before failing
+        os.close(os.open(root / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+        pytest.fail("the read of a FIFO waited for a writer")
+    assert isinstance(outcome[0], Refused) and "not a regular file" in str(outcome[0])
+    with pytest.raises(Refused, match="not a regular file"):
+        write_text(root, "pipe", "x")
+
+
+def test_a_huge_sparse_file_is_refused_by_its_size(root: Path) -> None:
+    with open(root / "sparse", "wb") as handle:
+        handle.truncate(2 * 1024**3)
+    with pytest.raises(FileTooLarge, match="2,147,483,648 bytes"):
+        read_text(root, "sparse")
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [("", "empty path"), ("a\x00b", "NUL character"), ("x" * 5000, "5,000 characters")],
+)
+def test_paths_that_name_no_file_are_refused(root: Path, path: str, why: str) -> None:
+    with pytest.raises(Refused, match=why):
+        read_text(root, path)
+    with pytest.raises(Refused, match=why):
+        write_text(root, path, "x")
+
+
+@pytest.mark.parametrize("path", ["", ".", "{root}", "sub/.."])
+def test_a_write_to_the_root_itself_touches_nothing_outside_it(root: Path, path: str) -> None:
+    """Writing to `.` made its temporary file in the root's parent."""
+    (root / "sub").mkdir()
+    before = sorted(os.listdir(root.parent))
+    with pytest.raises(Refused):
+        write_text(root, path.format(root=root), "x")
+    assert sorted(os.listdir(root.parent)) == before
+    with pytest.raises(IsADirectoryError):
+        write_text(root, "sub", "x")

@@ -5,6 +5,8 @@ prompt. A longer run: `.venv/bin/python -m tests.hostile --lines 10000`."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sqlite3
 import sys
 import time
@@ -148,3 +150,26 @@ async def test_an_agent_that_closes_its_output_and_lives_on_ends_the_turn(
         assert any(t.startswith("The connection to the agent broke") for t in texts)
         assert await engine.prompt(record.id, "hello") == "end_turn"  # it starts again
         assert (await rows_of(engine, record.id))[-1].text == "ok"
+
+
+async def test_every_file_request_cockpit_refuses_leaves_a_row(tmp_path: Path) -> None:
+    """A FIFO was read forever; a 2 GB sparse file and the folder itself were refused in
+    silence."""
+    project = tmp_path / "project"
+    project.mkdir()
+    os.mkfifo(project / "pipe")
+    with open(project / "sparse", "wb") as handle:
+        handle.truncate(2 * 1024**3)
+    async with open_engine(tmp_path / "home") as (engine, _):
+        spec = AgentSpec(name="tiny", command=(sys.executable, TINY))
+        record = await engine.create_session(spec, project)
+        for name in ("pipe", "sparse", "."):
+            turn = engine.prompt(record.id, f"read={name}")
+            assert await asyncio.wait_for(turn, 20) == "end_turn"
+        rows = await rows_of(engine, record.id)
+        replies = [r.text for r in rows if r.kind == "agent"]
+        assert all(reply.startswith("read failed: ") for reply in replies) and len(replies) == 3
+        refused = [r.text for r in rows if r.text.startswith("Refused the agent's read of")]
+        assert len(refused) == 3
+        assert "not a regular file" in refused[0] and "2,147,483,648 bytes" in refused[1]
+        assert "is a folder" in refused[2]

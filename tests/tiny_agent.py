@@ -21,6 +21,8 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
 - `max_tokens`, `refusal`: a short reply, then that stop reason.
 - `cancelled`: a short reply, then the stop reason `cancelled`, though no one cancelled.
 - `fail`: the prompt is answered with a JSON-RPC error; the agent stays up.
+- `read=PATH`: reads PATH (relative to the session's folder) through the client and says
+  how many characters came back, or why not.
 - `read-missing`: reads `missing.txt` in the session's folder through the client and
   says what came back (`read: ''`, or `read failed: ...`), then the value of
   `GEMINI_CLI_NO_RELAUNCH` in its environment.
@@ -318,6 +320,16 @@ class TinyAgent:
             return PromptResponse(stop_reason="end_turn")
         if "fail" in words:
             raise RequestError.internal_error({"reason": "the tiny agent fails this turn"})
+        reads = [word.removeprefix("read=") for word in words if word.startswith("read=")]
+        if reads:
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), reads[0])
+            try:
+                content = (await self.conn.read_text_file(session_id=session_id, path=path)).content
+                answer = f"read {len(content)} characters"
+            except RequestError as error:
+                answer = f"read failed: {error}"
+            await self.say(session_id, answer)
+            return PromptResponse(stop_reason="end_turn")
         if "read-missing" in words:
             path = os.path.join(self.folders.get(session_id, os.getcwd()), "missing.txt")
             try:

@@ -9,11 +9,10 @@ the app died. A screen that is no longer on top ignores a second dismiss.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from textual import on
 from textual.await_complete import AwaitComplete
-from textual.binding import Binding, BindingType
 from textual.command import CommandList, CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -40,14 +39,8 @@ class Dialog(ModalScreen[Result]):
 class Palette(CommandPalette):
     """Textual's command palette, closing at most once and deaf once closed (Enter twice
     ran the command twice and then closed the screen under it), its searches ending with
-    it, and paging its list only
-    once the list is laid out (PageUp right after the commands arrived raised KeyError
-    inside Textual)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("pagedown", "page(1)", "Next page", show=False),
-        Binding("pageup", "page(-1)", "Previous page", show=False),
-    ]
+    it, and paging its list only once the list is laid out (PageUp right after the
+    commands arrived raised KeyError inside Textual)."""
 
     def dismiss(self, result: Any = None) -> AwaitComplete:
         if closed_already(self):
@@ -73,9 +66,9 @@ class Palette(CommandPalette):
         if self.query(CommandList):
             super()._watch__list_visible()
 
-    def action_page(self, direction: int) -> None:
-        """A page down (1) or up (-1) in the list of commands."""
-        action = "action_page_down" if direction > 0 else "action_page_up"
-        for commands in self.query(CommandList):
-            with contextlib.suppress(KeyError):  # its lines are not laid out yet
-                getattr(commands, action)()
+    def _action_command_list(self, action: str) -> None:
+        """Textual's own action behind the palette's list keys, doing nothing instead of
+        raising KeyError when PageUp or PageDown comes before the list is laid out (as
+        it does right after the commands arrive)."""
+        with contextlib.suppress(KeyError):
+            super()._action_command_list(action)
