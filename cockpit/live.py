@@ -325,7 +325,7 @@ class LiveSession:
         except Exception:
             log.exception("session %s: could not read a message from the agent", self.id)
             method = message.get("method")
-            self._malformed(f"a {method} Cockpit could not read", message)
+            self._malformed(f"a {method or 'response'} Cockpit could not read", message)
             return method == "session/update" and "id" not in message
 
     def _take(self, message: dict[str, Any]) -> bool:
