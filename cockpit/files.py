@@ -72,10 +72,7 @@ def read_text(root: Path, path: str, line: int | None = None, limit: int | None 
     descriptor = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     try:
         status = os.fstat(descriptor)
-        if stat.S_ISDIR(status.st_mode):
-            raise IsADirectoryError(f"{path} is a folder, not a file")
-        if not stat.S_ISREG(status.st_mode):
-            raise Refused(f"{path} is not a regular file (a FIFO, a socket or a device)")
+        _must_be_a_file(path, status.st_mode)
         if status.st_size > MAX_READ_BYTES:
             raise FileTooLarge(
                 f"{path} is {status.st_size:,} bytes; an agent may read at most {MAX_READ_BYTES:,}"
@@ -98,10 +95,8 @@ def write_text(root: Path, path: str, content: str) -> Path:
         raise Refused(f"{path} is the session's folder, not a file")
     real.parent.mkdir(parents=True, exist_ok=True)
     existing = real.stat() if real.exists() else None
-    if existing is not None and stat.S_ISDIR(existing.st_mode):
-        raise IsADirectoryError(f"{path} is a folder, not a file")
-    if existing is not None and not stat.S_ISREG(existing.st_mode):
-        raise Refused(f"{path} is not a regular file (a FIFO, a socket or a device)")
+    if existing is not None:
+        _must_be_a_file(path, existing.st_mode)
     mode = existing.st_mode & 0o7777 if existing is not None else None
     fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".cockpit")
     try:
@@ -113,6 +108,14 @@ def write_text(root: Path, path: str, content: str) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return real
+
+
+def _must_be_a_file(path: str, mode: int) -> None:
+    """Refuse anything but a regular file: a folder, or a FIFO, socket or device."""
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{path} is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        raise Refused(f"{path} is not a regular file (a FIFO, a socket or a device)")
 
 
 def _umask() -> int:

@@ -72,7 +72,7 @@ from cockpit.policy import Policy, decide
 from cockpit.processes import describe_exit
 from cockpit.registry import AgentSpec
 from cockpit.terminals import Terminals, default_env
-from cockpit.textout import describe_error
+from cockpit.textout import describe_error, listed
 from cockpit.transport import AgentTransport, preview
 from cockpit.wire import BadUpdate, checked_update, permission_request_problem
 from store import (
@@ -505,8 +505,7 @@ class LiveSession:
                 self._open_tools.pop(tool_call_id, None)
             else:
                 self._open_tools[tool_call_id] = status
-            content = frame.payload.get("content")
-            for item in content if isinstance(content, list) else ():  # 7 killed the consumer
+            for item in listed(frame.payload.get("content")):  # a 7 there killed the consumer
                 if isinstance(item, Mapping) and item.get("type") == "terminal":
                     self._terminal_tools[str(item.get("terminalId"))] = tool_call_id
 

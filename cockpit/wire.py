@@ -43,6 +43,12 @@ metadata (the command list completion reads, the mode and options the status lin
 shows) and tool calls (a card iterates their content and locations). Text chunks, the
 stream's bulk, are checked by the store's fold instead."""
 
+_NAMED: Final[Mapping[str, frozenset[str]]] = {
+    kind: frozenset(field.alias or name for name, field in schema.model_fields.items())
+    for kind, schema in SCHEMAS.items()
+}
+"""The wire names of the fields each schema reads (the others are kept as sent)."""
+
 
 def may_nest_deeper(line: bytes, limit: int = MAX_DEPTH) -> bool:
     """False when `line` cannot hold more than `limit` nested arrays and objects (it has
@@ -110,11 +116,8 @@ def checked_update(update: Mapping[str, Any]) -> Mapping[str, Any]:
     try:
         model = schema.model_validate(update)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise BadUpdate(f"{where}: {first['msg']}" if where else str(first["msg"])) from None
-    known = {field.alias or name for name, field in schema.model_fields.items()}
-    kept = {name: value for name, value in update.items() if name not in known}
+        raise BadUpdate(first_problem(error)) from None
+    kept = {name: value for name, value in update.items() if name not in _NAMED[kind]}
     return {**kept, **model.model_dump(mode="json", by_alias=True, exclude_none=True)}
 
 
@@ -124,7 +127,13 @@ def permission_request_problem(params: Mapping[str, Any]) -> str | None:
     try:
         RequestPermissionRequest.model_validate(params)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        return f"{where}: {first['msg']}" if where else str(first["msg"])
+        return first_problem(error)
     return None
+
+
+def first_problem(error: ValidationError) -> str:
+    """The first problem pydantic found, and where: `options: Input should be a valid
+    list`."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
