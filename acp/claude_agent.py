@@ -11,8 +11,9 @@ the same bytes every time and the prompt cache prefix grows step by step; every 
 recorded with the log position it was built from, so `cockpit inspect` can show it.
 
 Files and commands go through the client (`fs/*`, `terminal/*`, permission requests), so
-the client sees, confines and records them. Modes: ask (edits and commands ask first),
-accept (edits go ahead, commands ask), plan (no edits, no commands).
+the client sees, confines and records them; listings and searches (find, grep) run here.
+Modes: ask (edits and commands ask first), accept (edits go ahead, commands ask), plan (no
+edits, no commands).
 """
 
 from __future__ import annotations
@@ -1004,7 +1005,7 @@ class Turn:
             prune += ["-o", "-name", name] if prune else ["-name", name]
         args = [argument_path(self.session.cwd, path), "-maxdepth", str(depth)]
         args += ["(", *prune, ")", "-prune", "-o", "-print"]
-        outcome = await self.in_terminal(call, "find", args, None, COMMAND_TIMEOUT)
+        outcome = await self.run_here("find", args, COMMAND_TIMEOUT)
         if not outcome.ok:
             head = outcome.content.partition("\n")[0]
             return Outcome(
@@ -1029,7 +1030,7 @@ class Turn:
         if isinstance(glob, str) and glob.strip():
             args.append(f"--include={glob.strip()}")
         args += ["-e", pattern, "--", argument_path(self.session.cwd, path)]
-        outcome = await self.in_terminal(call, "grep", args, None, COMMAND_TIMEOUT, found=(0, 1))
+        outcome = await self.run_here("grep", args, COMMAND_TIMEOUT, found=(0, 1))
         lines = outcome.content.splitlines()[1:]
         matches = [line for line in lines if line.strip()]
         summary = f"{len(matches)} matching line(s)"
@@ -1038,6 +1039,33 @@ class Turn:
             outcome.ok,
             [tool_content(text_block(summary))],
         )
+
+    async def run_here(
+        self, program: str, args: list[str], seconds: int, found: tuple[int, ...] = (0,)
+    ) -> Outcome:
+        """Run a listing or a search (find, grep: programs this agent composes itself and
+        that change nothing) in the agent's own process, as real agents run their Glob and
+        Grep tools: a client terminal is for the user's commands, and Cockpit asks before
+        it runs one the agent did not ask for. The first line is the exit status."""
+        process = await asyncio.create_subprocess_exec(
+            program,
+            *args,
+            cwd=self.session.cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            output, _ = await asyncio.wait_for(process.communicate(), seconds)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            return Outcome(f"Killed after {seconds} s.", ok=False)
+        text = output[:OUTPUT_BYTES].decode("utf-8", "replace")
+        head = f"Exit code {process.returncode}."
+        if len(output) > OUTPUT_BYTES:
+            head += " (later output was cut)"
+        return Outcome(f"{head}\n{clip(text)}", process.returncode in found)
 
     async def in_terminal(
         self,

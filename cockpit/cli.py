@@ -10,6 +10,9 @@ Exit codes of `cockpit run` (the reason is on stderr whenever it is not 0):
 - 3: the agent cannot start or dies;
 - 4: the agent failed the turn (it answered the prompt with a JSON-RPC error) and is
   still running;
+- 5: the transcript could not be written at some point of the run (the disk was full),
+  whatever the turn did: stderr said so at once, and says at the end whether everything
+  was saved after all or what was lost;
 - 130: the user's Ctrl-C cancelled the turn.
 """
 
@@ -24,6 +27,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -39,12 +43,14 @@ from cockpit.events import (
     FramesEvent,
     PermissionEvent,
     PermissionRequest,
+    ProblemEvent,
+    SavingEvent,
     Status,
     StatusEvent,
 )
 from cockpit.inspect import add_parser as add_inspect_parser
 from cockpit.inspect import inspect_command
-from cockpit.live import StartError
+from cockpit.live import StartError, describe
 from cockpit.paths import data_dir, private_dir
 from cockpit.permissions import policy_choice
 from cockpit.registry import (
@@ -61,6 +67,8 @@ from cockpit.viewmodel import age
 from store import Frame, Row, SchemaError, SessionBusy, ViewTranscript
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
+EXIT_STORE = 5
+"""The transcript could not be written at some point of the run (the disk was full)."""
 EXIT_PIPE = 141
 """What reads the output closed it first (128 + SIGPIPE, as a shell reports such a death)."""
 
@@ -92,6 +100,20 @@ def exit_message(code: int, stop_reason: str, failure: str) -> str:
     if stop_reason == "cancelled":
         return "the turn ended with stop reason 'cancelled' (the agent cancelled it by itself)"
     return f"the turn ended with stop reason {stop_reason!r}"
+
+
+def saving_message(failure: str, lost: tuple[int, int]) -> str:
+    """What `cockpit run` says at its end when a write failed during the run: that
+    everything was written once the disk had room again, or what its last write could not
+    save (`lost`: messages and their characters, held in memory until Cockpit exited)."""
+    messages, characters = lost
+    if not messages:
+        return f"the transcript could not be saved for a while ({failure}); all of it is saved now"
+    what = "1 message" if messages == 1 else f"{messages} messages"
+    return (
+        f"the transcript could not be saved ({failure}): {what} ({characters:,} characters) "
+        "could not be stored in full"
+    )
 
 
 def demo_scenarios() -> dict[str, str]:
@@ -320,6 +342,10 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             task.add_done_callback(asks.discard)
         elif isinstance(event, StatusEvent) and event.session == printer.session and args.verbose:
             print(f"[{event.status}] {printable(event.detail)}", file=sys.stderr)
+        elif isinstance(event, ProblemEvent) and event.session in (None, printer.session):
+            print(f"cockpit: {printable(event.message)}", file=sys.stderr)
+        elif isinstance(event, SavingEvent) and event.problem is None:
+            print("cockpit: the transcript is saved again", file=sys.stderr)
 
     engine.subscribe(listen)
     loop = asyncio.get_running_loop()
@@ -341,6 +367,8 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             stop_reason = await engine.prompt(record.id, " ".join(args.prompt))
         except StartError:
             stop_reason = "error"
+        except sqlite3.Error:  # the prompt could not be stored, so it was never sent
+            stop_reason = "error"
         printer.finish()
         status = engine.status(record.id)
         code = run_exit(
@@ -353,14 +381,32 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     except (NotADirectoryError, FileNotFoundError) as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except sqlite3.Error as error:  # the session itself could not be stored
+        print(f"cockpit: the session could not be stored: {describe(error)}", file=sys.stderr)
+        return EXIT_STORE
     finally:
         with contextlib.suppress(Exception):
             loop.remove_signal_handler(signal.SIGINT)
-        await engine.close()
+        last_write = await close_engine(engine)
+    if engine.saving_failure is not None:
+        why = describe(last_write) if last_write is not None else engine.saving_failure
+        lost = engine.store.unwritten() if last_write is not None else (0, 0)
+        print(f"cockpit: {printable(saving_message(why, lost))}", file=sys.stderr)
+        return EXIT_STORE
     if code != EXIT_OK:
         message = exit_message(code, stop_reason, failure.text if failure else "")
         print(f"cockpit: {printable(message)}", file=sys.stderr)
     return code
+
+
+async def close_engine(engine: Engine) -> sqlite3.Error | None:
+    """Close the engine; the error of a last write that failed (the disk is still full),
+    which the caller reports, instead of a traceback."""
+    try:
+        await engine.close()
+    except sqlite3.Error as error:
+        return error
+    return None
 
 
 async def ls_command(args: argparse.Namespace, home: Path) -> int:

@@ -22,6 +22,7 @@ from cockpit.events import (
     FramesEvent,
     PermissionRequest,
     ProblemEvent,
+    SavingEvent,
     SessionEvent,
     Status,
     StatusEvent,
@@ -46,6 +47,12 @@ CUT_BY_A_STOP = (
 """The row a session gets when Cockpit finds it was stopped in the middle of a turn."""
 
 ENDED_TURN = frozenset({Status.EXITED, Status.ERROR})
+
+NOT_SAVED = (
+    "Cockpit cannot save the transcript: {why}. What the agents send is kept in memory and "
+    "saved as soon as there is room; quitting before then loses it."
+)
+"""What the user is told the moment the store stops writing (the disk is full)."""
 
 Listener = Callable[[EngineEvent], object]
 
@@ -86,6 +93,13 @@ class Engine:
         """Prompts sent with `send` and writes made in the background."""
         self._sends: dict[str, set[asyncio.Future[Any]]] = {}
         """The prompts sent with `send` to each session that have not ended."""
+        self.saving_problem: str | None = None
+        """Why the store cannot write (one line), while it cannot: what waits is held in
+        memory and retried."""
+        self.saving_failure: str | None = None
+        """Why the first write that failed while this engine ran failed (None: none did),
+        kept once writes work again."""
+        store.watch_writes(self._on_writes)
 
     @classmethod
     async def open(
@@ -164,6 +178,20 @@ class Engine:
         """Call `listener` with every event; returns the function that unsubscribes."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _on_writes(self, failure: Exception | None) -> None:
+        """The store's writes started failing, or work again. A row cannot say so (it could
+        not be stored either): every client hears it as a problem, and as a state the
+        status line keeps until the store has written everything it held."""
+        if failure is None:
+            self.saving_problem = None
+            self._emit(SavingEvent(None))
+            return
+        why = describe(failure)
+        self.saving_failure = self.saving_failure or why
+        self.saving_problem = why
+        self._emit(ProblemEvent(None, NOT_SAVED.format(why=why)))
+        self._emit(SavingEvent(why))
 
     def _emit(self, event: EngineEvent) -> None:
         changed = changed_session(event)
@@ -423,6 +451,21 @@ class Engine:
             for pending in live.pending.values()
         ]
         return sorted(requests, key=lambda request: request.created)
+
+    def pending_count(self, session_id: str | None = None) -> int:
+        """How many requests wait for the user, in one session or in all, without listing
+        them (the rail, the status line and the title ask at every event)."""
+        if session_id is None:
+            return sum(len(live.pending) for live in self._live.values())
+        live = self._live.get(session_id)
+        return len(live.pending) if live is not None else 0
+
+    def first_pending(self, session_id: str) -> PermissionRequest | None:
+        """The request of a session that has waited longest: the one its prompt shows."""
+        live = self._live.get(session_id)
+        if live is None or not live.pending:
+            return None
+        return next(iter(live.pending.values())).request
 
     async def answer_permission(
         self, request_id: str, option_id: str | None, decided_by: str = "user"

@@ -115,6 +115,22 @@ class ProblemEvent:
     message: str
 
 
+@dataclass(frozen=True)
+class SavingEvent:
+    """Writing the transcript started failing (`problem` says why in one line: the disk is
+    full) or works again (None). Until then what the agents send is held in memory and
+    retried, and it is lost if Cockpit quits; the status line says so while it lasts. (A
+    problem event with the whole story comes with the failure.)"""
+
+    problem: str | None
+
+
 EngineEvent = (
-    FramesEvent | StatusEvent | PermissionEvent | SessionEvent | AttentionEvent | ProblemEvent
+    FramesEvent
+    | StatusEvent
+    | PermissionEvent
+    | SessionEvent
+    | AttentionEvent
+    | ProblemEvent
+    | SavingEvent
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from store.text import clean_text
@@ -29,14 +30,19 @@ class OutsideRoot(Refused):
     """The path resolves outside the session's root."""
 
 
+class CockpitsOwn(Refused):
+    """The path lies in one of Cockpit's own folders (its store, config or logs)."""
+
+
 class FileTooLarge(OSError):
     """The file is larger than an agent may read at once."""
 
 
-def confine(root: Path, path: str) -> Path:
-    """The real path of `path` (absolute, or relative to `root`), if it lies inside `root`.
+def confine(root: Path, path: str, own: Sequence[Path] = ()) -> Path:
+    """The real path of `path` (absolute, or relative to `root`), if it lies inside `root`
+    and in none of the folders `own` (Cockpit's, which may lie inside a root such as `~`).
 
-    Raises OutsideRoot otherwise, naming both paths.
+    Raises OutsideRoot or CockpitsOwn otherwise, naming the paths.
     """
     if not path:
         raise Refused("an empty path names no file")
@@ -49,6 +55,10 @@ def confine(root: Path, path: str) -> Path:
     real_root = Path(os.path.realpath(root))
     if real != real_root and real_root not in real.parents:
         raise OutsideRoot(f"{path} is outside the session's folder {real_root}")
+    for folder in own:
+        real_folder = Path(os.path.realpath(folder))
+        if real == real_folder or real_folder in real.parents:
+            raise CockpitsOwn(f"{path} is in Cockpit's own folder {real_folder}")
     return real
 
 
@@ -62,13 +72,19 @@ def select_lines(text: str, line: int | None, limit: int | None) -> str:
     return "".join(lines[start:end])
 
 
-def read_text(root: Path, path: str, line: int | None = None, limit: int | None = None) -> str:
+def read_text(
+    root: Path,
+    path: str,
+    line: int | None = None,
+    limit: int | None = None,
+    own: Sequence[Path] = (),
+) -> str:
     """Read a text file inside `root` as UTF-8 (undecodable bytes become U+FFFD).
 
     Only a regular file is read: a FIFO would wait for a writer forever (and the thread
     reading it kept `cockpit run` from exiting), a device may never end. It is opened
-    without waiting and checked before a byte is read."""
-    real = confine(root, path)
+    without waiting and checked before a byte is read. Nothing in `own` is read."""
+    real = confine(root, path, own)
     descriptor = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     try:
         status = os.fstat(descriptor)
@@ -87,10 +103,11 @@ def read_text(root: Path, path: str, line: int | None = None, limit: int | None 
     return select_lines(data.decode("utf-8", "replace"), line, limit)
 
 
-def write_text(root: Path, path: str, content: str) -> Path:
-    """Write a text file inside `root`, creating missing folders; the write is atomic (a
-    reader never sees half a file) and keeps an existing file's permissions."""
-    real = confine(root, path)
+def write_text(root: Path, path: str, content: str, own: Sequence[Path] = ()) -> Path:
+    """Write a text file inside `root` and outside `own`, creating missing folders; the
+    write is atomic (a reader never sees half a file) and keeps an existing file's
+    permissions."""
+    real = confine(root, path, own)
     if real == Path(os.path.realpath(root)):  # its temporary file went to the root's parent
         raise Refused(f"{path} is the session's folder, not a file")
     real.parent.mkdir(parents=True, exist_ok=True)

@@ -57,10 +57,12 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.files import OutsideRoot, read_text, write_text
+from cockpit.files import Refused, read_text, write_text
 from cockpit.mentions import find_mentions, mention_blocks
+from cockpit.paths import own_folders
 from cockpit.permissions import (
     REFUSED,
+    UNANSWERED,
     ambiguity,
     decision_text,
     find_option,
@@ -71,8 +73,8 @@ from cockpit.permissions import (
 from cockpit.policy import Policy, decide
 from cockpit.processes import describe_exit
 from cockpit.registry import AgentSpec
-from cockpit.terminals import Terminals, default_env
-from cockpit.textout import describe_error, listed
+from cockpit.terminals import Terminals, command_lines, default_env, shell_command
+from cockpit.textout import command_of, describe_error, listed
 from cockpit.transport import AgentTransport, preview
 from cockpit.wire import BadUpdate, checked_update, permission_request_problem
 from store import (
@@ -283,8 +285,17 @@ class LiveSession:
         self._consumer: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self.pending: dict[str, _Pending] = {}
+        """Requests waiting for the user, by id, in the order they came (the oldest first)."""
+        self._pending_by_tool: dict[str, dict[str, _Pending]] = {}
+        """The same requests by the tool call they are about, so that the agent's cancel of
+        one finds it without looking through all of them."""
         self._always: set[tuple[str, str]] = set()
-        self._terminals = Terminals(self.root, default_env(), spec.nice)
+        self._own = own_folders(data_dir)
+        """Cockpit's folders, which no file request and no command's folder may name."""
+        self._terminals = Terminals(self.root, default_env(spec.terminal_env), spec.nice, self._own)
+        self._allowed_commands: list[str] = []
+        """Command lines the agent asked to run and was allowed, this turn: its
+        `terminal/create` for one of them needs no second question."""
         self._terminal_tools: dict[str, str] = {}
         self._open_tools: dict[str, str] = {}
         self._permission_ids: dict[Any, str] = {}
@@ -386,8 +397,9 @@ class LiveSession:
                 self._permission_ids[message.get("id")] = tool_call["toolCallId"]
         elif method == "$/cancel_request":
             tool_call_id = self._permission_ids.pop(params.get("requestId"), None)
-            for pending in list(self.pending.values()):
-                if pending.request.tool_call_id == tool_call_id and not pending.answer.done():
+            asked = self._pending_by_tool.get(tool_call_id, {}) if tool_call_id is not None else {}
+            for pending in list(asked.values()):
+                if not pending.answer.done():
                     task = asyncio.ensure_future(self._decide(pending, None, "agent"))
                     self._background.add(task)
                     task.add_done_callback(self._background.discard)
@@ -437,7 +449,9 @@ class LiveSession:
                 self._flush_frames(frames)
             if changed:
                 self._emit(SessionEvent(self.id))
-            if failed is not None:
+            # A write the store keeps and retries (the disk is full) was reported once, by
+            # the engine; a toast for each batch of a streaming reply would bury the screen.
+            if failed is not None and failed is not self._store.failure:
                 self._emit(
                     ProblemEvent(
                         self.id, f"Cockpit could not store what the agent sent: {describe(failed)}"
@@ -932,6 +946,7 @@ class LiveSession:
         self._turn_idle.clear()
         self._cancelling = False
         self._stop_reason = None
+        self._allowed_commands.clear()
         self._set_status(Status.WORKING)
         stop_reason = "error"
         try:
@@ -943,6 +958,7 @@ class LiveSession:
             )
             stop_reason = str(response.stop_reason)
             await self._settle()
+            await self._close_unanswered()
             usage = _usage_of(response)
             if usage:
                 await self._tell(Chunk(self.id, "usage_update", data={"lastTurn": usage}))
@@ -1056,11 +1072,26 @@ class LiveSession:
         await self._close_open("cancel", None, "cancelled")
         return True
 
+    async def _close_unanswered(self) -> None:
+        """The agent ended its turn while its questions waited: none is waiting any more,
+        and the row says so (not that the user or the turn cancelled it)."""
+        await self._decide_pending(UNANSWERED, "the agent ended its turn first")
+
+    async def _decide_pending(self, decided_by: str, reason: str | None) -> None:
+        """Answer every pending request "cancelled", together: each still writes its row
+        before its answer, and a thousand waiting cost one pass of the store's writer, not
+        a thousand turns of it."""
+        await asyncio.gather(
+            *(
+                self._decide(pending, None, decided_by, reason=reason)
+                for pending in list(self.pending.values())
+            )
+        )
+
     async def _close_open(self, decided_by: str, reason: str | None, tool_status: str) -> None:
         """Answer every pending permission request `cancelled` (saying why) and mark every
         open tool call `tool_status`: nothing stays waiting on an agent that will not go on."""
-        for pending in list(self.pending.values()):
-            await self._decide(pending, None, decided_by, reason=reason)
+        await self._decide_pending(decided_by, reason)
         await self._settle()
         for tool_call_id in list(self._open_tools):
             self._inbox.put_nowait(
@@ -1108,16 +1139,21 @@ class LiveSession:
             uuid.uuid4().hex[:10], self.id, tool_call, tuple(options), self._store.now()
         )
         pending = _Pending(request)
-        if (why := ambiguity(request.options)) is not None:
+        why = ambiguity(request.options)
+        chosen = None
+        if why is None and not (self._cancelling or self._stopping):
+            chosen = await self._automatic(request)
+        if why is not None:
             await self._decide(pending, None, REFUSED, reason=why)
-        elif self._cancelling or self._stopping:
-            await self._decide(pending, None, "cancel")
-        elif (chosen := await self._automatic(request)) is not None:
+        elif self._cancelling or self._stopping:  # checked after the rules were read too:
+            await self._decide(pending, None, "cancel")  # a cancel meanwhile closed the rest
+        elif chosen is not None:
             await self._decide(pending, *chosen)
         elif self._exit_reported or not self.running:
             await self._decide(pending, None, "exit", reason="the agent exited")
         else:
             self.pending[request.id] = pending
+            self._pending_by_tool.setdefault(request.tool_call_id, {})[request.id] = pending
             self._set_status(Status.WAITING, request.title)
             self._emit(PermissionEvent(request, resolved=False))
         option_id = await pending.answer
@@ -1138,15 +1174,20 @@ class LiveSession:
             option_id = self.policy(request)
             if option_id is not None:
                 return option_id, "policy", None
-        record = await self._store.get_session(self.id)
-        overrides = (record.info or {}).get("policy") if record is not None else None
-        scope = "session" if isinstance(overrides, dict) and request.kind in overrides else "global"
-        rules = self.permissions.with_overrides(overrides if isinstance(overrides, dict) else {})
+        rules, overrides = await self._rules()
+        scope = "session" if request.kind in overrides else "global"
         decision = decide(rules, request.tool_call, self.root, scope)
         if decision.action == "ask":
             return None
         option = policy_choice(request.options, allow=decision.action == "allow")
         return (str(option["optionId"]), "policy", decision.reason) if option is not None else None
+
+    async def _rules(self) -> tuple[Policy, dict[str, str]]:
+        """The permission rules in force in this session, and the session's own among them."""
+        record = await self._store.get_session(self.id)
+        overrides = (record.info or {}).get("policy") if record is not None else None
+        own = dict(overrides) if isinstance(overrides, dict) else {}
+        return self.permissions.with_overrides(own), own
 
     async def answer(
         self, request_id: str, option_id: str | None, decided_by: str = "user"
@@ -1177,6 +1218,8 @@ class LiveSession:
         option = find_option(request.options, option_id) if option_id is not None else None
         if decided_by == REFUSED:
             text = f"Refused: {request.title} ({reason}); the agent was told it was cancelled."
+        elif decided_by == UNANSWERED:
+            text = f"Unanswered: {request.title} ({reason})"
         elif option is None and reason:
             text = f"Cancelled: {request.title} ({reason})"
         else:
@@ -1211,9 +1254,16 @@ class LiveSession:
             )
         if option is not None and option.get("kind") == "allow_always":
             self._always.add(remembered_key(request.kind, request.title))
+        allowed = option is not None and str(option.get("kind")).startswith("allow")
+        if allowed and (line := command_of(request.tool_call)) is not None:
+            self._allowed_commands.append(line)
         if not pending.answer.done():
             pending.answer.set_result(option_id)
         if self.pending.pop(request.id, None) is not None:
+            asked = self._pending_by_tool.get(request.tool_call_id, {})
+            asked.pop(request.id, None)
+            if not asked:
+                self._pending_by_tool.pop(request.tool_call_id, None)
             self._emit(PermissionEvent(request, resolved=True, option_id=option_id))
             if not self.pending and self.status == Status.WAITING:
                 self._set_status(Status.WORKING)
@@ -1222,7 +1272,7 @@ class LiveSession:
 
     async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
         try:
-            return await asyncio.to_thread(read_text, self.root, path, line, limit)
+            return await asyncio.to_thread(read_text, self.root, path, line, limit, self._own)
         except FileNotFoundError as error:
             if self.spec.missing_file == "empty":
                 return ""
@@ -1233,7 +1283,7 @@ class LiveSession:
 
     async def write_file(self, path: str, content: str) -> None:
         try:
-            await asyncio.to_thread(write_text, self.root, path, content)
+            await asyncio.to_thread(write_text, self.root, path, content, self._own)
         except (OSError, ValueError) as error:
             await self._refused("write", path, error)
             raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error
@@ -1249,9 +1299,13 @@ class LiveSession:
     async def create_terminal(
         self, command: str, args: list[str], env: dict[str, str], cwd: str | None, limit: int | None
     ) -> str:
+        if not await self._may_run(shell_command(command, args), cwd):
+            raise RequestError.invalid_params(
+                {"command": command, "reason": "the command was not allowed"}
+            )
         try:
             terminal = await self._terminals.create(command, args, env, cwd, limit)
-        except OutsideRoot as error:
+        except Refused as error:
             await self._refused("terminal in", cwd or "", error)
             raise RequestError.invalid_params({"cwd": cwd, "reason": str(error)}) from error
         except OSError as error:
@@ -1260,6 +1314,35 @@ class LiveSession:
         self._background.add(watcher)
         watcher.add_done_callback(self._background.discard)
         return terminal.id
+
+    async def _may_run(self, argv: Sequence[str], cwd: str | None) -> bool:
+        """Whether a command the agent wants run in a terminal may run. The policy's
+        `execute` rule sees every one: `allow` runs it; otherwise a command the agent asked
+        for this turn, and was allowed, runs once, and any other is put to the rules and
+        the user like the agent's own requests (a `reject` rule refuses it, with a row)."""
+        lines = command_lines(argv)
+        rules, _ = await self._rules()
+        if rules.action("execute") == "allow":
+            return True
+        for line in lines:
+            if line in self._allowed_commands:
+                self._allowed_commands.remove(line)
+                return True
+        shown = lines[0]
+        response = await self.ask_permission(
+            {
+                "toolCallId": f"terminal-{uuid.uuid4().hex[:8]}",
+                "title": f"Run {shown}",
+                "kind": "execute",
+                "rawInput": {"command": shown, "cwd": cwd or str(self.root)},
+            },
+            [
+                {"optionId": "run", "name": "Run it", "kind": "allow_once"},
+                {"optionId": "skip", "name": "Do not run it", "kind": "reject_once"},
+            ],
+        )
+        outcome = response.outcome
+        return isinstance(outcome, AllowedOutcome) and outcome.option_id == "run"
 
     async def _watch_terminal(self, terminal: Any) -> None:
         """While a command runs, keep its output on its tool call row a few times a second,

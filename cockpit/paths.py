@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -37,6 +38,28 @@ def config_dir(environ: Mapping[str, str] | None = None) -> Path:
     if home:
         return Path(home).expanduser() / "config"
     return platformdirs.user_config_path(APP_NAME, appauthor=False)
+
+
+def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder for what lives only while Cockpit runs (sockets, locks):
+    `$COCKPIT_HOME/run` when COCKPIT_HOME is set, else the user runtime folder."""
+    home = _env(environ).get("COCKPIT_HOME")
+    if home:
+        return Path(home).expanduser() / "run"
+    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR (over SSH, in CI): its fallback is fine
+        warnings.simplefilter("ignore")
+        return platformdirs.user_runtime_path(APP_NAME, appauthor=False)
+
+
+def own_folders(data: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The folders that are Cockpit's and never an agent's: the store and logs in `data`,
+    the config (agents, policy, themes) and the runtime folder. An agent that could
+    write them could rewrite the policy that judges it, or the store itself."""
+    found: list[Path] = []
+    for folder in (data, config_dir(environ), runtime_dir(environ)):
+        if folder not in found:
+            found.append(folder)
+    return tuple(found)
 
 
 def database_path(environ: Mapping[str, str] | None = None) -> Path:

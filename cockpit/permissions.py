@@ -13,6 +13,9 @@ KNOWN_KINDS = frozenset(ALLOW_KINDS + REJECT_KINDS)
 REFUSED = "refused"
 """Who decided a request Cockpit would not answer (its options were ambiguous)."""
 
+UNANSWERED = "unanswered"
+"""Who "decided" a request the agent stopped waiting for: it ended its turn first."""
+
 OUTCOME_WORDS = {
     "allow_once": "Allowed once",
     "allow_always": "Always allowed",

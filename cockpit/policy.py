@@ -134,11 +134,38 @@ def inside(path: str, root: Path) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def locations_inside(tool_call: Mapping[str, Any], root: Path) -> bool:
-    """True when the tool call names at least one place and every place it names
-    resolves inside `root`. A call that names none could act anywhere."""
-    paths = named_paths(tool_call)
-    return bool(paths) and all(inside(path, root) for path in paths)
+COMMAND_KEYS = frozenset({"command", "cmd", "commands", "script", "code", "shell"})
+"""Raw-input names under which a tool call carries something to run: a "read" that holds
+one is no read Cockpit can check."""
+
+
+def title_paths(title: str) -> list[str]:
+    """The words of a title that name a place: `~`, or anything starting with `/`, `~/`,
+    `./` or `../` (a "read" titled `rm -rf ~` names the home folder)."""
+    words = (word.strip("\"'`,;:()[]{}") for word in title.split())
+    return [w for w in words if w == "~" or w.startswith(("/", "~/", "./", "../"))]
+
+
+def unchecked(tool_call: Mapping[str, Any], root: Path) -> str | None:
+    """Why a read or a search cannot be allowed without asking, or None when every place
+    it names (its locations, the paths in its raw input and in its title) lies inside
+    `root` and it carries no command. The kind is only the agent's claim: this is what
+    Cockpit can check of it."""
+    named = named_paths(tool_call)
+    if not named:
+        return "with no location"
+    raw = tool_call.get("rawInput")
+    if isinstance(raw, Mapping) and any(_command_key(key) for key in raw):
+        return "that carries a command"
+    title = tool_call.get("title")
+    places = named + title_paths(title if isinstance(title, str) else "")
+    if not all(inside(path, root) for path in places):
+        return "outside the session's folder"
+    return None
+
+
+def _command_key(name: object) -> bool:
+    return isinstance(name, str) and name.lower() in COMMAND_KEYS
 
 
 def decide(policy: Policy, tool_call: Mapping[str, Any], root: Path, scope: str) -> Decision:
@@ -148,9 +175,10 @@ def decide(policy: Policy, tool_call: Mapping[str, Any], root: Path, scope: str)
     """
     kind = str(tool_call.get("kind") or "other")
     action = policy.action(kind)
-    if action == "allow" and kind in ("read", "search") and not locations_inside(tool_call, root):
-        where = "outside the session's folder" if named_paths(tool_call) else "with no location"
-        return Decision("ask", f"{kind} {where}")
+    if action == "allow" and kind in ("read", "search"):
+        why = unchecked(tool_call, root)
+        if why is not None:
+            return Decision("ask", f"{kind} {why}")
     return Decision(action, f"{scope} policy: {kind} = {action}")
 
 

@@ -24,7 +24,9 @@ from cockpit.paths import config_dir
 from cockpit.priority import AGENT_NICE, MAX_NICE
 
 DEFAULT_AGENT = "demo"
-FIELDS = frozenset({"title", "command", "env", "description", "install", "missing_file", "nice"})
+FIELDS = frozenset(
+    {"title", "command", "env", "description", "install", "missing_file", "nice", "terminal_env"}
+)
 MISSING_FILE_POLICIES = frozenset({"error", "empty"})
 
 
@@ -45,6 +47,9 @@ class AgentSpec:
     """How many steps below Cockpit's own CPU priority the agent and the commands it runs
     through Cockpit work (0 to 19; 0 keeps Cockpit's)."""
     source: str = "bundled"
+    terminal_env: tuple[str, ...] = ()
+    """Secret-looking variables of Cockpit's environment (`*_API_KEY`, `*_TOKEN`...) that the
+    commands the agent runs through `terminal/create` keep; the others are removed."""
     overrides: Mapping[str, str] = field(default_factory=dict)
     """Settings given on the command line (`--missing-file`) over the entry's or the
     defaults; a session stores them, so that it reopens with them."""
@@ -135,6 +140,14 @@ def _entry(
                 f"{where}: agent {name!r}: missing_file must be 'error' or 'empty'",
             ]
         values["missing_file"] = raw["missing_file"]
+    if "terminal_env" in raw:
+        names = raw["terminal_env"]
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            return None, [
+                *problems,
+                f"{where}: agent {name!r}: terminal_env must be a list of variable names",
+            ]
+        values["terminal_env"] = tuple(names)
     if "nice" in raw:
         nice = raw["nice"]
         if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import secrets
+import shlex
 import shutil
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +43,18 @@ def shell_command(command: str, args: Sequence[str]) -> list[str]:
     if not args and shutil.which(command) is None and any(c.isspace() for c in command):
         return ["/bin/sh", "-c", command]
     return [command, *args]
+
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh"})
+
+
+def command_lines(argv: Sequence[str]) -> list[str]:
+    """The ways an agent may have written this command when it asked to run it: the
+    whole argv as a shell line, and for `sh -c LINE` the line itself."""
+    lines = [shlex.join(argv)]
+    if len(argv) == 3 and os.path.basename(argv[0]) in SHELLS and argv[1] == "-c":
+        lines.append(argv[2])
+    return lines
 
 
 @dataclass
@@ -87,9 +101,13 @@ class Terminal:
 class Terminals:
     """The terminals of one session."""
 
-    def __init__(self, root: Path, env: Mapping[str, str], nice: int = 0) -> None:
+    def __init__(
+        self, root: Path, env: Mapping[str, str], nice: int = 0, own: Sequence[Path] = ()
+    ) -> None:
         self.root = root
         self.env = dict(env)
+        self.own = tuple(own)
+        """Cockpit's own folders: no command starts in one."""
         self.nice = nice
         """How much lower than Cockpit's the commands' CPU priority is (the agent's)."""
         self._terminals: dict[str, Terminal] = {}
@@ -103,7 +121,7 @@ class Terminals:
         output_byte_limit: int | None = None,
     ) -> Terminal:
         """Start a command; its working folder must lie inside the session's root."""
-        folder = confine(self.root, cwd) if cwd else self.root
+        folder = confine(self.root, cwd, self.own) if cwd else self.root
         argv = shell_command(command, args)
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -168,6 +186,25 @@ class Terminals:
         self._terminals.clear()
 
 
-def default_env() -> dict[str, str]:
-    """The environment terminals inherit: the user's."""
-    return dict(os.environ)
+SECRET_NAME = re.compile(
+    r"(^|_)(API_?KEY|ACCESS_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_?KEY)(_|$)",
+    re.IGNORECASE,
+)
+"""Names of variables that hold keys: ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY..."""
+
+
+def is_secret(name: str) -> bool:
+    """True for a variable name that says it holds a key, a token or a password."""
+    return SECRET_NAME.search(name) is not None
+
+
+def terminal_env(environ: Mapping[str, str], keep: Collection[str] = ()) -> dict[str, str]:
+    """The environment commands run for an agent start from: Cockpit's own, without the
+    secrets in it unless the agent's entry names them in `keep` (what the agent passes
+    in its request is added on top: that is its own choice)."""
+    return {k: v for k, v in environ.items() if k in keep or not is_secret(k)}
+
+
+def default_env(keep: Collection[str] = ()) -> dict[str, str]:
+    """The environment terminals inherit: the user's, without its secrets (see terminal_env)."""
+    return terminal_env(os.environ, keep)

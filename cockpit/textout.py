@@ -3,6 +3,7 @@ and exports. No terminal handling here; callers sanitise for terminals."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,6 +23,22 @@ def listed(value: Any) -> list[Any]:
     plan's entries): none when it holds anything else, as an agent may send (a 7 there
     ended the app when its card opened)."""
     return value if isinstance(value, list) else []
+
+
+def command_of(tool_call: Mapping[str, Any]) -> str | None:
+    """The command line a tool call would run, when the agent says (`rawInput.command`,
+    with `rawInput.args` when it splits them out)."""
+    raw = tool_call.get("rawInput")
+    if not isinstance(raw, Mapping):
+        return None
+    command, args = raw.get("command"), raw.get("args")
+    if isinstance(command, list):
+        return shlex.join(str(part) for part in command)
+    if not isinstance(command, str) or not command:
+        return None
+    if isinstance(args, list) and args:
+        return shlex.join([command, *(str(arg) for arg in args)])
+    return command
 
 
 def describe_error(error: BaseException) -> str:

@@ -268,13 +268,22 @@ MIN_CLIPPED = 6
 
 
 def status_parts(
-    record: SessionRecord, agent_title: str, live_status: str, pending: int = 0, detail: str = ""
+    record: SessionRecord,
+    agent_title: str,
+    live_status: str,
+    pending: int = 0,
+    detail: str = "",
+    not_saved: str | None = None,
 ) -> list[StatusPart]:
-    """The pieces of the status line, most important first: the turn state, the mode, the
-    model, the other options, usage and cost, the last turn's tokens, the agent. Every name
-    is cleaned."""
+    """The pieces of the status line, most important first: that the transcript cannot be
+    saved (`not_saved` says why: a full disk, which would otherwise go unseen while the
+    reply streams on), the turn state, the mode, the model, the other options, usage and
+    cost, the last turn's tokens, the agent. Every name is cleaned."""
     turn = turn_words(live_status, pending, record.status, detail)
-    parts: list[StatusPart] = [(turn, turn)]
+    parts: list[StatusPart] = []
+    if not_saved is not None:
+        parts.append((f"NOT SAVED: {clean_line(not_saved)} · retrying", "NOT SAVED"))
+    parts.append((turn, turn))
     if mode := current_mode(record):
         parts.append((f"mode: {clean_line(mode)}", clean_line(mode)))
     if model := current_model(record):
@@ -390,7 +399,9 @@ def evict(
     away. Reading far up, the newest go instead and the window detaches from the tail;
     the view then says new output is below and reads it again when the user returns.
     Either way the pinned ones (the live turn) stay, so its frames keep landing in the
-    view while the user reads history: only the rest counts against `limit`.
+    view while the user reads history: only the rest counts against `limit`. Near the
+    bottom a live turn that alone holds more than `limit` rows loses its oldest too (an
+    agent sent thousands of notices in one turn, and each stayed mounted).
     """
     excess = len(mounted) - limit
     if excess <= 0:
@@ -398,6 +409,8 @@ def evict(
     candidates = [seq for seq in mounted if seq not in pinned]
     if not keep_bottom:
         candidates.reverse()
+    elif len(candidates) < excess:
+        candidates = list(mounted)
     return Eviction(tuple(candidates[:excess]), keep_bottom)
 
 
@@ -520,14 +533,20 @@ def next_needing(
     return None
 
 
-def quit_question(running: int, waiting: int) -> str | None:
+def quit_question(running: int, waiting: int, not_saved: str | None = None) -> str | None:
     """What quitting would stop, as a question ("2 turns are running and 1 question waits"),
-    or None when nothing runs or waits and Cockpit may quit at once."""
-    if not running and not waiting:
+    or None when nothing runs or waits and Cockpit may quit at once. While the transcript
+    cannot be saved (`not_saved` says why: the disk is full), quitting loses what the store
+    holds in memory, so it is always asked."""
+    if not running and not waiting and not_saved is None:
         return None
     parts = []
     if running:
         parts.append(f"{running} turn{'s are' if running > 1 else ' is'} running")
     if waiting:
         parts.append(f"{waiting} question{'s wait' if waiting > 1 else ' waits'} for you")
-    return f"Quit Cockpit? {' and '.join(parts)}; every agent stops with it."
+    if not_saved is not None:
+        parts.append(f"the transcript is not saved ({clean_line(not_saved)})")
+    endings = ["every agent stops with it"] if running or waiting else []
+    endings += ["what is not saved is lost"] if not_saved is not None else []
+    return f"Quit Cockpit? {' and '.join(parts)}; {' and '.join(endings)}."

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from acp.schema import (
+    AgentPlanUpdate,
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
@@ -37,10 +38,12 @@ SCHEMAS: Final[Mapping[str, type[BaseModel]]] = {
     "usage_update": UsageUpdate,
     "tool_call": ToolCallStart,
     "tool_call_update": ToolCallProgress,
+    "plan": AgentPlanUpdate,
 }
 """The SDK's schema for each update whose fields Cockpit reads beyond its text: session
 metadata (the command list completion reads, the mode and options the status line
-shows) and tool calls (a card iterates their content and locations). Text chunks, the
+shows), tool calls (a card iterates their content and locations) and plans (their
+entries are read one by one). Text chunks, the
 stream's bulk, are checked by the store's fold instead."""
 
 _NAMED: Final[Mapping[str, frozenset[str]]] = {

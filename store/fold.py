@@ -251,9 +251,11 @@ def merge_tool(existing: Mapping[str, Any] | None, update: Mapping[str, Any]) ->
     return merged
 
 
-def plan_payload(entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Rule 4: a `plan` update is always the complete list; it replaces the turn's plan."""
-    return {"entries": [dict(entry) for entry in entries]}
+def plan_payload(entries: object) -> dict[str, Any]:
+    """Rule 4: a `plan` update is always the complete list; it replaces the turn's plan.
+    Only entries that are objects are kept (an agent sent a list of numbers)."""
+    listed = entries if isinstance(entries, list) else []
+    return {"entries": [dict(entry) for entry in listed if isinstance(entry, Mapping)]}
 
 
 # Rule 5: the session/load replay window ------------------------------------------------------

@@ -39,6 +39,29 @@ log = logging.getLogger(__name__)
 FLUSH_INTERVAL: Final = 0.1
 """Seconds an open message may stay unwritten while it streams."""
 
+RETRY_LIMIT: Final = 2.0
+"""Seconds at most between two attempts to write what a failed write left in memory (the
+disk was full): retrying costs a write of everything held, so a disk that stays full is
+tried every two seconds, not in a busy loop."""
+
+MIN_RETRY: Final = 0.01
+"""The shortest wait before a retry, so that a store flushing at once does not spin."""
+
+WriteWatcher = Callable[[Exception | None], object]
+"""Told the error when writing starts failing, and None once everything is written."""
+
+
+def retry_delay(interval: float, failures: int) -> float:
+    """Seconds before the next flush after `failures` failed writes in a row: the flush
+    interval when none failed, then doubling from it up to RETRY_LIMIT (or the interval
+    itself when that is longer): a disk that frees soon is written soon, one that stays
+    full is not hammered."""
+    if failures <= 0:
+        return interval
+    limit = max(interval, RETRY_LIMIT)
+    return min(max(interval, MIN_RETRY) * 2.0 ** min(failures - 1, 64), limit)
+
+
 _NO_SEQ: Final = 2**62
 
 _JSON_COLUMNS: Final = frozenset(
@@ -223,6 +246,10 @@ class Store:
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
         self._closed = False
+        self._failure: Exception | None = None
+        self._failures = 0
+        """Writes failed in a row since everything was last written."""
+        self._watchers: list[WriteWatcher] = []
         self._meta: list[tuple[str, tuple[Any, ...]]] = []
         self._deleted: set[str] = set()
         """Sessions deleted while this store was open: never written again."""
@@ -281,8 +308,11 @@ class Store:
             await self.flush()
         finally:
             # Even when the last write fails, the connections (and their threads) must go,
-            # or the process could never exit.
+            # or the process could never exit; and a retry that failure scheduled with them.
             self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             self._sessions.release_all()
             await self._reader.close()
             await self._writer.close()
@@ -344,9 +374,12 @@ class Store:
 
     async def _metadata_written(self) -> None:
         """Read-your-writes for session metadata: write what waits for the timer, and let a
-        flush already under way finish (the write lock is first come, first served)."""
-        if self._meta:
-            await self.flush()
+        flush already under way finish (the write lock is first come, first served). While
+        writes fail (the disk is full) a read does not try again: it shows what is stored,
+        and the retry timer writes the rest."""
+        if self._meta and self._failure is None:
+            with contextlib.suppress(sqlite3.Error):  # recorded, reported and retried
+                await self.flush()
         async with self._write_lock:
             pass
 
@@ -529,47 +562,119 @@ class Store:
         fold = self._folds.get(session)
         return fold.turn if fold is not None else None
 
+    # -- write failures -----------------------------------------------------------------------
+
+    @property
+    def failure(self) -> Exception | None:
+        """Why the last write failed, while what it could not write waits in memory for a
+        retry; None once a flush has written everything."""
+        return self._failure
+
+    def watch_writes(self, watcher: WriteWatcher) -> Callable[[], None]:
+        """Call `watcher` with the error when writing starts failing (the disk is full), and
+        with None once a flush has written everything held meanwhile; nothing in between,
+        however many retries fail. Returns the function that stops it."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
+
+    def unwritten(self) -> tuple[int, int]:
+        """The rows held in memory that are not written as they stand, and their characters:
+        what closing now would lose when the last write fails."""
+        rows = [row for fold in self._folds.values() for row in fold.unsaved.values()]
+        return len(rows), sum(row.length for row in rows)
+
+    def _write_failed(self, error: Exception) -> None:
+        """A write failed. What it held stays in memory (a row stays unsaved until a write
+        settles it; metadata goes back in line) and the timer tries again, later after each
+        failure (`retry_delay`), for as long as the store is open. Watchers hear of the
+        first failure only."""
+        self._failures += 1
+        first = self._failure is None
+        self._failure = error
+        self._schedule_flush()
+        if first:
+            log.error("writing the transcript failed; what it holds is retried", exc_info=error)
+            self._tell_watchers(error)
+
+    def _all_written(self) -> None:
+        """A flush wrote everything: writes work again, and watchers hear so."""
+        self._failures = 0
+        if self._failure is not None:
+            self._failure = None
+            log.warning("the transcript is written again")
+            self._tell_watchers(None)
+
+    def _tell_watchers(self, error: Exception | None) -> None:
+        for watcher in list(self._watchers):
+            try:
+                watcher(error)
+            except Exception:
+                log.exception("a watcher of the store's writes failed")
+
     # -- writing ------------------------------------------------------------------------------
 
     def _schedule_flush(self) -> None:
         if self._timer is None and not self._closed:
             loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self._flush_interval, self._on_timer)
+            delay = retry_delay(self._flush_interval, self._failures)
+            self._timer = loop.call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
         task = asyncio.ensure_future(self.flush())
-        task.add_done_callback(_log_failure)
+        task.add_done_callback(self._timed_flush_done)
         self._flush_task = task
+
+    def _timed_flush_done(self, task: asyncio.Task[None]) -> None:
+        """Log a timed flush that failed, once: a failed write was logged as it failed, and
+        a disk that stays full must not fill the log with a retry every two seconds."""
+        if task.cancelled() or task.exception() is None:
+            return
+        error = task.exception()
+        if not isinstance(error, sqlite3.Error):  # a database error was logged as it failed
+            log.error("writing the transcript failed", exc_info=error)
 
     async def flush(self) -> None:
         """Write every row that changed since it was last written, and session metadata.
 
         One transaction for all of it; when that fails, each session's rows are written on
         their own, so a session that cannot be written (a disk error on its row, another
-        writer) never keeps the others from being saved."""
+        writer) never keeps the others from being saved. What is not written stays in
+        memory and is retried (see `_write_failed`)."""
         meta, self._meta = self._meta, []
         rows = [row for fold in self._folds.values() for row in fold.unsaved.values()]
+        retrying = self._failure is not None  # reported already: a retry logs nothing more
         try:
             await self._commit(rows, meta)
-        except Exception:
+        except Exception as error:
             if len(self._folds) < 2:
+                if _may_succeed_later(error):
+                    self._meta[:0] = meta  # back in line, ahead of newer updates
                 raise
-            log.exception("writing the transcript failed; writing each session apart")
-            await self._commit_apart(meta)
+            if not retrying:
+                log.exception("writing the transcript failed; writing each session apart")
+            await self._commit_apart(meta, retrying)
+        self._all_written()
 
-    async def _commit_apart(self, meta: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+    async def _commit_apart(
+        self, meta: Sequence[tuple[str, tuple[Any, ...]]], retrying: bool
+    ) -> None:
         failed: Exception | None = None
+        kept: list[tuple[str, tuple[Any, ...]]] = []
         for statement in meta:
             try:
                 await self._commit((), [statement])
             except Exception as error:
+                if _may_succeed_later(error):
+                    kept.append(statement)
                 failed = error
+        self._meta[:0] = kept  # back in line, ahead of newer updates
         for fold in list(self._folds.values()):
             try:
                 await self._commit(list(fold.unsaved.values()))
             except Exception as error:
-                log.exception("could not write session %s", fold.session)
+                if not retrying:
+                    log.exception("could not write session %s", fold.session)
                 failed = error
         if failed is not None:
             raise failed
@@ -595,17 +700,11 @@ class Store:
                 *((sql, params, 0) for sql, params in statements),
             ]
             written: set[tuple[str, int]] = set()
-            if len(writes) == 1:
-                await self._write(writes[0], written)
-            else:
-                await self._writer.execute("BEGIN IMMEDIATE")
-                try:
-                    for write in writes:
-                        await self._write(write, written)
-                    await self._writer.execute("COMMIT")
-                except BaseException:
-                    await self._writer.execute("ROLLBACK")
-                    raise
+            try:
+                await self._write_all(writes, written)
+            except Exception as error:
+                self._write_failed(error)
+                raise
             # A row whose place holds another writer's message is not written (nor settled:
             # it stays in memory); every other row is, so one conflict holds nothing up.
             for row, version, snapshot in batch:
@@ -613,6 +712,25 @@ class Store:
                 if fold is not None and (snapshot.session, snapshot.seq) in written:
                     fold.settle(row, version)
         _check_written(batch, written)
+
+    async def _write_all(
+        self, writes: Sequence[tuple[str, tuple[Any, ...], int]], written: set[tuple[str, int]]
+    ) -> None:
+        """Make these writes in one transaction (a single statement is one by itself)."""
+        if len(writes) == 1:
+            await self._write(writes[0], written)
+            return
+        await self._writer.execute("BEGIN IMMEDIATE")
+        try:
+            for write in writes:
+                await self._write(write, written)
+            await self._writer.execute("COMMIT")
+        except BaseException:
+            # On SQLITE_FULL or an I/O error SQLite may have rolled the transaction back
+            # itself: a ROLLBACK then fails ("no transaction is active") and would hide why.
+            if self._writer.in_transaction:
+                await self._writer.execute("ROLLBACK")
+            raise
 
     async def _write(
         self, write: tuple[str, tuple[Any, ...], int], written: set[tuple[str, int]]
@@ -840,6 +958,13 @@ def _meta_statements(chunk: Chunk) -> list[tuple[str, tuple[Any, ...]]]:
     ]
 
 
+def _may_succeed_later(error: Exception) -> bool:
+    """True for a write error a later attempt may not meet (the disk was full, an I/O error,
+    the database locked: an OperationalError), so what failed is kept for it; a statement
+    that is itself wrong (a constraint, a value that cannot be bound) fails every time."""
+    return isinstance(error, sqlite3.OperationalError)
+
+
 def _check_written(
     batch: Sequence[tuple[LiveRow, int, Row]], written: set[tuple[str, int]]
 ) -> None:
@@ -850,8 +975,3 @@ def _check_written(
         raise _conflict(
             missing[0].session, [r.seq for r in missing if r.session == missing[0].session]
         )
-
-
-def _log_failure(task: asyncio.Task[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("writing the transcript failed", exc_info=task.exception())

@@ -3,7 +3,6 @@ folds every frame the engine emits into a view, as the TUI does."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,6 +15,7 @@ from cockpit.events import EngineEvent, FramesEvent, PermissionEvent, Permission
 from cockpit.live import PermissionPolicy
 from cockpit.registry import AgentSpec, load_registry
 from store import Row, ViewTranscript
+from tests.waiting import eventually
 
 DEMO = str(agents_dir() / "demo_agent.py")
 
@@ -55,10 +55,10 @@ class Recorder:
     def view(self, session: str) -> ViewTranscript:
         return self.views.setdefault(session, ViewTranscript())
 
-    async def wait_for(self, condition: Callable[[], bool], timeout: float = 30) -> None:
-        async with asyncio.timeout(timeout):
-            while not condition():
-                await asyncio.sleep(0.01)
+    async def wait_for(
+        self, condition: Callable[[], object], timeout: float = 30, what: str | None = None
+    ) -> None:
+        await eventually(condition, timeout, what)
 
 
 @asynccontextmanager

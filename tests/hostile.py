@@ -1,25 +1,39 @@
-"""The long hostile-agent run: `cockpit run` against the tiny agent sending thousands of
-seeded hostile lines (one of them 10 MB), then the check that it exited in time, stored
-every valid chunk in order, kept its store intact and stayed within its memory.
-`tests/test_hostile_agent.py` runs a short version in CI.
+"""The long hostile-agent run: the tiny agent sends thousands of seeded hostile lines (one
+of them 10 MB) through `cockpit run`, the engine and the TUI. `cockpit run` must exit in
+time, store every valid chunk in order, keep its store intact and stay within its memory;
+the engine and the TUI must store every valid chunk and take the next prompt (the TUI
+also completes `/` after it). `tests/test_hostile_agent.py` runs a short version in CI.
 
-    .venv/bin/python -m tests.hostile --lines 10000 --seed 7
+    .venv/bin/python -m tests.hostile --lines 10000 --seed 7 [--through run,engine,tui]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import os
 import resource
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 from tests.test_cli import cockpit
 from tests.test_engine_restart import TINY
-from tests.test_hostile_agent import agent_text, told_count, valid_words
+from tests.test_hostile_agent import (
+    agent_text,
+    engine_takes_hostile_lines,
+    told_count,
+    tui_takes_hostile_lines,
+    valid_words,
+)
+
+WITHIN = 120.0
+"""Seconds each run may take in all."""
 
 
 def main() -> int:
@@ -27,26 +41,62 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--huge", type=int, default=10_000_000, help="bytes of the longest line")
+    parser.add_argument("--through", default="run,engine,tui", help="run, engine, tui")
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        tmp = Path(folder)
-        project = tmp / "project"
-        project.mkdir()
-        prompt = f"hostile n={options.lines} seed={options.seed} huge={options.huge}"
-        started = time.monotonic()
-        try:
-            result = cockpit(
-                tmp / "home", "run", "--cwd", str(project), "--agent-cmd",
-                f"{sys.executable} {TINY}", prompt,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            print("cockpit run did not exit within 120 s")
-            return 1
-        took = time.monotonic() - started
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        with sqlite3.connect(tmp / "home" / "cockpit.db") as db:
-            rows = db.execute("SELECT kind, text FROM messages ORDER BY seq").fetchall()
-            (integrity,) = db.execute("PRAGMA integrity_check").fetchone()
+    prompt = f"hostile n={options.lines} seed={options.seed} huge={options.huge}"
+    log = Path(tempfile.gettempdir()) / "cockpit-hostile.log"
+    logging.basicConfig(filename=log, filemode="w", level=logging.WARNING)  # as the app does
+    print(f"the engine's and the TUI's log: {log}")
+    failed = False
+    for through in options.through.split(","):
+        with tempfile.TemporaryDirectory() as folder:
+            tmp = Path(folder)
+            os.environ["COCKPIT_HOME"] = str(tmp / "home")
+            if through == "run":
+                failed |= through_run(tmp, prompt, options) != 0
+            else:
+                failed |= through_process(tmp, prompt, through) != 0
+    return 1 if failed else 0
+
+
+def through_process(tmp: Path, prompt: str, through: str) -> int:
+    """The engine, or the TUI (headless, at 80x24), in this process."""
+    started = time.monotonic()
+    run = engine_takes_hostile_lines if through == "engine" else tui_takes_hostile_lines
+    try:
+        asyncio.run(asyncio.wait_for(run(tmp, prompt), WITHIN))
+        problem = None
+    except (AssertionError, TimeoutError):
+        problem = traceback.format_exc(limit=-2)
+    took = time.monotonic() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"{through}: {'ok' if problem is None else 'FAILED'} in {took:.1f} s, "
+        f"peak memory of this process {peak_mb:.0f} MB"
+    )
+    if problem is not None:
+        print("PROBLEM:", problem[:2000])
+    return 0 if problem is None else 1
+
+
+def through_run(tmp: Path, prompt: str, options: argparse.Namespace) -> int:
+    """`cockpit run`, a process of its own."""
+    project = tmp / "project"
+    project.mkdir()
+    started = time.monotonic()
+    try:
+        result = cockpit(
+            tmp / "home", "run", "--cwd", str(project), "--agent-cmd",
+            f"{sys.executable} {TINY}", prompt,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        print("cockpit run did not exit within 120 s")
+        return 1
+    took = time.monotonic() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    with sqlite3.connect(tmp / "home" / "cockpit.db") as db:
+        rows = db.execute("SELECT kind, text FROM messages ORDER BY seq").fetchall()
+        (integrity,) = db.execute("PRAGMA integrity_check").fetchone()
     text = agent_text(rows)
     count = told_count(text) if "still here after " in text else -1
     problems = []
@@ -59,8 +109,8 @@ def main() -> int:
     if integrity != "ok":
         problems.append(f"integrity check: {integrity}")
     print(
-        f"{options.lines} hostile lines (seed {options.seed}, longest {options.huge:,} bytes): "
-        f"exit {result.returncode} in {took:.1f} s, {count} valid chunks stored, "
+        f"run: {options.lines} hostile lines (seed {options.seed}, longest {options.huge:,} "
+        f"bytes): exit {result.returncode} in {took:.1f} s, {count} valid chunks stored, "
         f"{len(rows)} rows, peak memory of a child {peak_mb:.0f} MB"
     )
     for problem in problems:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from store.fold import (
     MIN_OVERLAP,
@@ -268,6 +270,15 @@ def test_repeated_start_merges() -> None:
 def test_plan_replaces_the_whole_list() -> None:
     entries = [{"content": "a", "priority": "high", "status": "pending"}]
     assert plan_payload(entries) == {"entries": entries}
+
+
+@given(
+    st.lists(st.one_of(st.integers(), st.text(), st.none(), st.dictionaries(st.text(), st.text())))
+)
+def test_a_plan_keeps_only_the_entries_that_are_objects(entries: list[object]) -> None:
+    kept = [entry for entry in entries if isinstance(entry, dict)]
+    assert plan_payload(entries) == {"entries": kept}
+    assert plan_payload(7) == plan_payload("entries") == {"entries": []}
 
 
 # Rule 5: the replay window -------------------------------------------------------------------

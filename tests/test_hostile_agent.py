@@ -16,6 +16,7 @@ import pytest
 
 from cockpit.events import Status
 from cockpit.registry import AgentSpec
+from cockpit.ui.transcript import TranscriptView
 from store import Row
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
 from tests.test_cli import cockpit
@@ -74,12 +75,18 @@ def test_cockpit_run_survives_hostile_lines_and_stores_every_valid_chunk(
 async def test_the_engine_survives_hostile_lines_and_the_session_takes_the_next_prompt(
     tmp_path: Path,
 ) -> None:
+    await engine_takes_hostile_lines(tmp_path, f"hostile n={LINES} seed=3", short=True)
+
+
+async def engine_takes_hostile_lines(tmp_path: Path, prompt: str, short: bool = False) -> None:
+    """The engine takes the `hostile` prompt and then the next one; every valid chunk is
+    stored in order, and each kind of refusal leaves a notice (also run by tests.hostile)."""
     project = tmp_path / "project"
     project.mkdir()
     async with open_engine(tmp_path / "home") as (engine, recorder):
         spec = AgentSpec(name="tiny", command=(sys.executable, TINY))
         record = await engine.create_session(spec, project)
-        assert await engine.prompt(record.id, f"hostile n={LINES} seed=3") == "end_turn"
+        assert await engine.prompt(record.id, prompt) == "end_turn"
         assert await engine.prompt(record.id, "hello") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert rows[-1].text == "ok"
@@ -91,8 +98,11 @@ async def test_the_engine_survives_hostile_lines_and_the_session_takes_the_next_
         assert any("currentModeId" in n for n in notices)
         assert any("a permission request that does not follow ACP" in n for n in notices)
         session = await engine.session(record.id)
-        assert session.modes is None or "currentModeId" not in session.modes
-        assert [c.get("input") for c in session.commands or ()] == [None, {"hint": "what"}]
+        # Only values of the right shape were kept (a long run holds valid ones too).
+        assert isinstance((session.modes or {}).get("currentModeId", ""), str)
+        assert all(isinstance(c.get("input") or {}, dict) for c in session.commands or ())
+        if short:  # the last command list is the one that crashed the app once
+            assert [c.get("input") for c in session.commands or ()] == [None, {"hint": "what"}]
         assert_live_equals_stored(recorder, record.id, rows)
 
 
@@ -101,6 +111,12 @@ async def test_the_tui_survives_hostile_lines_and_completes_commands_after_them(
 ) -> None:
     """Typing `/` after a command list whose entry has a string for its input ended the
     app; so did a metadata flush that could not bind a mode id that was an object."""
+    await tui_takes_hostile_lines(tmp_path, f"hostile n={LINES} seed=4")
+
+
+async def tui_takes_hostile_lines(tmp_path: Path, prompt: str, timeout: float = 60) -> None:
+    """The TUI takes the `hostile` prompt, completes `/` and takes the next prompt (also
+    run by tests.hostile)."""
     config = tmp_path / "home" / "config"
     config.mkdir(parents=True)
     (config / "agents.toml").write_text(
@@ -112,9 +128,11 @@ async def test_the_tui_survives_hostile_lines_and_completes_commands_after_them(
             lambda: app.current is not None and app.engine.status(app.current) == Status.READY
         )
         session = app.current or ""
-        await send(app, pilot, f"hostile n={LINES} seed=4")
-        await wait_until(lambda: any("still here" in r for r in shown_texts(app)), timeout=60)
+        await send(app, pilot, prompt)
+        await wait_until(lambda: any("still here" in r for r in shown_texts(app)), timeout=timeout)
         await wait_until(lambda: app.engine.status(session) == Status.READY)
+        view = app.query_one(TranscriptView)
+        assert len(view.model) <= view.limit  # a turn of hundreds of rows mounts no more
         await pilot.press("slash", "w", "e")
         await pilot.pause(0.3)
         assert app.is_running
@@ -124,8 +142,6 @@ async def test_the_tui_survives_hostile_lines_and_completes_commands_after_them(
 
 
 def shown_texts(app: object) -> list[str]:
-    from cockpit.ui.transcript import TranscriptView
-
     view = app.query_one(TranscriptView)  # type: ignore[attr-defined]
     return [bubble.text for bubble in view.model]
 

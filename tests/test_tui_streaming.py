@@ -59,9 +59,14 @@ CHECKPOINTS = (
 )
 
 
-async def settle(pilot: object) -> None:
-    """Longer than any wait between two repaints, then the screen's update."""
+async def settle(pilot: object, app: CockpitApp) -> None:
+    """Longer than any wait between two repaints (and on a busy machine, until no repaint
+    waits), then the screen's update."""
     await asyncio.sleep(SLOWEST_REPAINT + 0.1)
+    await wait_until(
+        lambda: not any(b.repaint_pending for b in app.query(AgentBubble)),
+        what="the live bubble's last repaint",
+    )
     await pilot.pause()  # type: ignore[attr-defined]
     await pilot.pause()  # type: ignore[attr-defined]
 
@@ -106,15 +111,15 @@ async def test_a_streamed_reply_on_screen_equals_a_fresh_rendering(
             if number % 5 == 0:
                 await asyncio.sleep(0.004)  # some chunks arrive one by one, some in bursts
             if index + chunk >= stop:
-                await settle(pilot)
+                await settle(pilot, app)
                 assert_screen_shows(app, REPLY[: index + chunk])
                 stop = next(checkpoints, len(REPLY) + 1)
-        await settle(pilot)
+        await settle(pilot, app)
         assert_screen_shows(app, REPLY)  # the turn has not ended: still the live bubble
         assert app.query_one(AgentBubble).live
         await engine.store.end_turn(session)
         engine._emit(StatusEvent(session, "ready"))
-        await settle(pilot)
+        await settle(pilot, app)
         assert [w.text for w in app.query(AgentBubble)] == [REPLY]
         assert_screen_shows(app, REPLY)
         view = app.query_one(TranscriptView)
@@ -143,8 +148,8 @@ async def test_a_notice_in_the_middle_of_a_reply_leaves_it_streaming_live(tmp_pa
             if notice:
                 frames = await engine.store.apply(note(session, "notice", "Ignored a bad line."))
                 engine._emit(FramesEvent(session, tuple(frames)))
-                await settle(pilot)
-        await settle(pilot)
+                await settle(pilot, app)
+        await settle(pilot, app)
         (reply,) = app.query(AgentBubble)
         assert reply.live, "the notice finished the reply it interrupted"
         assert_screen_shows(app, REPLY)
@@ -170,7 +175,7 @@ async def test_an_escape_sequence_cut_between_chunks_never_shows_on_screen(tmp_p
             update = text_update("agent_message_chunk", text[index : index + 2])
             frames = await engine.store.apply(chunk_from_update(session, update))
             engine._emit(FramesEvent(session, tuple(frames)))
-            await settle(pilot)
+            await settle(pilot, app)
             screen = shown_text(app)
             assert "pwn" not in screen and "31m" not in screen and "0;" not in screen
         assert "A title change  and red text." in shown_text(app)

@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.widgets import Button
 
 from cockpit.events import PermissionRequest
+from cockpit.textout import command_of
 from cockpit.ui.attention import (
     BEL,
     ESC,
@@ -27,7 +28,6 @@ from cockpit.ui.attention import (
 from cockpit.ui.bubbles import card_line, card_opens, exit_code, has_terminal, short_path
 from cockpit.ui.permission import (
     KEYS,
-    command_of,
     option_label,
     request_summary,
     variant_of,

@@ -445,7 +445,15 @@ def test_evict_nothing_while_within_the_limit() -> None:
 def test_evict_near_the_bottom_drops_the_oldest_but_never_the_live_turn() -> None:
     assert evict([1, 2, 3, 4, 5], frozenset(), 3, keep_bottom=True) == Eviction((1, 2), True)
     assert evict([1, 2, 3, 4, 5], frozenset({1}), 3, keep_bottom=True) == Eviction((2, 3), True)
-    assert evict([1, 2, 3], frozenset({1, 2, 3}), 1, keep_bottom=True) == Eviction((), True)
+    assert evict([1, 2, 3, 4], frozenset({3, 4}), 3, keep_bottom=True) == Eviction((1,), True)
+
+
+def test_a_live_turn_longer_than_the_limit_loses_its_oldest_near_the_bottom() -> None:
+    """A hostile agent sent thousands of notices in one turn: every one stayed mounted,
+    and laying them out took the TUI a minute."""
+    assert evict([1, 2, 3], frozenset({1, 2, 3}), 1, keep_bottom=True) == Eviction((1, 2), True)
+    live = frozenset({3, 4, 5, 6})
+    assert evict([1, 2, 3, 4, 5, 6], live, 2, keep_bottom=True) == Eviction((1, 2, 3, 4), True)
 
 
 def test_evict_far_up_drops_the_newest_but_never_the_live_turn() -> None:
@@ -469,7 +477,10 @@ def test_evict_properties(
     assert len(set(eviction.seqs)) == len(eviction.seqs)
     assert set(eviction.seqs) <= set(mounted)
     unpinned = [seq for seq in mounted if seq not in pinned]
-    assert not pinned & set(eviction.seqs)  # the live turn is pinned either way
+    if keep_bottom and len(unpinned) < excess:  # the live turn alone is over the limit
+        assert list(eviction.seqs) == mounted[:excess]  # the oldest go, pinned or not
+        return
+    assert not pinned & set(eviction.seqs)  # the live turn is pinned otherwise
     assert len(eviction.seqs) == min(excess, len(unpinned))
     if keep_bottom:
         assert list(eviction.seqs) == unpinned[: len(eviction.seqs)]  # the oldest go

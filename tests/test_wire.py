@@ -144,3 +144,17 @@ def test_tool_calls_follow_the_schema_or_are_refused() -> None:
         **start,
         "rawInput": {"a": [1]},
     }  # a status that is a number is no status, as the SDK reads it
+
+
+def test_plans_follow_the_schema_or_are_refused() -> None:
+    """The long hostile run sent a plan whose entries were numbers: the store's fold
+    raised on each, and the update was lost without a notice. Entries that are no entry
+    are dropped, as the SDK salvages them; entries that are no list refuse the update."""
+    entry = {"content": "a", "priority": "high", "status": "pending"}
+    assert checked_update({"sessionUpdate": "plan", "entries": [1, entry, 2]}) == {
+        "sessionUpdate": "plan",
+        "entries": [entry],
+    }
+    assert problem({"sessionUpdate": "plan", "entries": "all"}) == (
+        "entries: Input should be a valid list"
+    )

@@ -18,6 +18,9 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
 - `ask-and-check`: asks permission, and the moment it has the answer reads Cockpit's
   database (`COCKPIT_DATA_DIR/cockpit.db`) for the decision rows, then says what it was
   told and what it found: "told: yes; decisions stored: 1".
+- `ask-many [n=N] [gap=S]`: asks N permissions at once (tool calls `call_0`...; with
+  `gap`, the k-th k*S seconds after the first), waits for every answer, then says how many
+  were allowed and how many cancelled.
 - `max_tokens`, `refusal`: a short reply, then that stop reason.
 - `cancelled`: a short reply, then the stop reason `cancelled`, though no one cancelled.
 - `fail`: the prompt is answered with a JSON-RPC error; the agent stays up.
@@ -31,6 +34,11 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
   Cockpit with (`hostile_lines`), one of them B bytes long, then "still here after K valid
   chunks" (the valid ones say `w0 w1 ...`).
 - `close-stdout`: says "closing", closes its output and lives on for a minute.
+- `ask-and-leave`: asks permission, and ends its turn without waiting for the answer.
+- `write=PATH`: writes "tiny" to PATH (relative to the session's folder) through the
+  client and says "wrote", or why not.
+- `term=CMD` / `ask-term=CMD`: runs `sh -c CMD` in a client terminal (asking permission
+  for CMD first with `ask-term`), and says its exit code and output, or why not.
 - `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
   is not an object, a text chunk whose content is not an object, a 100 KB update that is a
   string), then "still here".
@@ -260,6 +268,42 @@ class TinyAgent:
             else options,
         )
 
+    async def run_terminal(self, session_id: str, settings: dict[str, str]) -> str:
+        """`term=CMD` / `ask-term=CMD`: CMD run by `sh -c` in a client terminal."""
+        assert self.conn is not None
+        command = settings.get("ask-term") or settings["term"]
+        if "ask-term" in settings:
+            answer = await self.conn.request_permission(
+                session_id=session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id="call_t",
+                    title=f"Run {command}",
+                    kind="execute",
+                    raw_input={"command": command},
+                ),
+                options=[
+                    PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                    PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+                ],
+            )
+            if getattr(answer.outcome, "option_id", None) != "yes":
+                return "not allowed"
+        try:
+            terminal = await self.conn.create_terminal(
+                session_id=session_id, command="/bin/sh", args=["-c", command]
+            )
+        except RequestError as error:
+            return f"terminal failed: {error}"
+        await self.conn.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal.terminal_id
+        )
+        output = await self.conn.terminal_output(
+            session_id=session_id, terminal_id=terminal.terminal_id
+        )
+        await self.conn.release_terminal(session_id=session_id, terminal_id=terminal.terminal_id)
+        code = output.exit_status.exit_code if output.exit_status else None
+        return f"exit {code}: {output.output.strip()}"
+
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         assert self.conn is not None
         words = " ".join(getattr(block, "text", "") for block in prompt).split()
@@ -301,6 +345,31 @@ class TinyAgent:
             await self.writer.drain()
             await self.say(session_id, "still here")
             return PromptResponse(stop_reason="end_turn")
+        if "ask-many" in words:
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            count, gap = int(settings.get("n", "100")), float(settings.get("gap", "0"))
+
+            async def ask_one(number: int) -> RequestPermissionResponse:
+                assert self.conn is not None
+                await asyncio.sleep(number * gap)
+                return await self.conn.request_permission(
+                    session_id=session_id,
+                    tool_call=ToolCallUpdate(
+                        tool_call_id=f"call_{number}", title=f"Delete file {number}", kind="delete"
+                    ),
+                    options=[
+                        PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                        PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+                    ],
+                )
+
+            answers = await asyncio.gather(*(ask_one(number) for number in range(count)))
+            chosen = [getattr(answer.outcome, "option_id", None) for answer in answers]
+            allowed = chosen.count("yes")
+            await self.say(
+                session_id, f"asked {count}: {allowed} allowed, {chosen.count(None)} cancelled"
+            )
+            return PromptResponse(stop_reason="cancelled" if None in chosen else "end_turn")
         if "ask-and-check" in words:
             outcome = (await self.ask(session_id, "Delete the notes")).outcome
             stored = stored_decisions()  # before anything else: the answer is in, the row?
@@ -317,6 +386,24 @@ class TinyAgent:
         if "ask" in words:
             outcome = (await self.ask(session_id, ESCAPED_TITLE)).outcome
             await self.say(session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}")
+            return PromptResponse(stop_reason="end_turn")
+        if "ask-and-leave" in words:
+            self.background.add(asyncio.ensure_future(self.ask(session_id, "Delete the notes")))
+            await asyncio.sleep(0.3)  # the question reaches the client; no answer awaited
+            await self.say(session_id, "leaving")
+            return PromptResponse(stop_reason="end_turn")
+        settings = dict(word.split("=", 1) for word in words if "=" in word)
+        if "write" in settings:
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), settings["write"])
+            try:
+                await self.conn.write_text_file(session_id=session_id, path=path, content="tiny")
+                answer = "wrote"
+            except RequestError as error:
+                answer = f"write failed: {error}"
+            await self.say(session_id, answer)
+            return PromptResponse(stop_reason="end_turn")
+        if "term" in settings or "ask-term" in settings:
+            await self.say(session_id, await self.run_terminal(session_id, settings))
             return PromptResponse(stop_reason="end_turn")
         if "fail" in words:
             raise RequestError.internal_error({"reason": "the tiny agent fails this turn"})

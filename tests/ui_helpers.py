@@ -15,6 +15,7 @@ from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from store import chunk_from_update, note
 from store.workload import text_update
+from tests.waiting import eventually
 
 NOW = 1_800_000_000.0
 """The fixed time of the tests' clocks."""
@@ -98,10 +99,11 @@ async def add_rows(engine: Engine, session: str, count: int, size: int = 60) -> 
         await engine.store.apply(note(session, "notice", f"row {number:05d} " + "x" * size))
 
 
-async def wait_until(condition: Callable[[], bool], timeout: float = 15) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
+async def wait_until(
+    condition: Callable[[], object], timeout: float = 15, what: str | None = None
+) -> None:
+    """Wait for `condition`; a timeout fails naming what was awaited."""
+    await eventually(condition, timeout, what)
 
 
 async def ready(app: CockpitApp) -> str:

@@ -38,6 +38,7 @@ from cockpit.events import (
     PermissionEvent,
     PermissionRequest,
     ProblemEvent,
+    SavingEvent,
     SessionEvent,
     Status,
     StatusEvent,
@@ -137,6 +138,15 @@ class FramesReady(Message):
 
 class ShowWanted(Message):
     """A session was chosen: read its transcript (the newest chosen, once)."""
+
+
+class PermissionsChanged(Message):
+    """Requests of the session on screen were asked or answered: show its prompt again,
+    once for however many came meanwhile (an agent may ask a thousand at once)."""
+
+
+class InboxChanged(Message):
+    """What waits for the user changed while the inbox is open: list it again, once."""
 
 
 DRAFT_SAVE_DELAY = 1.0
@@ -275,6 +285,15 @@ class CockpitApp(App[None]):
         self._stale: set[str] = set()
         """Background sessions whose record changed and has not been read yet."""
         self._stale_reader: asyncio.Task[None] | None = None
+        self._permissions_posted = False
+        self._permissions_focus = False
+        """A request was asked since the prompt was last shown: the keyboard may go to it."""
+        self._permissions_left = False
+        """The request answered since had the keyboard: it goes to the next one."""
+        self._inbox_posted = False
+        self._asking: set[str] = set()
+        """Sessions whose questions have rung already: the ones that come while the first
+        waits do not ring again (a thousand asked at once rang a thousand bells)."""
         self._settings: dict[str, Any] = {}
         self._load_themes()
 
@@ -343,7 +362,9 @@ class CockpitApp(App[None]):
     async def action_quit(self) -> None:
         """Ctrl+Q: quit, after asking when a turn runs or a question waits (every agent
         stops with Cockpit, for now)."""
-        question = quit_question(self._running_turns(), len(self.engine.pending_permissions()))
+        question = quit_question(
+            self._running_turns(), self.engine.pending_count(), self.engine.saving_problem
+        )
         if question is None:
             self.exit()
             return
@@ -422,7 +443,7 @@ class CockpitApp(App[None]):
         return sorted(self.records.values(), key=lambda record: (-record.created, record.id))
 
     def _entry(self, record: SessionRecord) -> RailEntry:
-        pending = len(self.engine.pending_permissions(record.id))
+        pending = self.engine.pending_count(record.id)
         state = rail_state(
             self.engine.status(record.id),
             record.status,
@@ -452,7 +473,15 @@ class CockpitApp(App[None]):
 
     def _refresh_inbox(self) -> None:
         """The inbox, when it is open, follows what the rail shows (requests asked and
-        answered, turns finished and read), so it never needs reopening."""
+        answered, turns finished and read), so it never needs reopening; it is listed
+        again once for however many changes come meanwhile."""
+        if isinstance(self.screen, InboxScreen) and not self._inbox_posted:
+            self._inbox_posted = True
+            self.post_message(InboxChanged())
+
+    @on(InboxChanged)
+    def _inbox_changed(self) -> None:
+        self._inbox_posted = False
         if isinstance(self.screen, InboxScreen):
             self.screen.refresh_items()
 
@@ -627,13 +656,23 @@ class CockpitApp(App[None]):
         elif isinstance(event, StatusEvent):
             await self._on_status(event)
         elif isinstance(event, PermissionEvent):
+            session = event.request.session
             self._refresh_rail()
-            if event.request.session == self.query_one(TranscriptView).session:
-                await self._show_permissions(focus=not event.resolved)
-            if event.request.session == self.current:
+            if session == self.query_one(TranscriptView).session:
+                self._permissions_focus |= not event.resolved
+                held = focused_prompt(self.focused)
+                if event.resolved and held is not None and held.request.id == event.request.id:
+                    self._permissions_left = True
+                if not self._permissions_posted:
+                    self._permissions_posted = True
+                    self.post_message(PermissionsChanged())
+            if session == self.current:
                 self._refresh_status()
-            if not event.resolved:
-                self._alert(event.request.session, f"asks: {event.request.title}")
+            if not event.resolved and session not in self._asking:
+                self._asking.add(session)
+                self._alert(session, f"asks: {event.request.title}")
+            elif event.resolved and not self.engine.pending_count(session):
+                self._asking.discard(session)
         elif isinstance(event, SessionEvent):
             if event.session == self.current or event.session not in self.records:
                 await self._fresh(event.session)  # keys may act on it next: read it now
@@ -646,6 +685,10 @@ class CockpitApp(App[None]):
             self._refresh_rail()
         elif isinstance(event, ProblemEvent):
             self.notify(clean_line(event.message), severity="error", timeout=10, markup=False)
+        elif isinstance(event, SavingEvent):  # the status line says so while it lasts
+            self._refresh_status()
+            if event.problem is None:
+                self.notify("The transcript is saved again.", timeout=5, markup=False)
 
     async def _on_status(self, event: StatusEvent) -> None:
         self._details[event.session] = event.detail
@@ -711,29 +754,41 @@ class CockpitApp(App[None]):
             status.show([])
             return
         spec = self.engine.spec_for(record)
-        waiting = len(self.engine.pending_permissions(record.id))
+        waiting = self.engine.pending_count(record.id)
         live = self.engine.status(record.id)
+        detail = self._details.get(record.id, "")
         status.show(
-            status_parts(record, spec.label, live, waiting, self._details.get(record.id, ""))
+            status_parts(record, spec.label, live, waiting, detail, self.engine.saving_problem)
         )
 
-    async def _show_permissions(self, focus: bool = False) -> None:
-        """Show the pending requests of the session on screen inline; put the keyboard on a
-        new one when the user is not in the middle of writing a prompt."""
+    @on(PermissionsChanged)
+    @reported("show the request")
+    async def _permissions_changed(self) -> None:
+        self._permissions_posted = False
+        focus, self._permissions_focus = self._permissions_focus, False
+        left, self._permissions_left = self._permissions_left, False
+        if self.is_running:
+            await self._show_permissions(focus=focus, left=left)
+
+    async def _show_permissions(self, focus: bool = False, left: bool = False) -> None:
+        """Show the oldest pending request of the session on screen inline; put the keyboard
+        on a new one when the user is not in the middle of writing a prompt, and on the next
+        one when the request answered had it (`left`: it may have gone to the composer
+        meanwhile)."""
         view = self.query_one(TranscriptView)
         if view.session is None:
             return
-        pending = self.engine.pending_permissions(view.session)
+        first = self.engine.first_pending(view.session)
         leaving = focused_prompt(view.screen.focused)
-        if leaving is not None and all(r.id != leaving.request.id for r in pending):
+        if leaving is not None and (first is None or first.id != leaving.request.id):
             # Removed with the keyboard on it, Textual would hand the focus to the first
             # bubble beside it and scroll the transcript to the top: move it first, now
             # (`focus()` waits for the next idle, after the removal).
             view.screen.set_focus(self.query_one(Composer), scroll_visible=False)
-        added = await view.show_permissions(pending)
+        added = await view.show_permissions(first, self.engine.pending_count(view.session))
         if added is not None and focus and not self.query_one(Composer).text.strip():
             added.focus()
-        elif leaving is not None and view.prompts and not focus:
+        elif (leaving is not None or left) and view.prompts:
             self._focus_session()  # the next request waiting, oldest first
 
     @reported("answer the request")

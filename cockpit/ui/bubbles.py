@@ -439,6 +439,11 @@ class AgentBubble(BubbleWidget):
             self._extend_held()
 
     @property
+    def repaint_pending(self) -> bool:
+        """A repaint is waiting for its timer (the screen does not show all the text yet)."""
+        return self._repaint is not None
+
+    @property
     def text(self) -> str:
         """The reply so far (kept as pieces while it streams: a join, not once a frame)."""
         return self._pieces.text

@@ -4,9 +4,7 @@ agent's own options bound to the keys 1-9."""
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -22,6 +20,7 @@ from textual.widgets.button import ButtonVariant
 
 from cockpit.events import PermissionRequest
 from cockpit.sanitize import printable
+from cockpit.textout import command_of
 from cockpit.ui.bubbles import diff_styles, session_root, short_path
 from cockpit.ui.diffs import diff_lines, render_diff
 
@@ -44,22 +43,6 @@ def variant_of(kind: str) -> ButtonVariant:
     return "default"
 
 
-def command_of(tool_call: Mapping[str, Any]) -> str | None:
-    """The command line a request would run, when the agent says (`rawInput.command`,
-    with `rawInput.args` when it splits them out)."""
-    raw = tool_call.get("rawInput")
-    if not isinstance(raw, Mapping):
-        return None
-    command, args = raw.get("command"), raw.get("args")
-    if isinstance(command, list):
-        return shlex.join(str(part) for part in command)
-    if not isinstance(command, str) or not command:
-        return None
-    if isinstance(args, list) and args:
-        return shlex.join([command, *(str(arg) for arg in args)])
-    return command
-
-
 def request_summary(request: PermissionRequest) -> Text:
     """What is asked: the title, its kind and, for a command, the command line."""
     text = Text("⚑ ", style="bold")
@@ -79,13 +62,21 @@ def folds(request: PermissionRequest, limit: int) -> bool:
     )
 
 
-def hint_text(request: PermissionRequest, unfolded: bool = False) -> Text:
-    """The keys of the prompt; `f` only when there is a diff to unfold (or fold again)."""
+def hint_text(request: PermissionRequest, unfolded: bool = False, waiting: int = 1) -> Text:
+    """The keys of the prompt; `f` only when there is a diff to unfold (or fold again);
+    first, how many more requests of the session wait behind this one (`waiting` counts
+    them all, this one included): they come one at a time, as each is answered."""
+    text = Text()
+    if waiting > 1:
+        more = waiting - 1
+        text.append(f"{more:,} more {'wait' if more > 1 else 'waits'} after this one", "bold")
+        text.append(" (Ctrl+O lists them) · ", "dim")
     parts = ["1-9 to answer"]
     if folds(request, DIFF_LINES):
         parts.append("f fold the diff" if unfolded else "f whole diff")
     parts.append("Esc to the prompt")
-    return Text(" · ".join(parts), style="dim")
+    text.append(" · ".join(parts), "dim")
+    return text
 
 
 class RequestDiff(Widget):
@@ -142,9 +133,12 @@ class PermissionPrompt(Widget):
             self.request = request
             self.option_id = option_id
 
-    def __init__(self, request: PermissionRequest) -> None:
+    def __init__(self, request: PermissionRequest, waiting: int = 1) -> None:
         super().__init__(classes="permission-prompt")
         self.request = request
+        self.waiting = waiting
+        """How many requests of the session wait, this one included."""
+        self.unfolded = False
 
     def compose(self) -> ComposeResult:
         yield Static(request_summary(self.request), classes="summary")
@@ -158,7 +152,18 @@ class PermissionPrompt(Widget):
                     variant=variant_of(str(option.get("kind", ""))),
                     compact=True,
                 )
-        yield Static(hint_text(self.request), classes="hint")
+        yield Static(hint_text(self.request, waiting=self.waiting), classes="hint")
+
+    def show_waiting(self, waiting: int) -> None:
+        """More requests came, or some behind this one were answered elsewhere."""
+        if waiting != self.waiting:
+            self.waiting = waiting
+            self._update_hint()
+
+    def _update_hint(self) -> None:
+        if self.is_mounted:
+            hint = hint_text(self.request, self.unfolded, self.waiting)
+            self.query_one(".hint", Static).update(hint)
 
     def action_choose(self, number: int) -> None:
         """Answer with the agent's option `number` (1-based)."""
@@ -170,7 +175,8 @@ class PermissionPrompt(Widget):
         """Show the whole diff, or fold it again."""
         for diff in self.query(RequestDiff):
             diff.unfolded = not diff.unfolded
-            self.query_one(".hint", Static).update(hint_text(self.request, diff.unfolded))
+            self.unfolded = diff.unfolded
+            self._update_hint()
 
     def action_leave(self) -> None:
         """Back to the composer without answering."""

@@ -23,10 +23,10 @@ from textual.widgets.option_list import Option
 from cockpit.events import PermissionRequest
 from cockpit.registry import AgentSpec
 from cockpit.sanitize import printable
+from cockpit.textout import command_of
 from cockpit.ui.dialog import Dialog, closed_already
 from cockpit.ui.diffs import diff_stats
 from cockpit.ui.listing import Listing
-from cockpit.ui.permission import command_of
 from cockpit.viewmodel import OptionChoice, age, clean_line
 
 
@@ -325,8 +325,7 @@ class InboxScreen(Dialog[str | None]):
             listing.add_option(Option(Text("Nothing waits for you.", style="dim"), disabled=True))
             self.query_one("#inbox-detail", Static).update("")
             return
-        for item in self.items:
-            listing.add_option(Option(self._line(item)))
+        listing.add_options([Option(self._line(item)) for item in self.items])  # one layout
         listing.highlighted = kept_highlight(before, index, keys)
 
     def _line(self, item: InboxItem) -> Text:
@@ -381,9 +380,10 @@ def kept_highlight(before: list[str], index: int | None, after: list[str]) -> in
     the next item of the old list that is still there, else on the last one."""
     if index is None or not 0 <= index < len(before):
         return 0
+    places = {key: place for place, key in reversed(list(enumerate(after)))}  # the first
     for key in before[index:]:
-        if key in after:
-            return after.index(key)
+        if key in places:
+            return places[key]
     return len(after) - 1
 
 

@@ -350,18 +350,24 @@ class TranscriptView(VerticalScroll):
     # -- permission requests -----------------------------------------------------------------
 
     async def show_permissions(
-        self, requests: Sequence[PermissionRequest]
+        self, first: PermissionRequest | None, waiting: int = 0
     ) -> PermissionPrompt | None:
-        """Show these pending requests (and no others); returns the newest one added."""
-        wanted = {request.id for request in requests}
-        for request_id in [r for r in self.prompts if r not in wanted]:
-            await self.prompts.pop(request_id).remove()
-        added = None
-        for request in requests:
-            if request.id not in self.prompts:
-                added = self.prompts[request.id] = PermissionPrompt(request)
-                await self.mount(added)
-        if added is not None and (self.following or self.at_bottom):
+        """Show the session's oldest pending request (`first`; None when nothing waits) as
+        its one prompt, which says how many wait in all (`waiting`): a thousand requests
+        cost one widget, not a thousand, and answering the one shown brings the next.
+        Returns the prompt when it is new (another request than the one shown before)."""
+        shown = next(iter(self.prompts.values()), None)
+        if shown is not None and first is not None and shown.request.id == first.id:
+            shown.show_waiting(waiting)
+            return None
+        if shown is not None:
+            self.prompts = {}
+            await shown.remove()
+        if first is None:
+            return None
+        added = self.prompts[first.id] = PermissionPrompt(first, waiting)
+        await self.mount(added)
+        if self.following or self.at_bottom:
             self.scroll_end(animate=False)
         return added
 
