@@ -384,7 +384,12 @@ class Store:
             pass
 
     async def update_session(self, session_id: str, **fields: Any) -> None:
-        """Change stored fields of a session (title, status, agent_session_id, modes, ...)."""
+        """Change stored fields of a session (title, status, agent_session_id, modes, ...).
+
+        While writes fail (the disk is full) the change waits in line behind what failed
+        before it, and a change that fails goes into that line: both are written by the
+        retry, in the order asked, so an older status never lands after a newer one. A
+        change held that way cannot tell an unknown session (its UPDATE then does nothing)."""
         unknown = set(fields) - _SESSION_COLUMNS
         if unknown:
             raise ValueError(f"not session fields: {sorted(unknown)}")
@@ -401,10 +406,18 @@ class Store:
         if not set(names) <= _QUIET_COLUMNS:
             assignments += ", updated = ?"
             values.append(self._clock())
-        async with self._write_lock:
-            cursor = await self._writer.execute(
-                f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id)
-            )
+        statement = (f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id))
+        if self._failure is not None:
+            self._meta.append(statement)
+            self._schedule_flush()
+            return
+        try:
+            async with self._write_lock:
+                cursor = await self._writer.execute(*statement)
+        except sqlite3.OperationalError as error:  # the disk is full: held and retried
+            self._meta.append(statement)
+            self._write_failed(error)
+            return
         if cursor.rowcount == 0:
             raise UnknownSession(session_id)
 

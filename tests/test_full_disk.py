@@ -231,3 +231,30 @@ async def test_closing_on_a_disk_that_stays_full_says_why_and_what_it_loses(
     assert on_disk(path) == [("user", "write a lot")]
     async with await Store.open(path) as reopened:  # closed: nothing holds the file
         assert texts(await reopened.all_rows(session)) == [("user", "write a lot")]
+
+
+async def test_session_changes_on_a_full_disk_are_held_and_land_in_the_order_asked(
+    tmp_path: Path,
+) -> None:
+    """A status or title that could not be written was lost: a "ready" never saved left
+    "working" stored, and the next start said the turn had stopped midway. Held in line,
+    an older change never lands after a newer one either."""
+    path = tmp_path / "c.db"
+    store = await Store.open(path, flush_interval=3600)
+    try:
+        session = await new_session(store)
+        await store.update_session(session, status="working")
+        await fill(store)
+        long_title = "a title that does not fit " * 4000
+        await store.update_session(session, status="waiting", title=long_title)  # no room
+        assert isinstance(store.failure, sqlite3.OperationalError)
+        await store.update_session(session, status="ready")  # would fit: waits its turn
+        record = await store.get_session(session)
+        assert record is not None and record.status == "working"  # what the disk holds
+        await free(store)
+        await store.flush()
+        record = await store.get_session(session)
+        assert record is not None
+        assert (record.status, record.title) == ("ready", long_title)
+    finally:
+        await close_anyway(store)
