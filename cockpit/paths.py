@@ -1,8 +1,11 @@
-"""Where Cockpit keeps its files.
+"""Where Cockpit keeps its files, and where the files it ships are: every path Cockpit
+uses is named here.
 
 `COCKPIT_HOME` relocates everything Cockpit owns (the store, logs, its config), which is
 how tests and users isolate one setup from another; otherwise the platform's user data
-and config folders are used.
+and config folders are used. The bundled agents (`acp/`) and themes (`themes/`) sit
+beside the `cockpit` package in a source checkout; an installed wheel carries them inside
+it as `cockpit/bundled/` (a top-level `acp` folder would shadow the SDK).
 """
 
 from __future__ import annotations
@@ -17,6 +20,20 @@ import platformdirs
 
 APP_NAME = "cockpit"
 DATABASE_NAME = "cockpit.db"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def bundled_dir(name: str) -> Path:
+    """The bundled folder `name` ("acp" or "themes")."""
+    inside = _PACKAGE / "bundled" / name
+    if inside.is_dir():
+        return inside
+    return _PACKAGE.parent / name
+
+
+def agents_dir() -> Path:
+    """The folder of the bundled ACP agents and their registry."""
+    return bundled_dir("acp")
 
 
 def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:

@@ -9,11 +9,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cockpit.bundled import agents_dir
-from cockpit.engine import Engine
-from cockpit.events import EngineEvent, FramesEvent, PermissionEvent, PermissionRequest, StatusEvent
-from cockpit.live import PermissionPolicy
-from cockpit.registry import AgentSpec, load_registry
+from cockpit.api import EngineEvent, FramesEvent, PermissionEvent, PermissionRequest, StatusEvent
+from cockpit.engine.core import Engine
+from cockpit.engine.registry import AgentSpec, load_registry
+from cockpit.engine.session import PermissionPolicy
+from cockpit.paths import agents_dir
 from store import Row, ViewTranscript
 from tests.waiting import eventually
 

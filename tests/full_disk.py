@@ -73,7 +73,7 @@ def on_a_full_disk(room: int, free_after: float) -> None:
 
 
 def main(arguments: list[str]) -> int:
-    from cockpit.cli import main as cockpit
+    from cockpit.cli.main import main as cockpit
 
     on_a_full_disk(int(arguments[0]), float(arguments[1]))
     return cockpit(arguments[2:])

@@ -12,12 +12,12 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from cockpit.engine import Engine
+from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ThoughtBubble, ToolCard, UserBubble
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.rail import RailEntry, SessionRail
-from cockpit.viewmodel import RailState
+from cockpit.ui.viewmodel import RailState
 from store import chunk_from_update, note
 from store.workload import text_update
 from tests.ui_helpers import NOW, fill, make_app, wait_until

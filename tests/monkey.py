@@ -28,7 +28,7 @@ from typing import Any
 from textual import events
 from textual.keys import key_to_character
 
-from cockpit.events import Status
+from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.transcript import TranscriptView
 from tests.engine_helpers import Recorder

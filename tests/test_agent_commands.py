@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.cli import tui_agent, tui_parser
-from cockpit.engine import Engine
-from cockpit.events import Status
-from cockpit.registry import (
+from cockpit.api import Status
+from cockpit.cli.main import tui_agent, tui_parser
+from cockpit.engine.core import Engine
+from cockpit.engine.registry import (
     AgentSpec,
     agent_from_command,
     load_registry,
@@ -282,9 +282,18 @@ async def test_the_tui_opens_a_session_of_a_command_and_reopens_it_after_a_resta
             # a new session's agent starts with it; a reopened one's with the prompt
             await (ready(app) if started else wait_until(lambda: app.current is not None))
             session = app.current or ""
-            await send(app, pilot, "read-missing")
             view = app.query_one(TranscriptView)
-            await wait_until(lambda: any(bubble.kind == "agent" for bubble in view.model))
+            if not started:
+                await wait_until(
+                    lambda: any(bubble.kind == "agent" for bubble in view.model),
+                    what="the first run's reply, read back",
+                )
+            replies = sum(bubble.kind == "agent" for bubble in view.model)
+            await send(app, pilot, "read-missing")
+            await wait_until(
+                lambda: sum(bubble.kind == "agent" for bubble in view.model) > replies,
+                what="this run's reply",
+            )
             await wait_until(lambda: app.engine.status(session) == Status.READY)
             rows = await app.engine.store.all_rows(session)
             record = app.records[session]

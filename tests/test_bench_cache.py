@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cockpit.bench_cache import measure, script
+from tests.bench.cache import measure, script
 
 
 def test_the_scripted_turn_has_one_tool_call_per_step_then_a_summary() -> None:

@@ -23,9 +23,9 @@ import anthropic
 import pytest
 from acp import RequestError, text_block
 
-from cockpit.engine import Engine
-from cockpit.events import PermissionRequest, Status
-from cockpit.live import StartError
+from cockpit.api import PermissionRequest, Status
+from cockpit.engine.core import Engine
+from cockpit.engine.session import StartError
 from cockpit.ui.bubbles import AgentBubble, ToolCard, UserBubble
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
-from cockpit.bundled import agents_dir
+from cockpit.paths import agents_dir
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import ToolCard
 from store.workload import benchmark_reply

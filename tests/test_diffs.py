@@ -17,7 +17,7 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 
-from cockpit.sanitize import printable
+from cockpit.text.sanitize import printable
 from cockpit.ui.diffs import (
     CODE_THEME,
     DiffLine,

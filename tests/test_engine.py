@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from acp import RequestError
 
-from cockpit.events import EngineEvent, FramesEvent, PermissionRequest, Status
-from cockpit.live import LiveSession, StartError
-from cockpit.registry import AgentSpec
+from cockpit.api import EngineEvent, FramesEvent, PermissionRequest, Status
+from cockpit.engine.registry import AgentSpec
+from cockpit.engine.session import LiveSession, StartError
 from store.workload import markdown_reply
 from tests.engine_helpers import (
     allow_all,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.events import FramesEvent
-from cockpit.live import LiveSession
-from cockpit.registry import AgentSpec
+from cockpit.api import FramesEvent
+from cockpit.engine.registry import AgentSpec
+from cockpit.engine.session import LiveSession
 from store import Store
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.test_captures import CAPTURES, expected_messages, frames_of

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.events import Status
-from cockpit.registry import AgentSpec
+from cockpit.api import Status
+from cockpit.engine.registry import AgentSpec
 from store import SessionBusy
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from cockpit.agent_process import AgentProcess
-from cockpit.engine import CUT_BY_A_STOP, Engine
-from cockpit.events import AttentionEvent, Status
-from cockpit.live import LiveSession, StartError
-from cockpit.registry import AgentSpec
+from cockpit.api import AttentionEvent, Status
+from cockpit.engine.agent_process import AgentProcess
+from cockpit.engine.core import CUT_BY_A_STOP, Engine
+from cockpit.engine.registry import AgentSpec
+from cockpit.engine.session import LiveSession, StartError
 from store import Chunk, Frame, Store
 from tests.engine_helpers import (
     Recorder,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.files import (
+from cockpit.engine.files import (
     FileTooLarge,
     OutsideRoot,
     Refused,

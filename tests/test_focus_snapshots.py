@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cockpit.engine import Engine
+from cockpit.engine.core import Engine
 from cockpit.ui.bubbles import AgentBubble
 from store import chunk_from_update, note
 from store.workload import text_update

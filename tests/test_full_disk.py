@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.cli import saving_message
-from cockpit.viewmodel import fit_status, quit_question, status_parts
+from cockpit.cli.main import saving_message
+from cockpit.ui.viewmodel import fit_status, quit_question, status_parts
 from store import Store
 from store.store import RETRY_LIMIT, retry_delay
 from store.workload import markdown_reply

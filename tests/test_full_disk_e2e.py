@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.cli import EXIT_STORE
-from cockpit.engine import Engine
-from cockpit.events import EngineEvent, FramesEvent, ProblemEvent, SavingEvent
+from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, SavingEvent
+from cockpit.cli.main import EXIT_STORE
+from cockpit.engine.core import Engine
 from store.workload import benchmark_reply
 from tests.engine_helpers import demo, open_engine
 from tests.full_disk import fill, free

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.events import Status
-from cockpit.registry import AgentSpec
+from cockpit.api import Status
+from cockpit.engine.registry import AgentSpec
 from cockpit.ui.transcript import TranscriptView
 from store import Row
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of

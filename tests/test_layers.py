@@ -38,21 +38,21 @@ def test_store_imports_no_ui_and_no_sdk() -> None:
 
 
 ENGINE_MODULES = [
-    "cockpit.engine",
-    "cockpit.live",
-    "cockpit.cli",
-    "cockpit.agent_process",
-    "cockpit.transport",
-    "cockpit.registry",
-    "cockpit.files",
-    "cockpit.terminals",
-    "cockpit.permissions",
-    "cockpit.events",
-    "cockpit.sanitize",
-    "cockpit.textout",
+    "cockpit.engine.core",
+    "cockpit.engine.session",
+    "cockpit.cli.main",
+    "cockpit.engine.agent_process",
+    "cockpit.engine.transport",
+    "cockpit.engine.registry",
+    "cockpit.engine.files",
+    "cockpit.engine.terminals",
+    "cockpit.engine.permissions",
+    "cockpit.api",
+    "cockpit.text.sanitize",
+    "cockpit.text.textout",
     "cockpit.paths",
-    "cockpit.bundled",
-    "cockpit.inspect",
+    "cockpit.paths",
+    "cockpit.cli.chunk_log",
 ]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from textual import events
 
-from cockpit.events import PermissionEvent, Status
+from cockpit.api import PermissionEvent, Status
 from cockpit.ui.app import CockpitApp, StatusLine
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.mdblocks import BlockSplitter, split_blocks
+from cockpit.ui.mdblocks import BlockSplitter, split_blocks
 from store.workload import benchmark_reply
 
 LINES = st.sampled_from(

@@ -13,8 +13,8 @@ from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextR
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit import mentions
-from cockpit.mentions import (
+from cockpit.engine import mentions
+from cockpit.engine.mentions import (
     FileIndex,
     IgnoreRules,
     Match,
@@ -523,7 +523,7 @@ def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
 
 
 def test_engine_side_module_does_not_import_textual() -> None:
-    code = "import sys, cockpit.mentions; sys.exit('textual' in sys.modules)"
+    code = "import sys, cockpit.engine.mentions; sys.exit('textual' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=False)
     assert result.returncode == 0

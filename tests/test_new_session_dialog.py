@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList
 
-from cockpit.registry import AgentSpec
+from cockpit.engine.registry import AgentSpec
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.screens import (

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.policy import DEFAULT_RULES, Policy, PolicyError, decide, load_policy, parse_policy
+from cockpit.engine.policy import (
+    DEFAULT_RULES,
+    Policy,
+    PolicyError,
+    decide,
+    load_policy,
+    parse_policy,
+)
 from tests.engine_helpers import open_engine, rows_of
 
 

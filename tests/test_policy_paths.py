@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.policy import (
+from cockpit.engine.policy import (
     ACTIONS,
     KINDS,
     Policy,

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.agent_process import AgentProcess
-from cockpit.priority import MAX_NICE, autogroup_nice, lowered
-from cockpit.registry import AgentSpec
-from cockpit.terminals import Terminals
+from cockpit.engine.agent_process import AgentProcess
+from cockpit.engine.priority import MAX_NICE, autogroup_nice, lowered
+from cockpit.engine.registry import AgentSpec
+from cockpit.engine.terminals import Terminals
 
 AUTOGROUPS = Path("/proc/self/autogroup").exists()
 SLEEPER = (sys.executable, "-c", "import time; time.sleep(60)")

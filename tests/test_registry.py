@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.bundled import agents_dir
-from cockpit.registry import agent_from_command, load_registry, parse_agents
+from cockpit.engine.registry import agent_from_command, load_registry, parse_agents
+from cockpit.paths import agents_dir
 
 
 def test_bundled_agents_load() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.sanitize import HOLD_LIMIT, StreamCleaner, printable
+from cockpit.text.sanitize import HOLD_LIMIT, StreamCleaner, printable
 
 
 def test_sequences_are_removed_and_text_kept() -> None:

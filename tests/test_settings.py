@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.settings import load_settings, save_settings, settings_path
+from cockpit.ui.settings import load_settings, save_settings, settings_path
 
 
 def mode(path: Path) -> int:

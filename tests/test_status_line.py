@@ -12,9 +12,9 @@ from rich.cells import cell_len
 from textual.content import Content
 from textual.fuzzy import Matcher
 
-from cockpit.events import Status
+from cockpit.api import Status
 from cockpit.ui.commands import highlighted, literal
-from cockpit.viewmodel import (
+from cockpit.ui.viewmodel import (
     TURN_WORDS,
     clean_line,
     fit_status,

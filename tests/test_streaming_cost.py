@@ -22,9 +22,9 @@ import pytest
 from rich.segment import Segment
 from textual.strip import Strip
 
-from cockpit.cli import StreamPrinter
-from cockpit.mdblocks import BlockSplitter
+from cockpit.cli.main import StreamPrinter
 from cockpit.ui.bubbles import PAINT_SHARE, SLOWEST_REPAINT, AgentBubble, ReplyLines
+from cockpit.ui.mdblocks import BlockSplitter
 from cockpit.ui.transcript import TranscriptView
 from store import Bubble, Frame, ViewTranscript, chunk_from_update
 from store.pieces import Pieces

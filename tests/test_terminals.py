@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.files import OutsideRoot
-from cockpit.terminals import Terminals, shell_command, trim_output
+from cockpit.engine.files import OutsideRoot
+from cockpit.engine.terminals import Terminals, shell_command, trim_output
 
 
 @given(st.text(), st.integers(min_value=0, max_value=64))

@@ -18,7 +18,7 @@ from textual.color import Color
 from textual.theme import BUILTIN_THEMES, Theme
 from textual.widgets import Button, Static
 
-from cockpit.bundled import bundled_dir
+from cockpit.paths import bundled_dir
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.themes import (
     ANSI_THEME,

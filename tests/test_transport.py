@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any, cast
 
-from cockpit.transport import AgentTransport
+from cockpit.engine.transport import AgentTransport
 
 
 class Sink:

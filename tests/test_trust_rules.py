@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.engine import changed_session
-from cockpit.events import (
+from cockpit.api import (
     AttentionEvent,
     FramesEvent,
     PermissionEvent,
@@ -20,10 +19,11 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.exports import EXPORTS, export_target, write_export
+from cockpit.engine.core import changed_session
+from cockpit.engine.exports import EXPORTS, export_target, write_export
 from cockpit.ui.app import same_dialog
 from cockpit.ui.screens import ConfirmScreen, HelpScreen
-from cockpit.viewmodel import (
+from cockpit.ui.viewmodel import (
     RailState,
     next_needing,
     quit_question,
@@ -171,7 +171,7 @@ def test_what_makes_a_session_unread() -> None:
 
 
 def test_permission_events_are_not_unread_but_questions() -> None:
-    from cockpit.events import PermissionRequest
+    from cockpit.api import PermissionRequest
 
     request = PermissionRequest("r", "s", {"toolCallId": "t"}, ())
     assert changed_session(PermissionEvent(request, resolved=False)) is None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual import events
 
-from cockpit.events import Status
+from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ThoughtBubble
 from cockpit.ui.composer import Composer

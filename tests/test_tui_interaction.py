@@ -12,7 +12,7 @@ import pytest
 from rich.console import Group
 from textual.events import AppBlur
 
-from cockpit.events import FramesEvent, Status
+from cockpit.api import FramesEvent, Status
 from cockpit.ui import app as app_module
 from cockpit.ui.bubbles import AgentBubble, ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console, RenderableType
 from textual.geometry import Region
 
-from cockpit.engine import Engine
+from cockpit.engine.core import Engine
 from cockpit.ui.bubbles import BubbleWidget, ToolCard
 from cockpit.ui.composer import MENU_ROWS, CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff

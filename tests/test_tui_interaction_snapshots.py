@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine import Engine
+from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer

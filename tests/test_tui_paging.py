@@ -15,8 +15,8 @@ from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
 from textual.widget import Widget
 
-from cockpit.engine import Engine
-from cockpit.events import FramesEvent
+from cockpit.api import FramesEvent
+from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp, EngineMessage
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer

@@ -13,8 +13,8 @@ from textual.command import CommandList, CommandPalette
 from textual.widget import Widget
 from textual.widgets import Label, OptionList
 
-from cockpit.engine import Engine
-from cockpit.events import Status
+from cockpit.api import Status
+from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import BubbleWidget
 from cockpit.ui.composer import CompletionMenu, Composer
@@ -28,7 +28,7 @@ from cockpit.ui.screens import (
     RenameScreen,
 )
 from cockpit.ui.transcript import TranscriptView
-from cockpit.viewmodel import OptionChoice, clean_line
+from cockpit.ui.viewmodel import OptionChoice, clean_line
 from tests.ui_helpers import NOW, add_session, fill, make_app, ready, send, ticking, wait_until
 
 SIZE = (260, 50)

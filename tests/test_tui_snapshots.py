@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from cockpit.engine import Engine
-from cockpit.events import FramesEvent, StatusEvent
+from cockpit.api import FramesEvent, StatusEvent
+from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import ThoughtBubble
 from cockpit.ui.transcript import TranscriptView

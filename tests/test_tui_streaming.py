@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.bench_tui import fresh_lines, screen_lines
-from cockpit.events import FramesEvent, StatusEvent
+from cockpit.api import FramesEvent, StatusEvent
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import SLOWEST_REPAINT, AgentBubble
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
 from store.workload import text_update
+from tests.bench.tui import fresh_lines, screen_lines
 from tests.ui_helpers import add_session, fill, make_app, wait_until
 
 SIZE = (80, 24)

@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.widgets._toast import Toast
 
-from cockpit.events import Status
+from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine import CUT_BY_A_STOP, Engine
-from cockpit.events import Status
+from cockpit.api import Status
+from cockpit.engine.core import CUT_BY_A_STOP, Engine
 from cockpit.ui.screens import ConfirmScreen, TextScreen
-from cockpit.viewmodel import quit_question
+from cockpit.ui.viewmodel import quit_question
 from store import note
 from tests.test_tui_snapshots import app_with, settle
 from tests.ui_helpers import add_session

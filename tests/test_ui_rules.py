@@ -15,8 +15,8 @@ from rich.cells import cell_len
 from textual.content import Content
 from textual.widgets import Button
 
-from cockpit.events import PermissionRequest
-from cockpit.textout import command_of
+from cockpit.api import PermissionRequest
+from cockpit.text.textout import command_of
 from cockpit.ui.attention import (
     BEL,
     ESC,

@@ -1,4 +1,4 @@
-"""The pure rules behind the TUI (`cockpit.viewmodel`): rail states, ages, folders, the
+"""The pure rules behind the TUI (`cockpit.ui.viewmodel`): rail states, ages, folders, the
 status line, prompt history, transcript eviction, completion tokens, options and exports."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cockpit.events import Status
-from cockpit.exports import export_path, safe_file_name
-from cockpit.mentions import completion_query, find_mentions
-from cockpit.viewmodel import (
+from cockpit.api import Status
+from cockpit.engine.exports import export_path, safe_file_name
+from cockpit.engine.mentions import completion_query, find_mentions
+from cockpit.ui.viewmodel import (
     GLYPHS,
     STATE_WORDS,
     TURN_WORDS,

@@ -1,4 +1,4 @@
-"""The shape every agent message must have before Cockpit uses it (`cockpit.wire`)."""
+"""The shape every agent message must have before Cockpit uses it (`cockpit.engine.wire`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.wire import (
+from cockpit.engine.wire import (
     BadUpdate,
     checked_update,
     envelope_problem,

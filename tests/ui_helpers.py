@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine import Engine
-from cockpit.events import Status
-from cockpit.registry import load_registry
+from cockpit.api import Status
+from cockpit.engine.core import Engine
+from cockpit.engine.registry import load_registry
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from store import chunk_from_update, note

@@ -29,9 +29,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, OptionList, Static, TextArea
 
-from cockpit.bundled import bundled_dir
-from cockpit.engine import Engine
-from cockpit.events import (
+from cockpit.api import (
     AttentionEvent,
     EngineEvent,
     FramesEvent,
@@ -43,13 +41,13 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.exports import export_target, write_export
-from cockpit.mentions import FileIndex, format_mention
-from cockpit.paths import config_dir
-from cockpit.policy import describe_rules, parse_rule, rule_set, session_rules
-from cockpit.registry import DEFAULT_AGENT
-from cockpit.settings import load_settings, save_settings, settings_path
-from cockpit.textout import describe_error, plan_lines, transcript_markdown
+from cockpit.engine.core import Engine
+from cockpit.engine.exports import export_target, write_export
+from cockpit.engine.mentions import FileIndex, format_mention
+from cockpit.engine.policy import describe_rules, parse_rule, rule_set, session_rules
+from cockpit.engine.registry import DEFAULT_AGENT
+from cockpit.paths import bundled_dir, config_dir
+from cockpit.text.textout import describe_error, plan_lines, transcript_markdown
 from cockpit.ui.attention import notification, title_for, window_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ToolCard
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
@@ -70,6 +68,7 @@ from cockpit.ui.screens import (
     RenameScreen,
     TextScreen,
 )
+from cockpit.ui.settings import load_settings, save_settings, settings_path
 from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
 from cockpit.ui.themes import (
     ANSI_ON_DARK,
@@ -80,7 +79,7 @@ from cockpit.ui.themes import (
     startup_theme,
 )
 from cockpit.ui.transcript import TranscriptView
-from cockpit.viewmodel import (
+from cockpit.ui.viewmodel import (
     CompletionToken,
     OptionChoice,
     RailState,

@@ -4,7 +4,7 @@ over SSH; inside tmux they are wrapped for passthrough."""
 
 from __future__ import annotations
 
-from cockpit.sanitize import printable
+from cockpit.text.sanitize import printable
 
 BEL = "\x07"
 ESC = "\x1b"

@@ -21,10 +21,10 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
-from cockpit.mdblocks import BlockSplitter
-from cockpit.sanitize import StreamCleaner, printable
-from cockpit.textout import listed, plan_lines, tool_line, tool_output
+from cockpit.text.sanitize import StreamCleaner, printable
+from cockpit.text.textout import listed, plan_lines, tool_line, tool_output
 from cockpit.ui.diffs import CODE_THEME, DiffStyles, choose_layout, render_diff
+from cockpit.ui.mdblocks import BlockSplitter
 from store import Bubble
 from store.pieces import Pieces
 
@@ -386,7 +386,7 @@ class PlanBubble(BubbleWidget):
 class AgentBubble(BubbleWidget):
     """The agent's reply, as Markdown, one widget whatever its length.
 
-    The text is split into top-level blocks (`cockpit.mdblocks`): a sealed block is
+    The text is split into top-level blocks (`cockpit.ui.mdblocks`): a sealed block is
     rendered once (per width) and kept as lines; only the open tail is rendered again when
     text arrives. So streaming costs grow with the text, not with the number of chunks or
     the square of the length, and a finished reply needs no second rendering.

@@ -16,7 +16,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from cockpit.ui.listing import Listing
-from cockpit.viewmodel import CompletionToken, PromptHistory, completion_token, offset_of
+from cockpit.ui.viewmodel import CompletionToken, PromptHistory, completion_token, offset_of
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
 TRANSCRIPT_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "jump_start"}

@@ -31,7 +31,7 @@ from rich.style import Style
 from rich.syntax import RICH_SYNTAX_THEMES, Syntax
 from rich.text import Span, Text
 
-from cockpit.sanitize import printable
+from cockpit.text.sanitize import printable
 
 Kind = Literal["context", "added", "removed", "hunk", "fold"]
 Layout = Literal["split", "unified"]

@@ -18,9 +18,9 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
-from cockpit.events import PermissionRequest
-from cockpit.sanitize import printable
-from cockpit.textout import command_of
+from cockpit.api import PermissionRequest
+from cockpit.text.sanitize import printable
+from cockpit.text.textout import command_of
 from cockpit.ui.bubbles import diff_styles, session_root, short_path
 from cockpit.ui.diffs import diff_lines, render_diff
 

@@ -14,9 +14,9 @@ from textual.color import Color
 from textual.message import Message
 from textual.widgets.option_list import Option
 
-from cockpit.sanitize import printable
+from cockpit.text.sanitize import printable
 from cockpit.ui.listing import Listing
-from cockpit.viewmodel import GLYPHS, RailState, age, clip_cells, short_folder
+from cockpit.ui.viewmodel import GLYPHS, RailState, age, clip_cells, short_folder
 
 
 @dataclass(frozen=True)

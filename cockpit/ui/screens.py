@@ -20,14 +20,14 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.events import PermissionRequest
-from cockpit.registry import AgentSpec
-from cockpit.sanitize import printable
-from cockpit.textout import command_of
+from cockpit.api import PermissionRequest
+from cockpit.engine.registry import AgentSpec
+from cockpit.text.sanitize import printable
+from cockpit.text.textout import command_of
 from cockpit.ui.dialog import Dialog, closed_already
 from cockpit.ui.diffs import diff_stats
 from cockpit.ui.listing import Listing
-from cockpit.viewmodel import OptionChoice, age, clean_line
+from cockpit.ui.viewmodel import OptionChoice, age, clean_line
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,11 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 
-from cockpit.engine import Engine
-from cockpit.events import PermissionRequest, Status
+from cockpit.api import PermissionRequest, Status
+from cockpit.engine.core import Engine
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, make_bubble
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.viewmodel import evict
+from cockpit.ui.viewmodel import evict
 from store import NOTE_KINDS, Bubble, Frame, Row, ViewTranscript
 
 BUBBLE_LIMIT = 150

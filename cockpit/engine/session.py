@@ -46,8 +46,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from cockpit import __version__
-from cockpit.agent_process import AgentProcess
-from cockpit.events import (
+from cockpit.api import (
     EngineEvent,
     FramesEvent,
     PermissionEvent,
@@ -57,10 +56,10 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.files import Refused, read_text, write_text
-from cockpit.mentions import find_mentions, mention_blocks
-from cockpit.paths import own_folders
-from cockpit.permissions import (
+from cockpit.engine.agent_process import AgentProcess
+from cockpit.engine.files import Refused, read_text, write_text
+from cockpit.engine.mentions import find_mentions, mention_blocks
+from cockpit.engine.permissions import (
     REFUSED,
     UNANSWERED,
     ambiguity,
@@ -70,13 +69,14 @@ from cockpit.permissions import (
     policy_choice,
     remembered_key,
 )
-from cockpit.policy import Policy, decide
-from cockpit.processes import describe_exit
-from cockpit.registry import AgentSpec
-from cockpit.terminals import Terminals, command_lines, default_env, shell_command
-from cockpit.textout import command_of, describe_error, listed
-from cockpit.transport import AgentTransport, preview
-from cockpit.wire import BadUpdate, checked_update, permission_request_problem
+from cockpit.engine.policy import Policy, decide
+from cockpit.engine.processes import describe_exit
+from cockpit.engine.registry import AgentSpec
+from cockpit.engine.terminals import Terminals, command_lines, default_env, shell_command
+from cockpit.engine.transport import AgentTransport, preview
+from cockpit.engine.wire import BadUpdate, checked_update, permission_request_problem
+from cockpit.paths import own_folders
+from cockpit.text.textout import command_of, describe_error, listed
 from store import (
     Chunk,
     Frame,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cockpit.textout import listed
+from cockpit.text.textout import listed
 
 ACTIONS = ("allow", "ask", "reject")
 KINDS = (

@@ -3,7 +3,7 @@
 The SDK's own newline framing dies on a line that is valid JSON but not an object
 (`42`, `null`...) and drops unknown updates silently; its receive loop dies on an id it
 cannot look up and on a line too deep to decode. This transport frames the same NDJSON
-itself, hands the SDK only well-formed JSON-RPC objects (`cockpit.wire`), reports every
+itself, hands the SDK only well-formed JSON-RPC objects (`cockpit.engine.wire`), reports every
 line it had to drop, and taps each incoming message in arrival order before the SDK
 dispatches it (the SDK runs every notification as its own task, which may reorder them).
 What the tap takes (the stream of `session/update`s) is not passed on.
@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from cockpit.wire import MAX_DEPTH, envelope_problem, may_nest_deeper, nested_deeper
+from cockpit.engine.wire import MAX_DEPTH, envelope_problem, may_nest_deeper, nested_deeper
 
 MAX_LINE = 64 * 1024 * 1024
 """A longer line from the agent is dropped, with a notice."""

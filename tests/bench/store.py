@@ -1,4 +1,4 @@
-"""The store benchmark: `python -m store.bench [--json] [--turns N] [--repeat N]`.
+"""The store benchmark: `python -m tests.bench.store [--json] [--turns N] [--repeat N]`.
 
 Every variant runs on the same realistic stream (`store.workload`) in the same process,
 interleaved repetition by repetition, and the figures that matter are ratios between
@@ -241,7 +241,7 @@ def verdicts(result: dict[str, Any]) -> dict[str, bool]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m store.bench", description=__doc__.splitlines()[0]
+        prog="python -m tests.bench.store", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--turns", type=int, default=30, help="turns in the stream (default 30)")

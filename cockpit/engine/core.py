@@ -16,7 +16,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from cockpit.events import (
+from cockpit.api import (
     AttentionEvent,
     EngineEvent,
     FramesEvent,
@@ -27,11 +27,17 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.live import ContentBlock, LiveSession, PermissionPolicy, describe
+from cockpit.engine.policy import Policy, check_rule, load_policy
+from cockpit.engine.registry import (
+    AgentSpec,
+    Registry,
+    agent_from_command,
+    load_registry,
+    with_overrides,
+)
+from cockpit.engine.session import ContentBlock, LiveSession, PermissionPolicy, describe
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
-from cockpit.policy import Policy, check_rule, load_policy
-from cockpit.registry import AgentSpec, Registry, agent_from_command, load_registry, with_overrides
 from store import Page, Row, SessionBusy, SessionRecord, Store, note
 from store.paging import PAGE_BYTES, PAGE_ROWS
 

@@ -1,4 +1,4 @@
-"""The `@` mention benchmark: `python -m cockpit.bench_mentions [--json] [--repeat N]`.
+"""The `@` mention benchmark: `python -m tests.bench.mentions [--json] [--repeat N]`.
 
 A synthetic 50,000-file repository (a monorepo of packages with nested modules, tests,
 docs and assets, names in snake_case, kebab-case, camelCase and PascalCase) is written to a
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cockpit.mentions import FileIndex, Match
+from cockpit.engine.mentions import FileIndex, Match
 
 FILES = 50_000
 """Files the index must hold: every one tracked or untracked-but-not-ignored."""
@@ -252,7 +252,7 @@ TARGETS = {"search_typing_max_ms": 50.0, "search_cold_max_ms": 50.0}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cockpit.bench_mentions", description=__doc__.splitlines()[0]
+        prog="python -m tests.bench.mentions", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best kept)")

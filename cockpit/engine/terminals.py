@@ -15,9 +15,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cockpit.files import confine
-from cockpit.priority import lower_priority
-from cockpit.processes import end_group, signal_group
+from cockpit.engine.files import confine
+from cockpit.engine.priority import lower_priority
+from cockpit.engine.processes import end_group, signal_group
 
 UNBOUNDED_OUTPUT = 8 * 1024 * 1024
 """Output kept when the agent sets no limit, so a chatty command cannot fill memory."""

@@ -36,9 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cockpit import __version__
-from cockpit.bundled import agents_dir
-from cockpit.engine import Engine
-from cockpit.events import (
+from cockpit.api import (
     EngineEvent,
     FramesEvent,
     PermissionEvent,
@@ -48,12 +46,11 @@ from cockpit.events import (
     Status,
     StatusEvent,
 )
-from cockpit.inspect import add_parser as add_inspect_parser
-from cockpit.inspect import inspect_command
-from cockpit.live import StartError, describe
-from cockpit.paths import data_dir, private_dir
-from cockpit.permissions import policy_choice
-from cockpit.registry import (
+from cockpit.cli.chunk_log import add_parser as add_inspect_parser
+from cockpit.cli.chunk_log import inspect_command
+from cockpit.engine.core import Engine
+from cockpit.engine.permissions import policy_choice
+from cockpit.engine.registry import (
     DEFAULT_AGENT,
     MISSING_FILE_POLICIES,
     AgentSpec,
@@ -61,9 +58,17 @@ from cockpit.registry import (
     agent_from_command,
     load_registry,
 )
-from cockpit.sanitize import StreamCleaner, printable
-from cockpit.textout import plan_lines, tool_line, tool_output, transcript_markdown, transcript_text
-from cockpit.viewmodel import age
+from cockpit.engine.session import StartError, describe
+from cockpit.paths import agents_dir, data_dir, private_dir
+from cockpit.text.sanitize import StreamCleaner, printable
+from cockpit.text.textout import (
+    plan_lines,
+    tool_line,
+    tool_output,
+    transcript_markdown,
+    transcript_text,
+)
+from cockpit.ui.viewmodel import age
 from store import Frame, Row, SchemaError, SessionBusy, ViewTranscript
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130

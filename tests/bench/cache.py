@@ -1,4 +1,4 @@
-"""The prompt-cache benchmark: `python -m cockpit.bench_cache [--json] [--steps N]`.
+"""The prompt-cache benchmark: `python -m tests.bench.cache [--json] [--steps N]`.
 
 Run from a source checkout: it uses the fake Messages API of the tests
 (`tests/fake_anthropic.py`), which accounts for a prompt cache the way the API does.
@@ -33,9 +33,9 @@ from typing import Any
 
 import anthropic
 
-from cockpit.engine import Engine
-from cockpit.events import PermissionRequest
-from cockpit.registry import load_registry
+from cockpit.api import PermissionRequest
+from cockpit.engine.core import Engine
+from cockpit.engine.registry import load_registry
 from store.chunklog import ChunkLog, log_path
 from store.requests import naive_request, without_breakpoints
 from tests.fake_anthropic import FakeAnthropic, Reply, reply, text, thinking, tool
@@ -229,7 +229,7 @@ def verdicts(result: Mapping[str, Any]) -> dict[str, bool]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cockpit.bench_cache", description=__doc__.splitlines()[0]
+        prog="python -m tests.bench.cache", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--steps", type=int, default=20, help="model calls in the turn (20)")

@@ -1,4 +1,4 @@
-"""The engine benchmark: `python -m cockpit.bench_engine [--json] [--repeat N]`.
+"""The engine benchmark: `python -m tests.bench.engine [--json] [--repeat N]`.
 
 A real demo-agent subprocess streams the benchmark reply (12,476 chunks of 4 characters)
 as fast as it can, through the SDK, the transport tap, the session inbox and the store.
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine import Engine
-from cockpit.registry import load_registry
+from cockpit.engine.core import Engine
+from cockpit.engine.registry import load_registry
 from store import Store, chunk_from_update
 from store.workload import BENCH_SIZE, benchmark_reply, text_update
 
@@ -99,7 +99,7 @@ async def measure(repeat: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cockpit.bench_engine", description=__doc__.splitlines()[0]
+        prog="python -m tests.bench.engine", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions; the best is kept")

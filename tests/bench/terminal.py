@@ -1,4 +1,4 @@
-"""The streaming benchmark in a real terminal: `python -m cockpit.bench_terminal [--json]`.
+"""The streaming benchmark in a real terminal: `python -m tests.bench.terminal [--json]`.
 
 Cockpit runs in tmux (120x40) on a fresh store; the demo agent streams the benchmark
 reply (10, 25 and 50 KB in 4-character chunks, ending with a marker line) as fast as it
@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cockpit.bench_tui import bare_markdown_stream
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply
+from tests.bench.tui import bare_markdown_stream
 
 SIZES = (10_000, 25_000, BENCH_SIZE)
 SESSION = "cockpit-bench"
@@ -222,7 +222,7 @@ def measure(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cockpit.bench_terminal", description=__doc__.splitlines()[0]
+        prog="python -m tests.bench.terminal", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if shutil.which("tmux") is None:
-        print("cockpit.bench_terminal needs tmux", file=sys.stderr)
+        print("tests.bench.terminal needs tmux", file=sys.stderr)
         return 2
     result = measure(tuple(args.size or SIZES))
     if args.json:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from cockpit.engine import Engine
-from cockpit.sanitize import printable
+from cockpit.engine.core import Engine
+from cockpit.text.sanitize import printable
 from store.chunklog import CallRecord, ChunkLog, ChunkLogError, log_path
 from store.entries import Entry
 from store.requests import breakpoint_paths, compose_request

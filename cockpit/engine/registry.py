@@ -19,9 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cockpit.bundled import agents_dir
-from cockpit.paths import config_dir
-from cockpit.priority import AGENT_NICE, MAX_NICE
+from cockpit.engine.priority import AGENT_NICE, MAX_NICE
+from cockpit.paths import agents_dir, config_dir
 
 DEFAULT_AGENT = "demo"
 FIELDS = frozenset(

@@ -50,7 +50,7 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from cockpit.files import OutsideRoot, confine
+from cockpit.engine.files import OutsideRoot, confine
 
 ContentBlock = (
     TextContentBlock
@@ -59,7 +59,7 @@ ContentBlock = (
     | ResourceContentBlock
     | EmbeddedResourceContentBlock
 )
-"""A block of a prompt, as the SDK models it (the same union as `cockpit.live.ContentBlock`)."""
+"""A block of a prompt, as the SDK models it (the union `cockpit.engine.session` uses too)."""
 
 MAX_FILES = 200_000
 """Most paths an index holds; a bigger tree is cut (sorted order for git) and flagged."""

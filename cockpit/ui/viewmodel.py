@@ -11,9 +11,9 @@ from typing import Any
 
 from rich.cells import cell_len
 
-from cockpit.events import Status
-from cockpit.mentions import completion_query, find_mentions
-from cockpit.sanitize import printable
+from cockpit.api import Status
+from cockpit.engine.mentions import completion_query, find_mentions
+from cockpit.text.sanitize import printable
 from store import SessionRecord
 
 
@@ -428,7 +428,7 @@ def completion_token(text: str, cursor: int) -> CompletionToken | None:
     """The token under the cursor that completion should work on, if any.
 
     A slash command is only the first word of the prompt; a mention is what
-    `cockpit.mentions` reads as one (so an e-mail address is not one, a quoted path is).
+    `cockpit.engine.mentions` reads as one (so an e-mail address is not one, a quoted path is).
     """
     start = cursor
     while start > 0 and not text[start - 1].isspace():

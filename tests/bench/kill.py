@@ -5,7 +5,7 @@ with SIGKILL at a random moment, N times. Each time, the characters it had print
 the user saw) are compared with the open row the store kept. The loss is also given in
 seconds of streaming at the run's own rate, beside the store's flush interval.
 
-    .venv/bin/python -m cockpit.bench_kill [--kills 30] [--seed 1]
+    .venv/bin/python -m tests.bench.kill [--kills 30] [--seed 1]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cockpit.textout import listed
+from cockpit.text.textout import listed
 from store import Frame
 
 

@@ -1,4 +1,4 @@
-"""The permission-burst benchmark: `python -m cockpit.bench_permissions [--json]
+"""The permission-burst benchmark: `python -m tests.bench.permissions [--json]
 [--sizes 200,1000] [--runs N]`, headless (`App.run_test`), from a source checkout.
 
 A real agent subprocess (`tests/tiny_agent.py`, prompt word `ask-many n=N`) asks N
@@ -38,9 +38,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine import Engine
-from cockpit.events import Status
-from cockpit.registry import load_registry
+from cockpit.api import Status
+from cockpit.engine.core import Engine
+from cockpit.engine.registry import load_registry
 
 SIZE = (120, 40)
 SIZES = (200, 1000)
@@ -48,13 +48,13 @@ POLL = 0.01
 TIMEOUT = 900.0
 """Seconds any one wait may take (the TUI before this benchmark took 110-130 s for 1,000)."""
 
-TINY = Path(__file__).resolve().parents[1] / "tests" / "tiny_agent.py"
+TINY = Path(__file__).resolve().parents[1] / "tiny_agent.py"
 
 
 async def until(condition: Callable[[], bool], limit: float = TIMEOUT) -> None:
     """Poll `condition` (the app's state changes between its messages; nothing to await)."""
     async with asyncio.timeout(limit):
-        while not condition():  # noqa: ASYNC110
+        while not condition():
             await asyncio.sleep(POLL)
 
 
@@ -181,7 +181,7 @@ async def burst(count: int, folder: Path) -> dict[str, Any]:
 def child(count: int) -> dict[str, Any]:
     """One run in a fresh interpreter; what it printed (JSON)."""
     done = subprocess.run(
-        [sys.executable, "-m", "cockpit.bench_permissions", "--child", str(count)],
+        [sys.executable, "-m", "tests.bench.permissions", "--child", str(count)],
         capture_output=True,
         text=True,
         check=False,
@@ -219,7 +219,7 @@ def measure(sizes: tuple[int, ...], runs: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cockpit.bench_permissions", description=__doc__.splitlines()[0]
+        prog="python -m tests.bench.permissions", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(

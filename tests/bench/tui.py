@@ -1,4 +1,4 @@
-"""The TUI benchmark: `python -m cockpit.bench_tui [--json] [--only PART]`, headless
+"""The TUI benchmark: `python -m tests.bench.tui [--json] [--only PART]`, headless
 (`App.run_test`).
 
 Measured in one run, each figure beside its baseline:
@@ -60,9 +60,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine import Engine
-from cockpit.events import FramesEvent
-from cockpit.registry import load_registry
+from cockpit.api import FramesEvent
+from cockpit.engine.core import Engine
+from cockpit.engine.registry import load_registry
 from store import Bubble, Frame, ViewTranscript, chunk_from_update, note
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply, markdown_reply, text_update
 
@@ -169,7 +169,7 @@ async def ui_stream(text: str, folder: Path, pace: float | None = None) -> tuple
             for number, frame in enumerate(frames):
                 app.post_message(EngineMessage(FramesEvent(record.id, (frame,))))
                 await paced(number + 1, wall, pace)
-            while not any(b.kind == "agent" and b.length == len(text) for b in view.model):  # noqa: ASYNC110
+            while not any(b.kind == "agent" and b.length == len(text) for b in view.model):
                 await asyncio.sleep(0.001)
             await view.finish_live()
             await pilot.pause()
@@ -206,7 +206,7 @@ async def cockpit_end_to_end(size: int, folder: Path) -> tuple[float, float]:
             cpu, wall = time.process_time(), time.perf_counter()
             if await engine.prompt(record.id, f"bench {size}") != "end_turn":
                 raise AssertionError("the benchmark turn did not end normally")
-            while not [w for w in app.query(AgentBubble) if len(w.text) == len(text)]:  # noqa: ASYNC110
+            while not [w for w in app.query(AgentBubble) if len(w.text) == len(text)]:
                 await asyncio.sleep(0.001)
             await pilot.pause()
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -554,7 +554,7 @@ async def make_cold_store(folder: Path) -> None:
 def child(args: list[str]) -> dict[str, Any]:
     """Run one measurement in a fresh interpreter; returns what it printed (JSON)."""
     result = subprocess.run(
-        [sys.executable, "-m", "cockpit.bench_tui", *args],
+        [sys.executable, "-m", "tests.bench.tui", *args],
         capture_output=True,
         text=True,
         check=True,
@@ -817,7 +817,7 @@ TARGETS = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cockpit.bench_tui", description=__doc__.splitlines()[0]
+        prog="python -m tests.bench.tui", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
