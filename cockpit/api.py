@@ -1,14 +1,58 @@
-"""What the engine tells its subscribers (the TUI, the command line, tests)."""
+"""The contract between the engine and its clients (the TUI, the command line): every
+request they may make (`EngineAPI`) and every event they may receive, as frozen
+dataclasses.
+
+The UI and the command line are typed against this module and import nothing else of the
+engine's; the engine implements it in process (`cockpit.engine.core.Engine`), and the
+service will implement it a second time over a socket. So everything here is plain data
+that can cross a wire: the records are the store's own (`store.model`, pure dataclasses),
+and nothing here does I/O. Methods that return at once answer from state the events keep
+current; the others are requests.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from cockpit.text.textout import listed
-from store import Frame
+from store.errors import SchemaError, SessionBusy, UnknownSession
+from store.model import Frame, Page, Row, SessionRecord
+
+__all__ = [
+    "DEFAULT_AGENT",
+    "AgentInfo",
+    "AgentSpec",
+    "AttentionEvent",
+    "EngineAPI",
+    "EngineEvent",
+    "FileMatch",
+    "Frame",
+    "FramesEvent",
+    "Listener",
+    "Page",
+    "PermissionEvent",
+    "PermissionRequest",
+    "ProblemEvent",
+    "Row",
+    "SavingEvent",
+    "SchemaError",
+    "SessionBusy",
+    "SessionEvent",
+    "SessionRecord",
+    "Status",
+    "StatusEvent",
+    "UnknownSession",
+]
+
+DEFAULT_AGENT = "demo"
+"""The agent a new session runs when none is named: the bundled demo (no keys, no network)."""
+
+AGENT_NICE = 10
+"""How much lower than Cockpit's own an agent's CPU priority is, by default (0 to 19)."""
 
 
 class Status:
@@ -134,3 +178,205 @@ EngineEvent = (
     | ProblemEvent
     | SavingEvent
 )
+
+Listener = Callable[[EngineEvent], object]
+
+
+# -- agents -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """How to run one agent: a registry entry, or a command given on the command line."""
+
+    name: str
+    command: tuple[str, ...]
+    title: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+    install: str = ""
+    missing_file: str = "error"
+    """How a read of a missing file inside the root is answered: the JSON-RPC "resource
+    not found" error, or (for agents that read before they create) empty content."""
+    nice: int = AGENT_NICE
+    """How many steps below Cockpit's own CPU priority the agent and the commands it runs
+    through Cockpit work (0 to 19; 0 keeps Cockpit's)."""
+    source: str = "bundled"
+    terminal_env: tuple[str, ...] = ()
+    """Secret-looking variables of Cockpit's environment (`*_API_KEY`, `*_TOKEN`...) that the
+    commands the agent runs through `terminal/create` keep; the others are removed."""
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    """Settings given on the command line (`--missing-file`) over the entry's or the
+    defaults; a session stores them, so that it reopens with them."""
+
+    @property
+    def label(self) -> str:
+        """The title, or the name when there is none."""
+        return self.title or self.name
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """An agent the engine knows, and whether its program is installed where the engine
+    runs (which may be another machine than the screen's)."""
+
+    spec: AgentSpec
+    installed: bool
+
+
+# -- answers ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileMatch:
+    """A file under a session's folder that an `@` completion found: its path relative to
+    the folder (POSIX), and the offsets of the characters the query matched, to highlight."""
+
+    path: str
+    positions: tuple[int, ...] = ()
+
+
+# -- the engine -------------------------------------------------------------------------------
+
+
+class EngineAPI(Protocol):
+    """Everything the UI and the command line may ask of the engine."""
+
+    @property
+    def problems(self) -> Sequence[str]:
+        """Configuration problems met while opening (a broken policy file...)."""
+
+    @property
+    def saving_problem(self) -> str | None:
+        """Why the transcript cannot be written now (the disk is full), else None."""
+
+    @property
+    def saving_failure(self) -> str | None:
+        """Why the first write that failed while this engine ran failed (None: none did)."""
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every event; returns the function that unsubscribes."""
+
+    async def close(self, reason: str = "Cockpit quit") -> None:
+        """Let go of the engine (in process: stop every agent and close the store)."""
+
+    def now(self) -> float:
+        """The engine's clock: what rows and sessions are stamped with."""
+
+    def unwritten(self) -> tuple[int, int]:
+        """Messages and characters the store holds in memory because writes fail."""
+
+    # agents
+    def agents(self) -> list[AgentInfo]:
+        """Every agent the engine can run, in the registry's order."""
+
+    def agent_of(self, record: SessionRecord) -> AgentSpec:
+        """How a stored session's agent runs."""
+
+    # sessions
+    async def create_session(
+        self, agent: str | AgentSpec, cwd: str | Path, title: str | None = None
+    ) -> SessionRecord:
+        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`."""
+
+    async def sessions(self) -> list[SessionRecord]:
+        """Every stored session, most recent first."""
+
+    async def session(self, session_id: str) -> SessionRecord:
+        """One stored session (KeyError when unknown)."""
+
+    async def find_session(self, prefix: str) -> SessionRecord:
+        """The session whose id starts with `prefix` (KeyError when none or several)."""
+
+    async def rename(self, session_id: str, title: str) -> None:
+        """Give a session a title."""
+
+    async def delete(self, session_id: str) -> None:
+        """Stop a session's agent and forget the session and its transcript."""
+
+    async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
+        """Override the permission rule for one tool kind in one session (None removes the
+        override); what changed, in words. ValueError for a kind or action that is none."""
+
+    async def session_policy(self, session_id: str) -> str:
+        """The permission rules in force in a session, in words."""
+
+    async def export(self, session_id: str, target: str = "", replace: bool = False) -> Path:
+        """Write the transcript as Markdown where `target` says (relative to the session's
+        folder; Cockpit's exports folder when empty) and note it in the transcript.
+        FileExistsError when the file exists and `replace` is False."""
+
+    async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
+        """Files under the session's folder that match `query` best (`@` completion)."""
+
+    # what the user has seen
+    def show(self, session_id: str | None) -> None:
+        """The session the user has on screen now (None: none); it is read."""
+
+    def unread(self, session_id: str) -> bool:
+        """True when the session did something the user has not seen."""
+
+    def save_draft(self, session_id: str, text: str) -> None:
+        """Keep the prompt the user is writing for a session."""
+
+    async def add_notice(self, session_id: str, text: str) -> None:
+        """A row of Cockpit's own in a session's transcript."""
+
+    async def report(self, session_id: str | None, message: str) -> None:
+        """Tell the user something went wrong (an error row, else a problem event)."""
+
+    # live sessions
+    def status(self, session_id: str) -> str:
+        """The live state of a session (a `Status`)."""
+
+    async def start(self, session_id: str) -> None:
+        """Start the session's agent (reloading its session when it was stored)."""
+
+    async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
+        """Stop the session's agent; the transcript stays."""
+
+    async def prompt(self, session_id: str, text: str) -> str:
+        """Send a prompt and wait for the turn; returns its stop reason."""
+
+    def send(self, session_id: str, text: str) -> None:
+        """Send a prompt and return at once: the turn runs in the engine."""
+
+    async def cancel(self, session_id: str) -> bool:
+        """Cancel the running turn; False when none runs."""
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """Switch the agent's mode."""
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> None:
+        """Set one of the agent's config options (the model is one)."""
+
+    # permissions
+    def pending_permissions(self, session_id: str | None = None) -> list[PermissionRequest]:
+        """Requests waiting for the user, oldest first."""
+
+    def pending_count(self, session_id: str | None = None) -> int:
+        """How many requests wait for the user, in one session or in all."""
+
+    def first_pending(self, session_id: str) -> PermissionRequest | None:
+        """The request of a session that has waited longest."""
+
+    async def answer_permission(
+        self, request_id: str, option_id: str | None, decided_by: str = "user"
+    ) -> None:
+        """Answer a pending request with one of the agent's options (None cancels it)."""
+
+    # reading
+    async def page(self, session_id: str, before_seq: int | None = None) -> Page:
+        """The page of rows before `before_seq` (the tail by default)."""
+
+    async def rows_after(self, session_id: str, seq: int) -> Page:
+        """The rows after `seq`, bounded like a page."""
+
+    async def rows(self, session_id: str) -> list[Row]:
+        """Every row of a session, oldest first."""
+
+    async def row(self, session_id: str, key: str) -> Row | None:
+        """The row with this key, if the session has one."""
+
+    async def last_row(self, session_id: str, kind: str) -> Row | None:
+        """The session's newest row of this kind (its plan, its last error...)."""

@@ -1,14 +1,14 @@
 """Cockpit's transcript store: one row per message, pages bounded by rows and bytes.
 
 Pure rules live in `store.fold`, `store.paging`, `store.view` and `store.chunks`; the
-aiosqlite-backed `Store` applies them. Nothing here imports Textual or the ACP SDK.
+aiosqlite-backed `Store` (`store.store`) applies them. This package's names are the pure
+ones and the errors, so a client of the engine that folds frames into a view never loads
+the database. Nothing here imports Textual or the ACP SDK.
 """
 
 from store.chunks import NOTE_KINDS, Chunk, chunk_from_update, note
-from store.locks import SessionBusy
+from store.errors import SchemaError, SessionBusy, UnknownSession, WriteConflict
 from store.model import Frame, Page, Row, SessionRecord
-from store.schema import SchemaError
-from store.store import Store, UnknownSession, WriteConflict
 from store.view import Bubble, Change, ViewTranscript
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "SchemaError",
     "SessionBusy",
     "SessionRecord",
-    "Store",
     "UnknownSession",
     "ViewTranscript",
     "WriteConflict",

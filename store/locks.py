@@ -20,15 +20,9 @@ import re
 from pathlib import Path
 from typing import Final
 
+from store.errors import SessionBusy
+
 _PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
-
-
-class SessionBusy(RuntimeError):
-    """Another Cockpit (another process, or another open Store) is writing this session."""
-
-    def __init__(self, session: str, message: str) -> None:
-        super().__init__(message)
-        self.session = session
 
 
 def busy_message(session: str, holder: int | None) -> str:

@@ -11,9 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import aiosqlite
 
-
-class SchemaError(RuntimeError):
-    """The database cannot be used by this version of Cockpit."""
+from store.errors import SchemaError
 
 
 async def _run(db: aiosqlite.Connection, script: str) -> None:

@@ -27,9 +27,10 @@ from typing import Any, Final
 import aiosqlite
 
 from store.chunks import META_UPDATES, Chunk
+from store.errors import UnknownSession, WriteConflict
 from store.fold import ReplayWindow
 from store.folding import LiveRow, SessionFold, dump_json
-from store.locks import SessionBusy, SessionLocks
+from store.locks import SessionLocks
 from store.model import Frame, Page, Row, SessionRecord
 from store.paging import PAGE_BYTES, PAGE_ROWS, page_length
 from store.schema import migrate, refuse_newer, schema_version
@@ -140,16 +141,6 @@ def _row_writes(
 
 
 _ROW_COLUMNS: Final = "session, seq, key, kind, role, turn, text, payload, bytes, created, updated"
-
-
-class UnknownSession(KeyError):
-    """No session with this id is stored."""
-
-
-class WriteConflict(SessionBusy):
-    """A write found another message where this store's row belongs: some other writer
-    (another Cockpit, bypassing the session lock) wrote this session. Nothing was
-    overwritten; the rows stay in memory, unwritten."""
 
 
 def _conflict(session: str, seqs: Sequence[int]) -> WriteConflict:

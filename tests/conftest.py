@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from store import Store
+from store.store import Store
 
 settings.register_profile(
     "cockpit",

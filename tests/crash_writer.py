@@ -11,7 +11,8 @@ import asyncio
 import random
 import sys
 
-from store import Store, chunk_from_update
+from store import chunk_from_update
+from store.store import Store
 from store.workload import markdown_reply, text_update
 
 SESSION = "crash"

@@ -9,9 +9,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cockpit.api import EngineEvent, FramesEvent, PermissionEvent, PermissionRequest, StatusEvent
+from cockpit.api import (
+    AgentSpec,
+    EngineEvent,
+    FramesEvent,
+    PermissionEvent,
+    PermissionRequest,
+    StatusEvent,
+)
 from cockpit.engine.core import Engine
-from cockpit.engine.registry import AgentSpec, load_registry
+from cockpit.engine.registry import load_registry
 from cockpit.engine.session import PermissionPolicy
 from cockpit.paths import agents_dir
 from store import Row, ViewTranscript

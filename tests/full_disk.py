@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from store import Store
+from store.store import Store
 
 NO_LIMIT = 4294967294
 """SQLite's largest max_page_count: as much room as the file system has."""

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.api import Status
-from cockpit.cli.main import tui_agent, tui_parser
+from cockpit.api import AgentSpec, Status
+from cockpit.cli.main import tui_parser
+from cockpit.cli.tui import tui_agent
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import (
-    AgentSpec,
     agent_from_command,
     load_registry,
     matching_entry,
@@ -223,7 +223,7 @@ async def test_a_stored_session_of_a_command_reopens_with_its_settings(
         records = await engine.sessions()
         assert sorted(r.agent for r in records) == sorted([command, "gemini --acp -m x"])
         for record in records:
-            spec = engine.spec_for(record)
+            spec = engine.agent_of(record)
             assert spec.missing_file == "empty", record.agent
             assert spec.command == record.command
             assert await engine.prompt(record.id, "read-missing") == "end_turn"
@@ -295,7 +295,7 @@ async def test_the_tui_opens_a_session_of_a_command_and_reopens_it_after_a_resta
                 what="this run's reply",
             )
             await wait_until(lambda: app.engine.status(session) == Status.READY)
-            rows = await app.engine.store.all_rows(session)
+            rows = await app.engine.rows(session)
             record = app.records[session]
             return f"{record.agent} | {rows[-1].text}"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from cockpit.api import AgentSpec
 from cockpit.engine.agent_process import TAIL_BYTES, AgentNotFound, AgentProcess
-from cockpit.engine.registry import AgentSpec
 
 
 def spec(code: str, **env: str) -> AgentSpec:

@@ -10,8 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from store import Store, ViewTranscript, chunk_from_update
+from store import ViewTranscript, chunk_from_update
 from store.paging import PAGE_BYTES
+from store.store import Store
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
 from tests.helpers import feed, new_session, pieces, reply, texts, update
 from tests.test_engine_restart import TINY, tiny

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from store import Store, ViewTranscript, chunk_from_update
+from store import ViewTranscript, chunk_from_update
+from store.store import Store
 
 CAPTURES = sorted((Path(__file__).parent / "captures").glob("*.jsonl"))
 TEXT_KINDS = {

@@ -999,7 +999,7 @@ async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
         assert (project / "README.md").read_text() == "# Demo project\n\nIt greets.\n"
         bubbles = [bubble.text for bubble in app.query(AgentBubble)]
         assert bubbles == ["Editing the readme.", "Edited."]
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         assert next(r.text for r in rows if r.kind == "permission").startswith("Allowed once")
 
 
@@ -1057,7 +1057,7 @@ async def test_through_the_tui_a_command_runs_and_the_session_resumes_in_a_new_a
         )
         await wait_until(lambda: again.engine.status(session) == Status.READY)
         assert [b.text for b in again.query(UserBubble)] == ["check it", "still?"]
-        rows = await again.engine.store.all_rows(session)
+        rows = await again.engine.rows(session)
         assert sum(row.kind == "agent" for row in rows) == 3  # the replay added no copies
     resumed = fake.bodies()[-1]["messages"]
     assert [dumped(m) for m in resumed[:3]] == [dumped(m) for m in first_call]

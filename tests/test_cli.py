@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from store import Store
+from store.store import Store
 from tests.engine_helpers import DEMO
 
 ROOT = Path(__file__).resolve().parent.parent

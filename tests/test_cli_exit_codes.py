@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.cli.main import (
+from cockpit.cli.exits import (
     EXIT_AGENT,
     EXIT_CANCELLED,
     EXIT_FAILED,

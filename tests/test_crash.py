@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from store import Store
+from store.store import Store
 from tests.crash_writer import SESSION, message
 
 ROOT = Path(__file__).resolve().parent.parent

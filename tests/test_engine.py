@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 from acp import RequestError
 
-from cockpit.api import EngineEvent, FramesEvent, PermissionRequest, Status
-from cockpit.engine.registry import AgentSpec
+from cockpit.api import AgentSpec, EngineEvent, FramesEvent, PermissionRequest, Status
 from cockpit.engine.session import LiveSession, StartError
 from store.workload import markdown_reply
 from tests.engine_helpers import (

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.api import FramesEvent
-from cockpit.engine.registry import AgentSpec
+from cockpit.api import AgentSpec, FramesEvent
 from cockpit.engine.session import LiveSession
-from store import Store
+from store.store import Store
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.test_captures import CAPTURES, expected_messages, frames_of
 

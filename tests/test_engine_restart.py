@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.api import Status
-from cockpit.engine.registry import AgentSpec
+from cockpit.api import AgentSpec, Status
 from store import SessionBusy
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from cockpit.api import AttentionEvent, Status
+from cockpit.api import AgentSpec, AttentionEvent, Status
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.core import CUT_BY_A_STOP, Engine
-from cockpit.engine.registry import AgentSpec
 from cockpit.engine.session import LiveSession, StartError
-from store import Chunk, Frame, Store
+from store import Chunk, Frame
+from store.store import Store
 from tests.engine_helpers import (
     Recorder,
     allow_all,

@@ -15,7 +15,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store import Chunk, Frame, Store, ViewTranscript, note
+from store import Chunk, Frame, ViewTranscript, note
+from store.store import Store
 from tests.helpers import new_session, update
 from tests.test_fold_properties import Entry, expected_rows, feed_script, run, sessions
 

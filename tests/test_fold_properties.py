@@ -22,7 +22,7 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from store import Frame, Store, ViewTranscript, note
+from store import Frame, ViewTranscript, note
 from store.fold import (
     MIN_OVERLAP,
     NO_GROWTH,
@@ -34,6 +34,7 @@ from store.fold import (
     new_text,
 )
 from store.paging import page_length
+from store.store import Store
 from store.text import normalise_ws, solid_len
 from tests.helpers import new_session, reply, thought, update
 

@@ -16,10 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.cli.main import saving_message
+from cockpit.cli.exits import saving_message
 from cockpit.ui.viewmodel import fit_status, quit_question, status_parts
-from store import Store
-from store.store import RETRY_LIMIT, retry_delay
+from store.store import RETRY_LIMIT, Store, retry_delay
 from store.workload import markdown_reply
 from tests.full_disk import fill, free
 from tests.helpers import feed, new_session, pieces, reply, session_record, texts, update

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, SavingEvent
-from cockpit.cli.main import EXIT_STORE
+from cockpit.cli.exits import EXIT_STORE
 from cockpit.engine.core import Engine
 from store.workload import benchmark_reply
 from tests.engine_helpers import demo, open_engine
 from tests.full_disk import fill, free
 from tests.test_cli import ROOT
-from tests.ui_helpers import make_app, ready, send, wait_until
+from tests.ui_helpers import local, make_app, ready, send, wait_until
 
 SIZE = 200_000
 REPLY = benchmark_reply(SIZE)
@@ -180,12 +180,12 @@ async def test_the_tui_says_the_transcript_is_not_saved_until_it_is(tmp_path: Pa
             return str(app.query_one("#status").render())
 
         assert "NOT SAVED" not in status()
-        await fill(app.engine.store, room=1)
+        await fill(local(app).store, room=1)
         await send(app, pilot, f"bench {SIZE}")
         await wait_until(lambda: "NOT SAVED" in status())
         assert status().startswith("NOT SAVED")  # first, before what the session does
         assert app.engine.saving_problem == FULL
-        await free(app.engine.store)
+        await free(local(app).store)
         await wait_until(lambda: "NOT SAVED" not in status(), timeout=30)
         await wait_until(lambda: app.engine.status(session) == "ready", timeout=30)
         await pilot.pause()

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.api import Status
-from cockpit.engine.registry import AgentSpec
+from cockpit.api import AgentSpec, Status
 from cockpit.ui.transcript import TranscriptView
 from store import Row
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of

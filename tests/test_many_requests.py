@@ -83,7 +83,7 @@ async def test_many_requests_cost_one_prompt_and_answering_it_shows_the_next(
         await pilot.press("escape")  # cancels the turn: every request left gets its row
         await wait_until(lambda: app.engine.status(session) == Status.READY, timeout=60)
         await wait_until(lambda: not app.query(PermissionPrompt))
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         said = decisions(rows)
         assert said[:2] == ["Allowed once: Delete file 0", "Rejected: Delete file 1"]
         assert len(said) == MANY
@@ -128,7 +128,7 @@ async def test_esc_cancels_the_turn_while_the_requests_still_arrive(tmp_path: Pa
         await wait_until(lambda: app.engine.status(session) == Status.CANCELLING, timeout=10)
         await wait_until(lambda: app.engine.status(session) == Status.READY, timeout=60)
         assert len(asked) < MANY  # the rest came after the cancel, answered as they came
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         said = decisions(rows)
         assert len(said) == MANY
         assert all(text.startswith("Cancelled: Delete file ") for text in said)

@@ -18,13 +18,10 @@ from cockpit.engine.mentions import (
     FileIndex,
     IgnoreRules,
     Match,
-    Mention,
-    completion_query,
-    find_mentions,
-    format_mention,
     is_ignored,
     mention_blocks,
 )
+from cockpit.text.mentions import Mention, completion_query, find_mentions, format_mention
 
 ROOT = Path(__file__).resolve().parent.parent
 

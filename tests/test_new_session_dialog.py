@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList
 
-from cockpit.engine.registry import AgentSpec
+from cockpit.api import AgentSpec
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.screens import (
@@ -30,7 +30,7 @@ from cockpit.ui.screens import (
     list_height,
 )
 from tests.test_engine_restart import TINY
-from tests.ui_helpers import make_app, ready, wait_until
+from tests.ui_helpers import local, make_app, ready, wait_until
 
 LONG_DESCRIPTION = " ".join(["An agent with a very long description that goes on."] * 12)
 LONG_INSTALL = "curl -fsSL https://example.invalid/a/very/long/path/to/the/installer.sh | sh"
@@ -161,7 +161,7 @@ async def test_enter_on_the_list_creates_the_session_at_once(
         assert not isinstance(app.screen, NewSessionScreen)
         await ready(app)
         await pilot.pause()
-        assert [row.kind for row in await app.engine.store.all_rows(first)] == []
+        assert [row.kind for row in await app.engine.rows(first)] == []
 
 
 async def test_the_folder_is_one_tab_away_and_enter_there_creates(
@@ -200,7 +200,7 @@ async def test_a_missing_agent_is_refused_in_the_dialog_until_it_is_installed(
         agents = screen.query_one("#agents", OptionList)
         names = [spec.name for spec in screen.agents]
         assert names[:2] == ["demo", "claude"]  # installed first
-        assert set(names) == set(app.engine.registry.agents)  # and every other one
+        assert set(names) == set(local(app).registry.agents)  # and every other one
         agents.highlighted = names.index("mine")
         await pilot.pause()
         detail = screen.query_one(AgentDetail).detail.plain

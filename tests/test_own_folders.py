@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cockpit.api import AgentSpec
 from cockpit.engine.files import CockpitsOwn, confine, read_text, write_text
 from cockpit.engine.policy import Policy, decide, title_paths
-from cockpit.engine.registry import AgentSpec, parse_agents
+from cockpit.engine.registry import parse_agents
 from cockpit.engine.terminals import command_lines, is_secret, terminal_env
 from cockpit.paths import config_dir, own_folders, runtime_dir
 from tests.engine_helpers import allow_all, open_engine, rows_of

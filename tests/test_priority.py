@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cockpit.api import AgentSpec
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.priority import MAX_NICE, autogroup_nice, lowered
-from cockpit.engine.registry import AgentSpec
 from cockpit.engine.terminals import Terminals
 
 AUTOGROUPS = Path("/proc/self/autogroup").exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.engine.registry import agent_from_command, load_registry, parse_agents
+from cockpit.engine.registry import agent_from_command, executable, load_registry, parse_agents
 from cockpit.paths import agents_dir
 
 
@@ -30,9 +30,9 @@ def test_bundled_agents_load() -> None:
         "Claude (built-in)",
         "Bundled; needs ANTHROPIC_API_KEY",
     )
-    assert claude.executable() is not None
-    assert demo.executable() is not None
-    assert registry.get("goose").executable() is None
+    assert executable(claude) is not None
+    assert executable(demo) is not None
+    assert executable(registry.get("goose")) is None
 
 
 def test_user_entries_add_and_override(tmp_path: Path) -> None:

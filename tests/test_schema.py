@@ -11,8 +11,9 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from store import SchemaError, Store, note
+from store import SchemaError, note
 from store.schema import LATEST, MIGRATIONS, migrate, schema_version
+from store.store import Store
 
 
 def mode(path: Path) -> int:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from store import Chunk, Store, ViewTranscript
+from store import Chunk, ViewTranscript
 from store.folding import NAMED_ROWS
+from store.store import Store
 from tests.helpers import feed, new_session, reply, texts, thought, update
 
 LONG = "I read the config and the port is 8080 in every environment."

@@ -13,15 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from store import SessionBusy, Store, WriteConflict, note
+from store import SessionBusy, WriteConflict, note
 from store.locks import SessionLocks
+from store.store import Store
 from tests.helpers import feed, new_session, reply, texts, update
 
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
 import asyncio, sys
-from store import Store, note
+from store import note
+from store.store import Store
 
 async def main(path, session, count):
     async with await Store.open(path) as store:

@@ -22,14 +22,14 @@ import pytest
 from rich.segment import Segment
 from textual.strip import Strip
 
-from cockpit.cli.main import StreamPrinter
+from cockpit.cli.run import StreamPrinter
 from cockpit.ui.bubbles import PAINT_SHARE, SLOWEST_REPAINT, AgentBubble, ReplyLines
 from cockpit.ui.mdblocks import BlockSplitter
 from cockpit.ui.transcript import TranscriptView
 from store import Bubble, Frame, ViewTranscript, chunk_from_update
 from store.pieces import Pieces
 from store.workload import text_update
-from tests.ui_helpers import add_session, fill, make_app, wait_until
+from tests.ui_helpers import add_session, fill, local, make_app, wait_until
 
 HELD = 200_000
 """The characters held before the pieces that are measured."""
@@ -153,7 +153,7 @@ async def live_reply(tmp_path: Path, head: str) -> AsyncIterator[tuple[Any, Agen
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(lambda: app.current is not None)
         await pilot.pause()
-        engine, session = app.engine, app.current or ""
+        engine, session = local(app), app.current or ""
         view = app.query_one(TranscriptView)
         _, opening = await engine.store.begin_turn(session, "a long reply")
         await view.apply_frames(opening)

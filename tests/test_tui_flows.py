@@ -13,8 +13,8 @@ from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ThoughtBubble
 from cockpit.ui.composer import Composer
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.transcript import BUBBLE_LIMIT, TranscriptView
-from store import Store
-from tests.ui_helpers import add_rows, add_session, fill, make_app, send, wait_until
+from store.store import Store
+from tests.ui_helpers import add_rows, add_session, fill, local, make_app, send, wait_until
 
 SIZE = (120, 40)
 
@@ -39,7 +39,7 @@ async def test_first_start_creates_a_session_and_a_prompt_streams(tmp_path: Path
             lambda: app.engine.status(session) == Status.READY and len(transcript(app).model) == 3
         )
         await pilot.pause()
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         assert shown(app) == [(r.kind, r.text) for r in rows]
         assert [r.kind for r in rows] == ["user", "thought", "agent"]
         assert not any(w.live for w in app.query(AgentBubble)), "a finished reply is cheap"
@@ -92,7 +92,7 @@ async def test_switch_rename_close_and_reopen(tmp_path: Path) -> None:
         await pilot.press("ctrl+down")
         await wait_until(lambda: app.current == session)
         assert shown(app) == before
-        live = app.engine._live[session]
+        live = local(app)._live[session]
         assert not live.running  # reopened from the store, no agent
 
 
@@ -109,7 +109,7 @@ async def test_cancel_with_escape(tmp_path: Path) -> None:
         )
         await pilot.press("escape")
         await wait_until(lambda: app.engine.status(session) == Status.READY)
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         assert [r.kind for r in rows] == ["user", "agent", "notice"]
         assert rows[2].text == "The turn was cancelled."
         await pilot.pause()
@@ -238,9 +238,7 @@ async def test_the_benchmark_reply_on_screen_equals_what_the_agent_sent(tmp_path
         await wait_until(lambda: app.engine.status(session) == Status.READY)
         await pilot.pause()
         assert [w.text for w in app.query(AgentBubble)] == [text]
-        assert [r.text for r in await app.engine.store.all_rows(session) if r.kind == "agent"] == [
-            text
-        ]
+        assert [r.text for r in await app.engine.rows(session) if r.kind == "agent"] == [text]
         bubble = app.query_one(AgentBubble)
         lines = bubble._lines(bubble.content_size.width)
         assert BENCH_MARKER in lines[-1].text
@@ -277,7 +275,7 @@ async def test_create_a_session_from_the_dialog_and_delete_one_with_confirmation
         await pilot.pause()
         await pilot.press("y")
         await wait_until(lambda: created not in app.records and app.current == first)
-        assert await app.engine.store.all_rows(created) == []
+        assert await app.engine.rows(created) == []
 
 
 async def test_the_chosen_theme_persists(tmp_path: Path) -> None:
@@ -354,7 +352,7 @@ async def test_deleting_a_session_another_cockpit_writes_is_refused_with_a_messa
             assert "open in another Cockpit" in notice.message
             assert notice.severity == "error"
             assert held[0] in app.records and app.current == held[0]
-            assert [r.text for r in await app.engine.store.all_rows(held[0])][:2] == ["p", "r"]
+            assert [r.text for r in await app.engine.rows(held[0])][:2] == ["p", "r"]
     finally:
         await other.close()
 

@@ -13,14 +13,13 @@ from rich.console import Group
 from textual.events import AppBlur
 
 from cockpit.api import FramesEvent, Status
-from cockpit.ui import app as app_module
 from cockpit.ui.bubbles import AgentBubble, ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens import InboxScreen, OptionsScreen, PlanScreen
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
-from tests.ui_helpers import make_app, ready, send, wait_until
+from tests.ui_helpers import local, make_app, ready, send, wait_until
 
 SIZE = (120, 40)
 
@@ -41,7 +40,7 @@ async def test_an_inline_request_is_answered_with_a_key(tmp_path: Path) -> None:
         await wait_until(
             lambda: app.engine.status(session) == Status.READY and not app.query(PermissionPrompt)
         )
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         assert decisions(rows) == ["Allowed once: Write demo-notes.md"]
         assert rows[-1].kind == "agent" and "allowed once" in rows[-1].text.lower()
         assert isinstance(app.focused, Composer)
@@ -70,15 +69,15 @@ async def test_answering_from_the_inbox_reaches_the_right_agent(tmp_path: Path) 
         # The open inbox follows: two requests left (the answered session's turn may
         # already have finished and wait there as unread).
         assert sum(item.request is not None for item in inbox.items) == 2
-        rows = await app.engine.store.all_rows(target.session)
+        rows = await app.engine.rows(target.session)
         assert decisions(rows) == ["Rejected: Write demo-notes.md"]
         for other in (s for s in sessions if s != target.session):
-            assert decisions(await app.engine.store.all_rows(other)) == []
+            assert decisions(await app.engine.rows(other)) == []
         await pilot.press("escape")
         for session in sessions:
             await app.engine.cancel(session)
         await asyncio.wait_for(asyncio.gather(*turns), 10)
-        rows = await app.engine.store.all_rows(target.session)
+        rows = await app.engine.rows(target.session)
         assert "rejected" in rows[-1].text.lower()
 
 
@@ -112,7 +111,7 @@ async def test_allow_always_is_not_asked_again_and_a_policy_is_recorded(tmp_path
                 and len(decisions(app.query_one(TranscriptView).model)) == 4
             )
         )
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         assert decisions(rows) == [
             "Always allowed: Write demo-notes.md",
             "Always allowed: Write demo-notes.md (remembered from an earlier 'always')",
@@ -132,7 +131,7 @@ async def test_cancel_while_a_request_is_pending(tmp_path: Path) -> None:
         await wait_until(
             lambda: app.engine.status(session) == Status.READY and not app.query(PermissionPrompt)
         )
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         assert decisions(rows) == [
             "Cancelled: Write demo-notes.md (the turn was cancelled before an answer)"
         ]
@@ -283,9 +282,11 @@ async def test_a_file_created_later_can_be_mentioned(
         menu = app.query_one(CompletionMenu)
         await wait_until(lambda: menu.display)
         (project / "fresh.md").write_text("y")
-        monkeypatch.setattr(app_module, "INDEX_REFRESH", 0.0)
+        files = local(app)._files
+        files.refresh = 0.0  # the next search rebuilds the index behind the one that answers
         await pilot.press("backspace", "backspace", *"fre")
-        await app.workers.wait_for_complete()
+        await app.workers.wait_for_complete()  # the search that started the rebuild
+        await wait_until(lambda: not files._rebuilds, what="the index rebuilt in the engine")
         await pilot.press("h")
 
         def offered() -> list[str]:
@@ -305,7 +306,7 @@ async def test_a_tool_card_shows_an_agents_odd_content_without_links_or_a_crash(
         session = await ready(app)
         link = {"type": "text", "text": "see [the docs](http://agent.example/x) now"}
         for number, content in enumerate([7, [{"type": "content", "content": link}]]):
-            frames = await app.engine.store.apply(
+            frames = await local(app).store.apply(
                 chunk_from_update(
                     session,
                     {
@@ -316,7 +317,7 @@ async def test_a_tool_card_shows_an_agents_odd_content_without_links_or_a_crash(
                     },
                 )
             )
-            app.engine._emit(FramesEvent(session, tuple(frames)))
+            local(app)._emit(FramesEvent(session, tuple(frames)))
         await wait_until(lambda: len(app.query(ToolCard)) == 2)
         odd, linked = app.query(ToolCard)
         for card in (odd, linked):

@@ -24,7 +24,7 @@ from cockpit.ui.rail import SessionRail
 from cockpit.ui.transcript import BUBBLE_LIMIT, TranscriptView
 from store import chunk_from_update
 from store.workload import text_update
-from tests.ui_helpers import add_rows, add_session, fill, make_app, wait_until
+from tests.ui_helpers import add_rows, add_session, fill, local, make_app, wait_until
 
 SMALL = (80, 24)
 ROW = re.compile(r"row (\d{5})")
@@ -201,7 +201,7 @@ async def test_the_live_turn_stays_pinned_while_the_user_reads_history(tmp_path:
         view = view_of(app)
         await wait_until(lambda: len(view.model) > 0)
         session = app.current or ""
-        store = app.engine.store
+        store = local(app).store
 
         async def stream(text: str) -> None:
             for index in range(0, len(text), 7):

@@ -225,7 +225,7 @@ async def test_escape_cancels_from_the_transcript_and_returns_to_the_composer(
         assert app.focused is view
         await pilot.press("escape")
         await wait_until(lambda: app.engine.status(session) == Status.READY)
-        rows = await app.engine.store.all_rows(session)
+        rows = await app.engine.rows(session)
         assert [r.kind for r in rows] == ["user", "agent", "notice"]
         # No turn runs: Esc on a bubble goes back to the composer.
         bubble = app.query(BubbleWidget).last()
@@ -258,7 +258,7 @@ async def test_ctrl_g_to_a_waiting_session_then_1_answers_its_request(tmp_path: 
         await pilot.press("1")
         await asyncio.wait_for(turn, 10)
         assert not app.engine.pending_permissions(other.id)
-        rows = await app.engine.store.all_rows(other.id)
+        rows = await app.engine.rows(other.id)
         assert [r.text for r in rows if r.kind == "permission"] == [
             "Allowed once: Write demo-notes.md"
         ]

@@ -19,7 +19,7 @@ from cockpit.ui.bubbles import ThoughtBubble
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
 from store.workload import benchmark_reply, markdown_reply, text_update
-from tests.ui_helpers import add_rows, add_session, fill_now, make_app, wait_until
+from tests.ui_helpers import add_rows, add_session, fill_now, local, make_app, wait_until
 
 TABLE_REPLY = (
     "Here is what I found in the project:\n\n"
@@ -108,7 +108,7 @@ def stream_into(
 
     async def run(pilot: Any) -> None:
         await settle(pilot)
-        engine, session = app.engine, app.current or ""
+        engine, session = local(app), app.current or ""
         _, opening = await engine.store.begin_turn(session, "Show me the files")
         engine._emit(FramesEvent(session, tuple(opening)))
         frames: list[Any] = []

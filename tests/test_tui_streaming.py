@@ -20,7 +20,7 @@ from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
 from store.workload import text_update
 from tests.bench.tui import fresh_lines, screen_lines
-from tests.ui_helpers import add_session, fill, make_app, wait_until
+from tests.ui_helpers import add_session, fill, local, make_app, wait_until
 
 SIZE = (80, 24)
 
@@ -99,7 +99,7 @@ async def test_a_streamed_reply_on_screen_equals_a_fresh_rendering(
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(lambda: app.current is not None)
         await pilot.pause()
-        engine, session = app.engine, app.current or ""
+        engine, session = local(app), app.current or ""
         _, opening = await engine.store.begin_turn(session, "stream a reply")
         engine._emit(FramesEvent(session, tuple(opening)))
         checkpoints = iter(CHECKPOINTS)
@@ -136,7 +136,7 @@ async def test_a_notice_in_the_middle_of_a_reply_leaves_it_streaming_live(tmp_pa
     app = await app_with_a_session(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(lambda: app.current is not None)
-        engine, session = app.engine, app.current or ""
+        engine, session = local(app), app.current or ""
         _, opening = await engine.store.begin_turn(session, "stream a reply")
         engine._emit(FramesEvent(session, tuple(opening)))
         half = len(REPLY) // 2
@@ -168,7 +168,7 @@ async def test_an_escape_sequence_cut_between_chunks_never_shows_on_screen(tmp_p
     text = "A title change \x1b]0;pwned\x07 and \x1b[31mred\x1b[0m text.\n"
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(lambda: app.current is not None)
-        engine, session = app.engine, app.current or ""
+        engine, session = local(app), app.current or ""
         _, opening = await engine.store.begin_turn(session, "escape")
         engine._emit(FramesEvent(session, tuple(opening)))
         for index in range(0, len(text), 2):  # one frame at a time, each shown

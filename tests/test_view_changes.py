@@ -12,8 +12,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store import Frame, Store, ViewTranscript
+from store import Frame, ViewTranscript
 from store.pieces import RUN, Pieces
+from store.store import Store
 from tests.helpers import new_session
 from tests.test_fold_properties import Entry, feed_script, sessions
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from cockpit.api import Status
 from cockpit.engine.exports import export_path, safe_file_name
-from cockpit.engine.mentions import completion_query, find_mentions
+from cockpit.text.mentions import completion_query, find_mentions
+from cockpit.text.textout import age, session_title
 from cockpit.ui.viewmodel import (
     GLYPHS,
     STATE_WORDS,
@@ -25,7 +26,6 @@ from cockpit.ui.viewmodel import (
     OptionChoice,
     PromptHistory,
     RailState,
-    age,
     completion_token,
     current_mode,
     current_model,
@@ -35,7 +35,6 @@ from cockpit.ui.viewmodel import (
     option_choices,
     option_value_name,
     rail_state,
-    session_title,
     short_folder,
     usage_text,
 )

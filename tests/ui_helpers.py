@@ -99,6 +99,14 @@ async def add_rows(engine: Engine, session: str, count: int, size: int = 60) -> 
         await engine.store.apply(note(session, "notice", f"row {number:05d} " + "x" * size))
 
 
+def local(app: CockpitApp) -> Engine:
+    """The app's engine as the engine in process it is in tests, for what a client of the
+    contract cannot do: feed the store directly, read a live session's state."""
+    engine = app.engine
+    assert isinstance(engine, Engine), f"not an engine in process: {type(engine).__name__}"
+    return engine
+
+
 async def wait_until(
     condition: Callable[[], object], timeout: float = 15, what: str | None = None
 ) -> None:

@@ -10,9 +10,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from cockpit.api import AgentSpec
 from cockpit.engine.priority import lower_priority
 from cockpit.engine.processes import GRACE, end_group
-from cockpit.engine.registry import AgentSpec
 
 STDOUT_LIMIT = 1024 * 1024
 """StreamReader buffer for the agent's stdout; longer lines are read in parts."""

@@ -1,8 +1,8 @@
-"""The session engine: the one interface the TUI and the command line talk to.
+"""The engine in process: `cockpit.api.EngineAPI` over the store and the live sessions.
 
 It owns the store and every live session. A view reads pages from it and subscribes to
 its events; it never touches ACP or SQL. Nothing here imports Textual, which is what
-lets the engine later run as a background process that a terminal attaches to.
+lets the engine run as a background process that a terminal attaches to.
 """
 
 from __future__ import annotations
@@ -17,9 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.api import (
+    AgentInfo,
+    AgentSpec,
     AttentionEvent,
     EngineEvent,
+    FileMatch,
     FramesEvent,
+    Listener,
     PermissionRequest,
     ProblemEvent,
     SavingEvent,
@@ -27,19 +31,30 @@ from cockpit.api import (
     Status,
     StatusEvent,
 )
-from cockpit.engine.policy import Policy, check_rule, load_policy
+from cockpit.engine.exports import export_target, write_export
+from cockpit.engine.file_search import FileSearch
+from cockpit.engine.policy import (
+    Policy,
+    check_rule,
+    describe_rules,
+    load_policy,
+    rule_set,
+    session_rules,
+)
 from cockpit.engine.registry import (
-    AgentSpec,
     Registry,
     agent_from_command,
+    executable,
     load_registry,
     with_overrides,
 )
 from cockpit.engine.session import ContentBlock, LiveSession, PermissionPolicy, describe
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
-from store import Page, Row, SessionBusy, SessionRecord, Store, note
+from cockpit.text.textout import session_title, transcript_markdown
+from store import Page, Row, SessionBusy, SessionRecord, note
 from store.paging import PAGE_BYTES, PAGE_ROWS
+from store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +74,6 @@ NOT_SAVED = (
     "saved as soon as there is room; quitting before then loses it."
 )
 """What the user is told the moment the store stops writing (the disk is full)."""
-
-Listener = Callable[[EngineEvent], object]
 
 AGENT_SETTINGS = "agent_settings"
 """The key of a session's info that holds the settings its agent was given on the command
@@ -105,6 +118,7 @@ class Engine:
         self.saving_failure: str | None = None
         """Why the first write that failed while this engine ran failed (None: none did),
         kept once writes work again."""
+        self._files = FileSearch()
         store.watch_writes(self._on_writes)
 
     @classmethod
@@ -170,6 +184,7 @@ class Engine:
         for live in self._live.values():
             live.discard()
         self._live.clear()
+        await self._files.close()
         await self.store.close()
 
     async def __aenter__(self) -> Engine:
@@ -249,7 +264,13 @@ class Engine:
             raise KeyError(f"{what} with an id starting {prefix!r}")
         return matches[0]
 
-    def spec_for(self, record: SessionRecord) -> AgentSpec:
+    def agents(self) -> list[AgentInfo]:
+        """Every agent of the registry, and whether its program is installed here."""
+        return [
+            AgentInfo(spec, executable(spec) is not None) for spec in self.registry.agents.values()
+        ]
+
+    def agent_of(self, record: SessionRecord) -> AgentSpec:
         """How to run a stored session's agent: the registry's entry for its name, else the
         command it was created with, taking the settings of the entry whose program that
         command runs; either way with the settings the session was given on the command
@@ -286,9 +307,10 @@ class Engine:
         self._unread.discard(session_id)
         self._emit(SessionEvent(session_id))
 
-    async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> None:
+    async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
         """Override the permission policy for one tool kind in one session (None removes
-        the override). A kind or action that does not exist is refused (ValueError)."""
+        the override); what changed, in words. A kind or action that does not exist is
+        refused (ValueError)."""
         check_rule(kind, action)
         record = await self.session(session_id)
         info = dict(record.info or {})
@@ -300,6 +322,29 @@ class Engine:
         info["policy"] = rules
         await self.store.update_session(session_id, info=info)
         self._emit(SessionEvent(session_id))
+        return rule_set(self.permissions, kind, action)
+
+    async def session_policy(self, session_id: str) -> str:
+        """The permission rules in force in a session, in words."""
+        record = await self.session(session_id)
+        return describe_rules(self.permissions, session_rules(record.info))
+
+    async def export(self, session_id: str, target: str = "", replace: bool = False) -> Path:
+        """Write the transcript as Markdown: into Cockpit's `exports/` folder unless told
+        where (relative to the session's folder), never over a file unless `replace`
+        (FileExistsError); where it went goes into the transcript."""
+        record = await self.session(session_id)
+        title = session_title(record)
+        path = export_target(self.data_dir, record.cwd, title, session_id, target)
+        text = transcript_markdown(await self.rows(session_id), title)
+        await asyncio.to_thread(write_export, path, text, replace=replace, data_dir=self.data_dir)
+        await self.add_notice(session_id, f"Exported this transcript to {path}")
+        return path
+
+    async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
+        """Files under the session's folder that match `query` best (`@` completion)."""
+        record = await self.session(session_id)
+        return await self._files.find(record.cwd, query, limit)
 
     # -- what the user has seen --------------------------------------------------------------
 
@@ -372,7 +417,7 @@ class Engine:
         if live is None:
             live = LiveSession(
                 record,
-                self.spec_for(record),
+                self.agent_of(record),
                 self.store,
                 self._emit,
                 data_dir=self.data_dir,
@@ -504,22 +549,21 @@ class Engine:
         """Every row of a session, oldest first (an export; `cockpit show`)."""
         return await self.store.all_rows(session_id)
 
+    async def row(self, session_id: str, key: str) -> Row | None:
+        """The row with this key, if the session has one."""
+        return await self.store.row(session_id, key)
+
+    async def last_row(self, session_id: str, kind: str) -> Row | None:
+        """The session's newest row of this kind (its plan, its last error...)."""
+        return await self.store.last_of_kind(session_id, kind)
+
     def now(self) -> float:
         """The engine's clock: what rows and sessions are stamped with."""
         return self.store.now()
 
-    async def latest_plan(self, session_id: str) -> Row | None:
-        """The session's newest plan row, if it has one."""
-        return await self.store.last_of_kind(session_id, "plan")
-
-    async def latest_seqs(self) -> dict[str, int]:
-        """The newest row of every session, for telling unread sessions apart."""
-        return await self.store.latest_seqs()
-
-    def live_info(self, session_id: str) -> dict[str, Any]:
-        """What the running agent advertised (empty when none runs)."""
-        live = self._live.get(session_id)
-        return dict(live.capabilities) if live is not None else {}
+    def unwritten(self) -> tuple[int, int]:
+        """Messages and characters the store holds in memory because writes fail."""
+        return self.store.unwritten()
 
 
 def changed_session(event: EngineEvent) -> str | None:

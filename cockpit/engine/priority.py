@@ -14,8 +14,6 @@ import contextlib
 import os
 import re
 
-AGENT_NICE = 10
-"""How much lower than Cockpit's own an agent's priority is, by default (0 to 19)."""
 MAX_NICE = 19
 
 _AUTOGROUP = re.compile(r"\bnice\s+(-?\d+)\s*$")

@@ -19,51 +19,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine.priority import AGENT_NICE, MAX_NICE
+from cockpit.api import AgentSpec
+from cockpit.engine.priority import MAX_NICE
 from cockpit.paths import agents_dir, config_dir
 
-DEFAULT_AGENT = "demo"
 FIELDS = frozenset(
     {"title", "command", "env", "description", "install", "missing_file", "nice", "terminal_env"}
 )
 MISSING_FILE_POLICIES = frozenset({"error", "empty"})
 
 
-@dataclass(frozen=True)
-class AgentSpec:
-    """How to run one agent."""
-
-    name: str
-    command: tuple[str, ...]
-    title: str = ""
-    env: Mapping[str, str] = field(default_factory=dict)
-    description: str = ""
-    install: str = ""
-    missing_file: str = "error"
-    """How a read of a missing file inside the root is answered: the JSON-RPC "resource
-    not found" error, or (for agents that read before they create) empty content."""
-    nice: int = AGENT_NICE
-    """How many steps below Cockpit's own CPU priority the agent and the commands it runs
-    through Cockpit work (0 to 19; 0 keeps Cockpit's)."""
-    source: str = "bundled"
-    terminal_env: tuple[str, ...] = ()
-    """Secret-looking variables of Cockpit's environment (`*_API_KEY`, `*_TOKEN`...) that the
-    commands the agent runs through `terminal/create` keep; the others are removed."""
-    overrides: Mapping[str, str] = field(default_factory=dict)
-    """Settings given on the command line (`--missing-file`) over the entry's or the
-    defaults; a session stores them, so that it reopens with them."""
-
-    @property
-    def label(self) -> str:
-        """The title, or the name when there is none."""
-        return self.title or self.name
-
-    def executable(self) -> str | None:
-        """The resolved program, or None when it is not installed."""
-        program = self.command[0]
-        if "/" in program:
-            return program if Path(program).is_file() else None
-        return shutil.which(program)
+def executable(spec: AgentSpec) -> str | None:
+    """The agent's resolved program, or None when it is not installed here."""
+    program = spec.command[0]
+    if "/" in program:
+        return program if Path(program).is_file() else None
+    return shutil.which(program)
 
 
 @dataclass

@@ -47,6 +47,7 @@ from pydantic import ValidationError
 
 from cockpit import __version__
 from cockpit.api import (
+    AgentSpec,
     EngineEvent,
     FramesEvent,
     PermissionEvent,
@@ -58,7 +59,7 @@ from cockpit.api import (
 )
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.files import Refused, read_text, write_text
-from cockpit.engine.mentions import find_mentions, mention_blocks
+from cockpit.engine.mentions import mention_blocks
 from cockpit.engine.permissions import (
     REFUSED,
     UNANSWERED,
@@ -71,23 +72,23 @@ from cockpit.engine.permissions import (
 )
 from cockpit.engine.policy import Policy, decide
 from cockpit.engine.processes import describe_exit
-from cockpit.engine.registry import AgentSpec
 from cockpit.engine.terminals import Terminals, command_lines, default_env, shell_command
 from cockpit.engine.transport import AgentTransport, preview
 from cockpit.engine.wire import BadUpdate, checked_update, permission_request_problem
 from cockpit.paths import own_folders
+from cockpit.text.mentions import find_mentions
 from cockpit.text.textout import command_of, describe_error, listed
 from store import (
     Chunk,
     Frame,
     SessionBusy,
     SessionRecord,
-    Store,
     UnknownSession,
     chunk_from_update,
     note,
 )
 from store.chunks import META_UPDATES, TEXT_UPDATES
+from store.store import Store
 
 log = logging.getLogger(__name__)
 

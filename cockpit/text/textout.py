@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from store import Row
+from store import Row, SessionRecord
 
 TOOL_MARKS = {
     "completed": "done",
@@ -153,3 +153,18 @@ def transcript_markdown(rows: Iterable[Row], title: str) -> str:
         else:
             out.append(f"*{row.kind}: {row.text}*\n")
     return "\n".join(out)
+
+
+def session_title(record: SessionRecord) -> str:
+    """The title a session shows: its name, or a placeholder before the first prompt."""
+    return record.title or "New session"
+
+
+def age(seconds: float) -> str:
+    """A compact age: now, 42s, 5m, 3h, 2d."""
+    if seconds < 5:
+        return "now"
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"

@@ -30,7 +30,9 @@ from textual.widget import Widget
 from textual.widgets import Footer, OptionList, Static, TextArea
 
 from cockpit.api import (
+    DEFAULT_AGENT,
     AttentionEvent,
+    EngineAPI,
     EngineEvent,
     FramesEvent,
     PermissionEvent,
@@ -41,13 +43,9 @@ from cockpit.api import (
     Status,
     StatusEvent,
 )
-from cockpit.engine.core import Engine
-from cockpit.engine.exports import export_target, write_export
-from cockpit.engine.mentions import FileIndex, format_mention
-from cockpit.engine.policy import describe_rules, parse_rule, rule_set, session_rules
-from cockpit.engine.registry import DEFAULT_AGENT
 from cockpit.paths import bundled_dir, config_dir
-from cockpit.text.textout import describe_error, plan_lines, transcript_markdown
+from cockpit.text.mentions import format_mention
+from cockpit.text.textout import describe_error, plan_lines, session_title
 from cockpit.ui.attention import notification, title_for, window_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ToolCard
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
@@ -69,7 +67,7 @@ from cockpit.ui.screens import (
     TextScreen,
 )
 from cockpit.ui.settings import load_settings, save_settings, settings_path
-from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
+from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash, policy_rule
 from cockpit.ui.themes import (
     ANSI_ON_DARK,
     ANSI_ON_LIGHT,
@@ -91,7 +89,6 @@ from cockpit.ui.viewmodel import (
     option_choices,
     quit_question,
     rail_state,
-    session_title,
     short_folder,
     status_parts,
 )
@@ -113,7 +110,7 @@ STATE_VARIABLES = {
     RailState.CLOSED: "status-closed",
 }
 
-EngineFactory = Callable[[], Awaitable[Engine]]
+EngineFactory = Callable[[], Awaitable[EngineAPI]]
 
 
 @functools.cache
@@ -179,10 +176,6 @@ class StatusLine(Widget):
         return Content(fit_status(self.parts, self.content_size.width))
 
 
-INDEX_REFRESH = 10.0
-"""Seconds an `@` file index is used before it is rebuilt in the background."""
-
-
 def same_dialog(screen: Screen[Any], opened: Screen[Any]) -> bool:
     """True when `opened` is the dialog `screen` would open again (the same kind, and for a
     question, the same question)."""
@@ -236,7 +229,7 @@ class CockpitApp(App[None]):
 
     def __init__(
         self,
-        engine: Engine | EngineFactory,
+        engine: EngineAPI | EngineFactory,
         *,
         folder: Path,
         agent: str | None = None,
@@ -246,8 +239,8 @@ class CockpitApp(App[None]):
         themes_dir: Path | None = None,
     ) -> None:
         super().__init__()
-        self._engine = engine if isinstance(engine, Engine) else None
-        self._engine_factory = None if isinstance(engine, Engine) else engine
+        self._engine: EngineAPI | None = None if callable(engine) else engine
+        self._engine_factory: EngineFactory | None = engine if callable(engine) else None
         self.folder = folder
         self.agent = agent
         self.clock = clock
@@ -274,7 +267,6 @@ class CockpitApp(App[None]):
         self._interrupted = 0.0
         """When Ctrl+C last found nothing to cancel or clear (a second one offers to quit)."""
         self._title_shown = ""
-        self._indexes: dict[str, tuple[FileIndex, float]] = {}
         self.sent_sequences: list[str] = []
         """Escape sequences sent to the terminal (titles, notifications), newest last."""
         self._frames: dict[str, list[Frame]] = {}
@@ -297,7 +289,7 @@ class CockpitApp(App[None]):
         self._load_themes()
 
     @property
-    def engine(self) -> Engine:
+    def engine(self) -> EngineAPI:
         assert self._engine is not None, "the engine is not open yet"
         return self._engine
 
@@ -523,7 +515,10 @@ class CockpitApp(App[None]):
             self._stale.discard(session)
             if await self._fresh(session) is None:
                 return
-        view = self.query_one(TranscriptView)
+        views = self.query(TranscriptView)
+        if not views:  # the app is closing: its widgets are going
+            return
+        view = views.first()
         await view.show_session(session)
         composers = self.query(Composer)
         if not composers:  # the app closed while the page was read
@@ -752,7 +747,7 @@ class CockpitApp(App[None]):
         if record is None:
             status.show([])
             return
-        spec = self.engine.spec_for(record)
+        spec = self.engine.agent_of(record)
         waiting = self.engine.pending_count(record.id)
         live = self.engine.status(record.id)
         detail = self._details.get(record.id, "")
@@ -917,30 +912,8 @@ class CockpitApp(App[None]):
                 )
                 for c in found
             ]
-        index = await self._file_index(record.cwd)
-        # A search over a big repo takes tens of milliseconds: off the event loop, so keys
-        # keep arriving while it runs.
-        matches = await asyncio.to_thread(index.search, token.query, 8)
+        matches = await self.engine.find_files(record.id, token.query, 8)
         return [Candidate(format_mention(m.path) + " ", m.path, "", m.positions) for m in matches]
-
-    async def _file_index(self, root: str) -> FileIndex:
-        """The files under a session's root. Built on first use; when older than
-        INDEX_REFRESH seconds the old one answers while a new one is built behind it, so
-        files the agent creates show up without costing a keystroke the rebuild."""
-        known = self._indexes.get(root)
-        if known is None:
-            index = await FileIndex.build(Path(root))
-            self._indexes[root] = (index, time.monotonic())
-            return index
-        index, built = known
-        if time.monotonic() - built > INDEX_REFRESH:
-            self._indexes[root] = (index, time.monotonic())  # one rebuild at a time
-            self.run_worker(self._rebuild_index(root), group="file-index", exit_on_error=False)
-        return index
-
-    @reported("list the session's files")
-    async def _rebuild_index(self, root: str) -> None:
-        self._indexes[root] = (await FileIndex.build(Path(root)), time.monotonic())
 
     @reported("run that command")
     async def _run_slash(self, name: str, arguments: str) -> None:
@@ -971,13 +944,11 @@ class CockpitApp(App[None]):
                 )
         elif name == "policy":
             try:
-                if (rule := parse_rule(arguments)) is not None:
-                    await self.engine.set_session_policy(session, *rule)
-                    text = rule_set(self.engine.permissions, *rule)
+                if (rule := policy_rule(arguments)) is not None:
+                    text = await self.engine.set_session_policy(session, *rule)
                     self.notify(text, timeout=4, markup=False)
                 else:
-                    rules = session_rules((await self.engine.session(session)).info)
-                    text = describe_rules(self.engine.permissions, rules)
+                    text = await self.engine.session_policy(session)
                     self.open_screen(TextScreen("Permission rules", text))
             except (ValueError, KeyError) as error:
                 self.notify(str(error), severity="error", markup=False)
@@ -993,35 +964,25 @@ class CockpitApp(App[None]):
             self.action_help()
 
     async def _export(self, session: str, target: str) -> None:
-        """Write the transcript as Markdown: into Cockpit's `exports/` folder unless told
-        where, never over a file without asking; where it went goes into the transcript."""
-        record = self.records[session]
-        title = session_title(record)
-        data_dir = self.engine.data_dir
-        path = export_target(data_dir, record.cwd, title, session, target)
-        text = transcript_markdown(await self.engine.rows(session), title)
+        """Write the transcript as Markdown (where, the engine decides: Cockpit's `exports/`
+        folder unless told), never over a file without asking."""
 
         @reported("export the transcript")
         async def write(replace: bool | None) -> None:
             if replace is False:
                 return
             try:
-                await asyncio.to_thread(
-                    write_export, path, text, replace=bool(replace), data_dir=data_dir
-                )
-            except FileExistsError:  # it appeared meanwhile: ask
-                self.open_screen(ConfirmScreen(f"Replace {path}?", "Replace", "Keep"), write)
+                path = await self.engine.export(session, target, replace=bool(replace))
+            except FileExistsError as error:  # ask, then write again
+                question = ConfirmScreen(f"Replace {error.filename}?", "Replace", "Keep")
+                self.open_screen(question, write)
                 return
             except OSError as error:
                 self.notify(f"Could not export: {error}", severity="error", markup=False)
                 return
-            await self.engine.add_notice(session, f"Exported this transcript to {path}")
-            self.notify("Exported", timeout=2)
+            self.notify(f"Exported to {path}", timeout=2, markup=False)
 
-        if await asyncio.to_thread(path.exists):
-            self.open_screen(ConfirmScreen(f"Replace {path}?", "Replace", "Keep"), write)
-        else:
-            await write(None)
+        await write(None)
 
     # -- modes and options --------------------------------------------------------------------
 
@@ -1100,7 +1061,7 @@ class CockpitApp(App[None]):
         session = session or self.current
         if session is None:
             return
-        row = await self.engine.latest_plan(session)
+        row = await self.engine.last_row(session, "plan")
         self.open_screen(
             PlanScreen(self._title_of(session), plan_lines(row.payload if row else None))
         )
@@ -1191,8 +1152,6 @@ class CockpitApp(App[None]):
         """Pick an agent and a folder for a new session; the agent of the session on screen
         is highlighted (else the one Cockpit was opened with), so Ctrl+N Enter starts
         another session like it."""
-        agents = list(self.engine.registry.agents.values())
-        available = {spec.name: spec.executable() is not None for spec in agents}
         record = self.records.get(self.current or "")
         default = record.agent if record is not None else self.agent or DEFAULT_AGENT
 
@@ -1200,7 +1159,11 @@ class CockpitApp(App[None]):
             if choice is not None:
                 await self._create_session(choice.agent, choice.folder)
 
-        self.open_screen(NewSessionScreen(agents, available, str(self.folder), default), chosen)
+        def installed(name: str) -> bool:
+            return any(info.spec.name == name and info.installed for info in self.engine.agents())
+
+        screen = NewSessionScreen(self.engine.agents(), str(self.folder), default, installed)
+        self.open_screen(screen, chosen)
 
     def action_rename_session(self) -> None:
         """Give the session on screen a title."""

@@ -79,12 +79,12 @@ class AgentCommands(_Commands):
         app = self.cockpit
         return [
             (
-                f"New session with {spec.label}",
-                " ".join(spec.command),
-                partial(app.new_session_with, spec.name),
+                f"New session with {info.spec.label}",
+                " ".join(info.spec.command),
+                partial(app.new_session_with, info.spec.name),
             )
-            for spec in app.engine.registry.agents.values()
-            if spec.executable() is not None
+            for info in app.engine.agents()
+            if info.installed
         ]
 
 

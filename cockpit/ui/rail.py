@@ -15,8 +15,9 @@ from textual.message import Message
 from textual.widgets.option_list import Option
 
 from cockpit.text.sanitize import printable
+from cockpit.text.textout import age
 from cockpit.ui.listing import Listing
-from cockpit.ui.viewmodel import GLYPHS, RailState, age, clip_cells, short_folder
+from cockpit.ui.viewmodel import GLYPHS, RailState, clip_cells, short_folder
 
 
 @dataclass(frozen=True)

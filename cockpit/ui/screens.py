@@ -20,14 +20,13 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.api import PermissionRequest
-from cockpit.engine.registry import AgentSpec
+from cockpit.api import AgentInfo, AgentSpec, PermissionRequest
 from cockpit.text.sanitize import printable
-from cockpit.text.textout import command_of
+from cockpit.text.textout import age, command_of
 from cockpit.ui.dialog import Dialog, closed_already
 from cockpit.ui.diffs import diff_stats
 from cockpit.ui.listing import Listing
-from cockpit.ui.viewmodel import OptionChoice, age, clean_line
+from cockpit.ui.viewmodel import OptionChoice, clean_line
 
 
 @dataclass(frozen=True)
@@ -118,11 +117,17 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     ]
 
     def __init__(
-        self, agents: list[AgentSpec], available: dict[str, bool], folder: str, default: str
+        self,
+        agents: list[AgentInfo],
+        folder: str,
+        default: str,
+        installed: Callable[[str], bool],
     ) -> None:
         super().__init__()
-        self.agents = agent_order(agents, available)
-        self.available = dict(available)
+        self.available = {info.spec.name: info.installed for info in agents}
+        self.agents = agent_order([info.spec for info in agents], self.available)
+        self.installed = installed
+        """Whether an agent is installed now, asked of the engine (where agents run)."""
         self.folder = folder
         self.default = default
 
@@ -200,7 +205,7 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         spec = self._highlighted()
         if spec is None:
             return
-        ready = spec.executable() is not None  # installed since the dialog opened?
+        ready = self.installed(spec.name)  # installed since the dialog opened?
         if ready != self._ready(spec):
             self.available[spec.name] = ready
             self.query_one("#agents", OptionList).replace_option_prompt(spec.name, self._line(spec))

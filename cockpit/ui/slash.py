@@ -49,3 +49,14 @@ def matching(commands: list[SlashCommand], query: str) -> list[SlashCommand]:
     starts = [c for c in commands if c.name.lower().startswith(query)]
     contains = [c for c in commands if query in c.name.lower() and c not in starts]
     return starts + contains
+
+
+def policy_rule(arguments: str) -> tuple[str, str | None] | None:
+    """The words of `/policy KIND [ACTION]`: None when there are none (list the rules);
+    ValueError for more than two. The engine checks the kind and the action."""
+    words = arguments.lower().split()
+    if not words:
+        return None
+    if len(words) > 2:
+        raise ValueError("Use /policy KIND allow|ask|reject, or /policy KIND to remove it")
+    return words[0], words[1] if len(words) == 2 else None

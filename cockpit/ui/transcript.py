@@ -26,8 +26,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 
-from cockpit.api import PermissionRequest, Status
-from cockpit.engine.core import Engine
+from cockpit.api import EngineAPI, PermissionRequest, Status
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget, make_bubble
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.viewmodel import evict
@@ -73,7 +72,9 @@ class TranscriptView(VerticalScroll):
             super().__init__()
             self.unseen = unseen
 
-    def __init__(self, engine: Engine, *, limit: int = BUBBLE_LIMIT, id: str | None = None) -> None:
+    def __init__(
+        self, engine: EngineAPI, *, limit: int = BUBBLE_LIMIT, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.engine = engine
         self.limit = limit
@@ -402,7 +403,7 @@ class TranscriptView(VerticalScroll):
                 continue
             bubble, appended = change
             if bubble.stale:
-                row = await self.engine.store.row(frame.session, frame.key)
+                row = await self.engine.row(frame.session, frame.key)
                 if row is not None:
                     bubble, appended = self.model.reread(row)
             if frame.kind == "user":

@@ -12,7 +12,7 @@ from typing import Any
 from rich.cells import cell_len
 
 from cockpit.api import Status
-from cockpit.engine.mentions import completion_query, find_mentions
+from cockpit.text.mentions import completion_query, find_mentions
 from cockpit.text.sanitize import printable
 from store import SessionRecord
 
@@ -88,16 +88,6 @@ def rail_state(
     return RailState.CLOSED
 
 
-def age(seconds: float) -> str:
-    """A compact age: now, 42s, 5m, 3h, 2d."""
-    if seconds < 5:
-        return "now"
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
-
-
 def short_folder(path: str, home: str | None = None) -> str:
     """A folder as a user reads it: `~` for home, else the last two parts."""
     home = home if home is not None else os.path.expanduser("~")
@@ -105,11 +95,6 @@ def short_folder(path: str, home: str | None = None) -> str:
         return "~" + path[len(home) :]
     parts = [part for part in path.split(os.sep) if part]
     return os.sep.join(parts[-2:]) if len(parts) > 2 else path
-
-
-def session_title(record: SessionRecord) -> str:
-    """The title a session shows: its name, or a placeholder before the first prompt."""
-    return record.title or "New session"
 
 
 def current_mode(record: SessionRecord) -> str | None:

@@ -25,7 +25,8 @@ from typing import Any
 
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
-from store import Store, chunk_from_update
+from store import chunk_from_update
+from store.store import Store
 from store.workload import BENCH_SIZE, benchmark_reply, text_update
 
 CHUNK = 4

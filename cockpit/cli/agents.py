@@ -1,0 +1,71 @@
+"""`cockpit agents`: the agents Cockpit knows, whether each is installed, and the demo
+agent's scenario words."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from typing import Any
+
+from cockpit.cli.connect import known_agents, load_registry
+from cockpit.cli.exits import EXIT_OK
+from cockpit.paths import agents_dir
+
+
+def demo_scenarios() -> dict[str, str]:
+    """The demo agent's scenario words, read from its source without running it."""
+    path = agents_dir() / "demo_agent.py"
+    if not path.is_file():
+        return {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "SCENARIOS" for t in targets):
+            found = ast.literal_eval(value)
+            return {str(word): str(what) for word, what in found.items()}
+    return {}
+
+
+def agents_command(args: argparse.Namespace) -> int:
+    registry = load_registry()
+    rows: list[dict[str, Any]] = [
+        {
+            "name": info.spec.name,
+            "title": info.spec.label,
+            "command": list(info.spec.command),
+            "available": info.installed,
+            "install": info.spec.install,
+            "description": info.spec.description,
+            "source": info.spec.source,
+        }
+        for info in known_agents(registry)
+    ]
+    scenarios = demo_scenarios()
+    if args.json:
+        print(
+            json.dumps(
+                {"agents": rows, "problems": registry.problems, "demo_scenarios": scenarios},
+                indent=2,
+            )
+        )
+        return EXIT_OK
+    for row in rows:
+        mark = "available" if row["available"] else "not installed"
+        print(f"{row['name']:<12} {mark:<13} {row['title']}")
+        print(f"{'':<12} {' '.join(row['command'])}")
+        if not row["available"] and row["install"]:
+            print(f"{'':<12} install: {row['install']}")
+    if scenarios:
+        print("\nThe demo agent answers these words in a prompt:")
+        for word, what in scenarios.items():
+            print(f"  {word:<11} {what}")
+    for problem in registry.problems:
+        print(f"\ncockpit: {problem} (the bundled agents are still available)", file=sys.stderr)
+    print('\nRun any other ACP agent with: cockpit run --agent-cmd "CMD ARGS" "prompt"')
+    return EXIT_OK

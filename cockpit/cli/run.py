@@ -1,0 +1,286 @@
+"""`cockpit run`: one prompt in a new session, its reply streamed to stdout, questions asked
+on the terminal (or refused without one)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from cockpit.api import (
+    EngineAPI,
+    EngineEvent,
+    Frame,
+    FramesEvent,
+    PermissionEvent,
+    PermissionRequest,
+    ProblemEvent,
+    SavingEvent,
+    Status,
+    StatusEvent,
+)
+from cockpit.cli.connect import (
+    StartError,
+    describe,
+    load_registry,
+    open_engine,
+    policy_choice,
+    resolve_agent,
+)
+from cockpit.cli.exits import (
+    EXIT_OK,
+    EXIT_STORE,
+    EXIT_USAGE,
+    exit_message,
+    run_exit,
+    saving_message,
+)
+from cockpit.text.sanitize import StreamCleaner, printable
+from cockpit.text.textout import plan_lines, tool_line, tool_output
+from store import ViewTranscript
+
+
+class StreamPrinter:
+    """Prints a live session to a stream as it arrives: text as it streams, one line per
+    tool call state, plans, decisions and notices."""
+
+    def __init__(self, out: TextIO, session: str, *, sanitize: bool) -> None:
+        self.out = out
+        self.session = session
+        self.sanitize = sanitize
+        self.view = ViewTranscript()
+        self._last_key: str | None = None
+        self._tool_lines: dict[str, str] = {}
+        self._at_line_start = True
+        self._cleaner = StreamCleaner()
+        """On a terminal: an escape sequence cut between two chunks is held until it ends."""
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(self._cleaner.feed(text) if self.sanitize else text)
+        self._at_line_start = text.endswith("\n")
+        self.out.flush()
+
+    def _block(self, key: str, header: str = "") -> None:
+        if self._last_key != key:
+            self.out.write(self._cleaner.flush())  # the message before has ended
+            if self._last_key is not None:
+                self.write("\n" if self._at_line_start else "\n\n")
+            self._last_key = key
+            self.write(header)
+
+    def frame(self, frame: Frame) -> None:
+        """Print what one frame adds. Streamed text is printed as the fold reports it
+        appended, never by reading the whole text back (that made a long reply cost the
+        square of its length); a read that does not extend what was printed starts over
+        on a new line."""
+        change = self.view.fold(frame)
+        if change is None or frame.kind == "user":
+            return
+        bubble, appended = change
+        if frame.kind in ("agent", "thought"):
+            self._block(frame.key, "(thinking) " if frame.kind == "thought" else "")
+            self.write(appended if appended is not None else "\n" + bubble.text)
+        elif frame.kind == "tool":
+            line = tool_line(bubble.payload)
+            if self._tool_lines.get(frame.key) != line:
+                self._tool_lines[frame.key] = line
+                self._block(f"{frame.key}:{line}", line)
+                output = (
+                    tool_output(bubble.payload)
+                    if (bubble.payload or {}).get("status") in ("completed", "failed")
+                    else ""
+                )
+                for text in output.splitlines()[:10]:
+                    self.write(f"\n    {text}")
+        elif frame.kind == "plan":
+            self._block(
+                f"plan:{frame.seq}:{len(self.view)}",
+                "Plan:\n" + "\n".join(f"  {line}" for line in plan_lines(bubble.payload)),
+            )
+        else:
+            mark = {"notice": "! ", "error": "ERROR: ", "permission": "* "}.get(frame.kind, "")
+            self._block(frame.key, mark + bubble.text)
+
+    def finish(self) -> None:
+        self.out.write(self._cleaner.flush())
+        if not self._at_line_start:
+            self.write("\n")
+
+
+def make_policy(yes: bool, allow: set[str]) -> Callable[[PermissionRequest], str | None]:
+    """What `cockpit run` allows without asking: everything with --yes, the kinds listed by
+    --allow. Anything else goes to Cockpit's permission policy, and what that leaves to the
+    user is asked on a terminal, or rejected when there is none."""
+
+    def policy(request: PermissionRequest) -> str | None:
+        if yes or request.kind in allow:
+            option = policy_choice(request.options, allow=True)
+            return str(option["optionId"]) if option is not None else None
+        return None
+
+    return policy
+
+
+async def reject(engine: EngineAPI, request: PermissionRequest) -> None:
+    """No one to ask: answer with the agent's narrowest reject option."""
+    option = policy_choice(request.options, allow=False)
+    chosen = str(option["optionId"]) if option else None
+    await engine.answer_permission(request.id, chosen, decided_by="no terminal to ask")
+
+
+async def read_line(stream: TextIO) -> str:
+    """One line from a terminal, waiting in the event loop rather than in a thread, so an
+    unanswered question never keeps Cockpit from exiting ("" at the end of input)."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    descriptor = stream.fileno()
+    loop.add_reader(descriptor, lambda: None if ready.done() else ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(descriptor)
+    return stream.readline()
+
+
+async def ask_on_terminal(
+    engine: EngineAPI, request: PermissionRequest, turn: asyncio.Lock
+) -> None:
+    """Ask the user to pick one of the agent's options on the terminal: the question goes
+    to stderr and the answer comes from stdin, so stdout may be a pipe (`| tee log`).
+    Questions are asked one at a time."""
+    async with turn:
+        if request.id not in {pending.id for pending in engine.pending_permissions()}:
+            return  # answered meanwhile (the turn was cancelled...)
+        lines = [f"? The agent asks to: {request.title} [{request.kind}]"]
+        lines += [f"  would change {diff.get('path')}" for diff in request.diffs()]
+        lines += [
+            f"  {number}. {option.get('name')} ({option.get('kind')})"
+            for number, option in enumerate(request.options, start=1)
+        ]
+        sys.stderr.write(printable("\n" + "\n".join(lines) + "\n"))
+        while True:
+            sys.stderr.write("choose a number (Enter cancels): ")
+            sys.stderr.flush()
+            answer = (await read_line(sys.stdin)).strip()
+            if not answer:  # Enter, or the end of input
+                await engine.answer_permission(request.id, None)
+                return
+            if answer.isdigit() and 1 <= int(answer) <= len(request.options):
+                await engine.answer_permission(
+                    request.id, str(request.options[int(answer) - 1]["optionId"])
+                )
+                return
+
+
+async def run_command(args: argparse.Namespace, home: Path) -> int:
+    registry = load_registry()
+    for problem in registry.problems:
+        print(f"cockpit: {problem} (the bundled agents are still available)", file=sys.stderr)
+    try:
+        spec = resolve_agent(args, registry)
+    except (KeyError, ValueError) as error:
+        print(f"cockpit: {error.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    interactive = sys.stdin.isatty()  # the question goes to stderr: stdout may be a pipe
+    asking = asyncio.Lock()
+    policy = make_policy(args.yes, set(filter(None, (args.allow or "").split(","))))
+    engine = await open_engine(
+        home, registry=registry, policy=policy, handshake_timeout=args.timeout
+    )
+    printer = StreamPrinter(sys.stdout, "", sanitize=sys.stdout.isatty())
+    asks: set[asyncio.Task[None]] = set()
+    cancels: set[asyncio.Task[bool]] = set()
+
+    def listen(event: EngineEvent) -> None:
+        if isinstance(event, FramesEvent) and event.session == printer.session:
+            for frame in event.frames:
+                printer.frame(frame)
+        elif (
+            isinstance(event, PermissionEvent)
+            and not event.resolved
+            and event.request.session == printer.session
+        ):
+            answering = (
+                ask_on_terminal(engine, event.request, asking)
+                if interactive
+                else reject(engine, event.request)
+            )
+            task = asyncio.ensure_future(answering)
+            asks.add(task)
+            task.add_done_callback(asks.discard)
+        elif isinstance(event, StatusEvent) and event.session == printer.session and args.verbose:
+            print(f"[{event.status}] {printable(event.detail)}", file=sys.stderr)
+        elif isinstance(event, ProblemEvent) and event.session in (None, printer.session):
+            print(f"cockpit: {printable(event.message)}", file=sys.stderr)
+        elif isinstance(event, SavingEvent) and event.problem is None:
+            print("cockpit: the transcript is saved again", file=sys.stderr)
+
+    engine.subscribe(listen)
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def cancel(session: str) -> None:
+        nonlocal interrupted
+        interrupted = True
+        task = asyncio.ensure_future(engine.cancel(session))
+        cancels.add(task)  # kept until it is done
+        task.add_done_callback(cancels.discard)
+
+    try:
+        record = await engine.create_session(spec, args.cwd or os.getcwd())
+        printer.session = record.id
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGINT, cancel, record.id)
+        try:
+            stop_reason = await engine.prompt(record.id, " ".join(args.prompt))
+        except StartError:
+            stop_reason = "error"
+        except sqlite3.Error:  # the prompt could not be stored, so it was never sent
+            stop_reason = "error"
+        printer.finish()
+        status = engine.status(record.id)
+        code = run_exit(
+            stop_reason,
+            agent_alive=status not in (Status.EXITED, Status.ERROR),
+            interrupted=interrupted,
+        )
+        failure = await engine.last_row(record.id, "error") if code else None
+        print(f"cockpit: session {record.id}", file=sys.stderr) if args.verbose else None
+    except (NotADirectoryError, FileNotFoundError) as error:
+        print(f"cockpit: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.Error as error:  # the session itself could not be stored
+        print(f"cockpit: the session could not be stored: {describe(error)}", file=sys.stderr)
+        return EXIT_STORE
+    finally:
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)
+        last_write = await close_engine(engine)
+    if engine.saving_failure is not None:
+        why = describe(last_write) if last_write is not None else engine.saving_failure
+        lost = engine.unwritten() if last_write is not None else (0, 0)
+        print(f"cockpit: {printable(saving_message(why, lost))}", file=sys.stderr)
+        return EXIT_STORE
+    if code != EXIT_OK:
+        message = exit_message(code, stop_reason, failure.text if failure else "")
+        print(f"cockpit: {printable(message)}", file=sys.stderr)
+    return code
+
+
+async def close_engine(engine: EngineAPI) -> sqlite3.Error | None:
+    """Close the engine; the error of a last write that failed (the disk is still full),
+    which the caller reports, instead of a traceback."""
+    try:
+        await engine.close()
+    except sqlite3.Error as error:
+        return error
+    return None
