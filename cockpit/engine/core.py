@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
+from cockpit.acp_types import ContentBlock
 from cockpit.api import (
     AgentInfo,
     AgentSpec,
@@ -48,7 +49,7 @@ from cockpit.engine.registry import (
     load_registry,
     with_overrides,
 )
-from cockpit.engine.session import ContentBlock, LiveSession, PermissionPolicy, describe
+from cockpit.engine.session import LiveSession, PermissionPolicy, describe
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.text.textout import session_title, transcript_markdown

@@ -42,25 +42,10 @@ from pathlib import Path
 from typing import Literal
 
 from acp import embedded_text_resource, resource_block, resource_link_block
-from acp.schema import (
-    AudioContentBlock,
-    EmbeddedResourceContentBlock,
-    ImageContentBlock,
-    ResourceContentBlock,
-    TextContentBlock,
-)
 
+from cockpit.acp_types import ContentBlock
 from cockpit.engine.files import OutsideRoot, confine
 from cockpit.text.mentions import find_mentions
-
-ContentBlock = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
-"""A block of a prompt, as the SDK models it (the union `cockpit.engine.session` uses too)."""
 
 MAX_FILES = 200_000
 """Most paths an index holds; a bigger tree is cut (sorted order for git) and flagged."""

@@ -24,28 +24,24 @@ from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.core import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
-    AudioContentBlock,
     ClientCapabilities,
     CreateTerminalResponse,
     DeniedOutcome,
-    EmbeddedResourceContentBlock,
     FileSystemCapabilities,
-    ImageContentBlock,
     Implementation,
     KillTerminalResponse,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
     RequestPermissionResponse,
-    ResourceContentBlock,
     TerminalExitStatus,
     TerminalOutputResponse,
-    TextContentBlock,
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 from pydantic import ValidationError
 
 from cockpit import __version__
+from cockpit.acp_types import ContentBlock
 from cockpit.api import (
     AgentSpec,
     EngineEvent,
@@ -91,15 +87,6 @@ from store.chunks import META_UPDATES, TEXT_UPDATES
 from store.store import Store
 
 log = logging.getLogger(__name__)
-
-ContentBlock = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
-"""A block of a prompt, as the SDK models it."""
 
 PermissionPolicy = Callable[[PermissionRequest], str | None]
 """Given a request, the optionId to answer without asking, or None to ask the user."""
