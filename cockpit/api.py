@@ -37,16 +37,23 @@ __all__ = [
     "PermissionEvent",
     "PermissionRequest",
     "ProblemEvent",
+    "ResyncEvent",
     "Row",
     "SavingEvent",
     "SchemaError",
     "SessionBusy",
     "SessionEvent",
     "SessionRecord",
+    "StartError",
     "Status",
     "StatusEvent",
     "UnknownSession",
 ]
+
+
+class StartError(RuntimeError):
+    """The agent could not be started; the session holds an error row saying why."""
+
 
 DEFAULT_AGENT = "demo"
 """The agent a new session runs when none is named: the bundled demo (no keys, no network)."""
@@ -169,6 +176,15 @@ class SavingEvent:
     problem: str | None
 
 
+@dataclass(frozen=True)
+class ResyncEvent:
+    """What the client holds may be stale (it attached again to the service, or fell behind
+    and events were dropped): read again what is shown; a read replaces, so nothing is lost
+    or doubled. An engine in the client's own process never sends it."""
+
+    reason: str
+
+
 EngineEvent = (
     FramesEvent
     | StatusEvent
@@ -177,6 +193,7 @@ EngineEvent = (
     | AttentionEvent
     | ProblemEvent
     | SavingEvent
+    | ResyncEvent
 )
 
 Listener = Callable[[EngineEvent], object]
@@ -245,6 +262,11 @@ class EngineAPI(Protocol):
     @property
     def problems(self) -> Sequence[str]:
         """Configuration problems met while opening (a broken policy file...)."""
+
+    @property
+    def detaches(self) -> bool:
+        """True when quitting this client leaves the agents running (the service owns
+        them); False when they stop with it (the engine runs in this process)."""
 
     @property
     def saving_problem(self) -> str | None:
@@ -351,6 +373,10 @@ class EngineAPI(Protocol):
         """Set one of the agent's config options (the model is one)."""
 
     # permissions
+    def allow_automatically(self, session_id: str, kinds: Sequence[str] | None = None) -> None:
+        """Allow this session's questions without asking: all (`kinds` None) or of these kinds
+        (`cockpit run --yes`, `--allow KINDS`)."""
+
     def pending_permissions(self, session_id: str | None = None) -> list[PermissionRequest]:
         """Requests waiting for the user, oldest first."""
 

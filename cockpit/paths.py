@@ -10,8 +10,10 @@ it as `cockpit/bundled/` (a top-level `acp` folder would shadow the SDK).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +22,7 @@ import platformdirs
 
 APP_NAME = "cockpit"
 DATABASE_NAME = "cockpit.db"
+SETTINGS_NAME = "settings.json"
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -84,6 +87,12 @@ def database_path(environ: Mapping[str, str] | None = None) -> Path:
     return data_dir(environ) / DATABASE_NAME
 
 
+def settings_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The interface's settings (the theme, notifications, the session to reopen on):
+    `settings.json` in Cockpit's config folder."""
+    return config_dir(environ) / SETTINGS_NAME
+
+
 def private_dir(path: Path) -> Path:
     """Create `path` (and parents) owner-only if missing, or make the user's own folder
     owner-only if others may read it (a `COCKPIT_HOME` made with the usual 0755 let every
@@ -96,3 +105,29 @@ def private_dir(path: Path) -> Path:
         if status.st_uid == os.getuid() and status.st_mode & 0o077:
             path.chmod(stat.S_IMODE(status.st_mode) & 0o700)
     return path
+
+
+SOCKET_PATH_BYTES = 100
+"""The longest socket path used as is: the kernel takes 107 bytes at most (`sun_path`)."""
+
+
+def service_socket(data: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """The Unix socket of the service that owns the store in `data`: one per store, in the
+    runtime folder, named after the store's real path. A path too long for the kernel
+    (a deep COCKPIT_HOME) moves to a short owner-only folder under the temporary folder."""
+    digest = hashlib.sha256(os.path.realpath(data).encode()).hexdigest()[:16]
+    name = f"service-{digest}.sock"
+    path = runtime_dir(environ) / name
+    if len(os.fsencode(path)) <= SOCKET_PATH_BYTES:
+        return path
+    return Path(tempfile.gettempdir()) / f"cockpit-{os.getuid()}" / name
+
+
+def service_lock(data: Path) -> Path:
+    """The lock the service of the store in `data` holds while it runs: one service per store."""
+    return data / "service.lock"
+
+
+def service_log(data: Path) -> Path:
+    """Where a service started in the background writes its output (it has no terminal)."""
+    return data / "logs" / "service.log"

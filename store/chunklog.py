@@ -25,9 +25,9 @@ from typing import Any, Final
 
 import aiosqlite
 
+from store.database import prepare_database_file, tighten_mode
 from store.entries import Draft, Entry, dump, make_entry
 from store.requests import RequestSpec
-from store.store import prepare_database_file, tighten_mode
 
 AGENT_FOLDER: Final = "claude-agent"
 """The folder of the data dir that holds the Claude agent's logs."""

@@ -18,8 +18,8 @@ from cockpit.api import (
     StatusEvent,
 )
 from cockpit.engine.core import Engine
+from cockpit.engine.permission_broker import PermissionPolicy
 from cockpit.engine.registry import load_registry
-from cockpit.engine.session import PermissionPolicy
 from cockpit.paths import agents_dir
 from store import Row, ViewTranscript
 from tests.waiting import eventually

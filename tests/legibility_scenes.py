@@ -14,10 +14,11 @@ from textual.pilot import Pilot
 
 from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
-from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ThoughtBubble, ToolCard, UserBubble
+from cockpit.ui.bubbles import AgentBubble, BubbleWidget, ThoughtBubble, UserBubble
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.rail import RailEntry, SessionRail
-from cockpit.ui.viewmodel import RailState
+from cockpit.ui.session_states import RailState
+from cockpit.ui.tool_card import ToolCard
 from store import chunk_from_update, note
 from store.workload import text_update
 from tests.ui_helpers import NOW, fill, make_app, wait_until

@@ -25,6 +25,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from rich._palettes import EIGHT_BIT_PALETTE
@@ -36,6 +37,8 @@ from textual.app import App
 from textual.constants import DIM_FACTOR
 from textual.screen import ModalScreen
 from textual.widget import Widget
+
+from cockpit.compat.textual_private import full_screen_update
 
 DEPTHS: dict[str, ColorSystem] = {
     "truecolor": ColorSystem.TRUECOLOR,
@@ -94,6 +97,7 @@ def shown(colour: Color | None, *, foreground: bool) -> ColorTriplet:
     return EIGHT_BIT_PALETTE[colour.number]
 
 
+@cache
 def luminance(colour: ColorTriplet) -> float:
     """WCAG 2 relative luminance."""
 
@@ -105,6 +109,7 @@ def luminance(colour: ColorTriplet) -> float:
     return 0.2126 * channel(red) + 0.7152 * channel(green) + 0.0722 * channel(blue)
 
 
+@cache
 def contrast(first: ColorTriplet, second: ColorTriplet) -> float:
     """WCAG 2 contrast ratio, 1 to 21."""
     high, low = sorted((luminance(first), luminance(second)), reverse=True)
@@ -128,6 +133,7 @@ def is_neutral(colour: ColorTriplet) -> bool:
     return colour.red == colour.green == colour.blue
 
 
+@cache
 def kind_of(char: str) -> str | None:
     """ "text" for letters, digits and ASCII punctuation, "mark" for any other glyph (box
     drawing, blocks, symbols, non-ASCII punctuation such as `·` and `…`), None for blanks."""
@@ -151,20 +157,27 @@ class Cell:
     def seen(self, depth: str) -> tuple[ColorTriplet, ColorTriplet]:
         """(foreground, background) as the terminal shows them at `depth`: colours
         reduced, reverse video applied, a dim foreground mixed into its background."""
-        fore = self.style.color
-        back = self.style.bgcolor
-        foreground = shown(reduce(fore, depth) if fore else None, foreground=True)
-        background = shown(reduce(back, depth) if back else None, foreground=False)
-        if self.style.reverse:
-            foreground, background = background, foreground
-        if self.style.dim:
-            foreground = blend(foreground, background, DIM_FACTOR)
-        return foreground, background
+        return seen_colours(self.style, depth)
+
+
+@cache
+def seen_colours(style: Style, depth: str) -> tuple[ColorTriplet, ColorTriplet]:
+    """`Cell.seen` of any cell with `style`: a screen holds few styles in many cells, and
+    a check asks each cell at every depth, so the answer is kept per style."""
+    fore = style.color
+    back = style.bgcolor
+    foreground = shown(reduce(fore, depth) if fore else None, foreground=True)
+    background = shown(reduce(back, depth) if back else None, foreground=False)
+    if style.reverse:
+        foreground, background = background, foreground
+    if style.dim:
+        foreground = blend(foreground, background, DIM_FACTOR)
+    return foreground, background
 
 
 def screen_cells(app: App[Any]) -> list[Cell]:
     """Every cell of the app's screen, as it would be written to the terminal."""
-    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    update = full_screen_update(app)
     cells: list[Cell] = []
     for y, line in enumerate(update.strips):  # type: ignore[union-attr]
         x = 0

@@ -11,6 +11,7 @@ import pytest
 
 from cockpit.api import AgentSpec
 from cockpit.engine.agent_process import TAIL_BYTES, AgentNotFound, AgentProcess
+from tests.waiting import eventually
 
 
 def spec(code: str, **env: str) -> AgentSpec:
@@ -50,10 +51,7 @@ async def test_stop_ends_grandchildren_too(tmp_path: Path) -> None:
         "time.sleep(60)\n"
     )
     agent = await AgentProcess.spawn(spec(code), tmp_path, tmp_path / "log")
-    for _ in range(200):
-        if marker.exists() and marker.read_text():
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: marker.exists() and marker.read_text(), 4, "the grandchild's pid")
     grandchild = int(marker.read_text())
     code_ = await agent.stop(grace=0.3)
     assert code_ == -9  # it ignored SIGTERM, so SIGKILL ended it

@@ -23,12 +23,12 @@ import anthropic
 import pytest
 from acp import RequestError, text_block
 
-from cockpit.api import PermissionRequest, Status
+from cockpit.api import PermissionRequest, StartError, Status
 from cockpit.engine.core import Engine
-from cockpit.engine.session import StartError
-from cockpit.ui.bubbles import AgentBubble, ToolCard, UserBubble
+from cockpit.ui.bubbles import AgentBubble, UserBubble
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff
+from cockpit.ui.tool_card import ToolCard
 from store.chunklog import ChunkLog, log_path
 from store.entries import Entry
 from store.requests import breakpoint_paths, thinking_config, without_breakpoints

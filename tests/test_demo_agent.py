@@ -3,16 +3,15 @@ command whose output passes the terminal's limit, and the keys the tour promises
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
 from rich.text import Text
 
-from cockpit.paths import agents_dir
+from cockpit.agentkit.demo.texts import TOUR_INTRO
 from cockpit.ui.app import CockpitApp
-from cockpit.ui.bubbles import ToolCard
+from cockpit.ui.tool_card import ToolCard
 from store.workload import benchmark_reply
 from tests.engine_helpers import allow_all, assert_live_equals_stored, open_engine, rows_of
 
@@ -62,18 +61,8 @@ async def test_a_command_past_the_output_limit_keeps_the_tail(
         assert "terminal kept only the last 4,096 bytes" in rows[-1].text
 
 
-def tour_intro() -> str:
-    source = (agents_dir() / "demo_agent.py").read_text()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "TOUR_INTRO" for t in node.targets
-        ):
-            return str(ast.literal_eval(node.value))
-    raise AssertionError("no TOUR_INTRO")
-
-
 def test_the_tour_names_the_keys_the_app_binds() -> None:
-    tour = tour_intro()
+    tour = TOUR_INTRO
     keys = tour.split("## Keys", 1)[1].split("##", 1)[0]
     named = {key.lower() for key in re.findall(r"\*\*([^*]+)\*\*", keys)}
     assert {"ctrl+n", "ctrl+up", "ctrl+down", "ctrl+o", "ctrl+g", "esc", "f1"} <= named

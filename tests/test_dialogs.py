@@ -11,9 +11,10 @@ from textual.command import CommandList
 from textual.keys import key_to_character
 from textual.widgets.option_list import Option
 
+from cockpit.compat.textual_private import run_command_list_action
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.dialog import Palette
-from cockpit.ui.screens import RenameScreen
+from cockpit.ui.screens.questions import RenameScreen
 from tests.ui_helpers import make_app, ready, wait_until
 
 
@@ -99,7 +100,7 @@ async def test_paging_the_palette_before_its_list_is_laid_out_does_nothing(
         commands.clear_options().add_options([Option(f"command {n}") for n in range(30)])
         commands.highlighted = 5
         commands.set_class(True, "--visible")  # the commands arrive with the key
-        palette._action_command_list("page_down")  # before the list is laid out
-        palette._action_command_list("page_up")
+        run_command_list_action(palette, "page_down")  # before the list is laid out
+        run_command_list_action(palette, "page_up")
         await pilot.pause()
         assert app.is_running

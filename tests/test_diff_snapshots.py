@@ -11,7 +11,8 @@ from rich.console import RenderableType
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from cockpit.ui.diffs import DiffStyles, render_side_by_side, render_unified
+from cockpit.ui.diffs.palette import DiffStyles
+from cockpit.ui.diffs.render import render_side_by_side, render_unified
 
 Snap = Callable[..., bool]
 

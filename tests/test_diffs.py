@@ -18,25 +18,26 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from cockpit.text.sanitize import printable
-from cockpit.ui.diffs import (
-    CODE_THEME,
+from cockpit.ui.diffs.highlight import highlight
+from cockpit.ui.diffs.model import (
     DiffLine,
-    DiffStyles,
-    Layout,
     Row,
-    choose_layout,
     count_changes,
     diff_lines,
     diff_stats,
     fold,
     fold_rows,
-    highlight,
-    render_diff,
-    render_side_by_side,
-    render_unified,
     side_by_side,
     split_lines,
     unified_rows,
+)
+from cockpit.ui.diffs.palette import CODE_THEME, DiffStyles
+from cockpit.ui.diffs.render import (
+    Layout,
+    choose_layout,
+    render_diff,
+    render_side_by_side,
+    render_unified,
 )
 
 STYLES = DiffStyles()

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from acp import RequestError
 
-from cockpit.api import AgentSpec, EngineEvent, FramesEvent, PermissionRequest, Status
-from cockpit.engine.session import LiveSession, StartError
+from cockpit.api import AgentSpec, EngineEvent, FramesEvent, PermissionRequest, StartError, Status
+from cockpit.engine.session import LiveSession
 from store.workload import markdown_reply
 from tests.engine_helpers import (
     allow_all,

@@ -30,21 +30,21 @@ async def test_captures_through_the_tap_and_inbox(
         data_dir=tmp_path,
         handshake_timeout=1,
     )
-    live._consumer = asyncio.create_task(live._consume())
+    live.inbox.consumer = asyncio.create_task(live.inbox.consume())
     for record in records:
         frame = record["frame"]
         if record["dir"] == "client->agent" and frame.get("method") == "session/prompt":
-            await live._settle()
+            await live.inbox.settle()
             text = "".join(block.get("text", "") for block in frame["params"]["prompt"])
             _, frames = await store.begin_turn(session.id, text)
             recorder(FramesEvent(session.id, tuple(frames)))
         elif record["dir"] == "agent->client":
             if "sessionId" in frame.get("result", {}):
                 live.agent_session_id = frame["result"]["sessionId"]
-            live._tap(frame)
-    await live._settle()
+            live.tap(frame)
+    await live.inbox.settle()
     await store.end_turn(session.id)
-    live._consumer.cancel()
+    live.inbox.consumer.cancel()
     rows = await store.all_rows(session.id)
     expected = expected_messages(records)
     assert [(r.kind, r.text if r.kind != "tool" else "") for r in rows] == expected

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from cockpit.api import AgentSpec, AttentionEvent, Status
+from cockpit.api import AgentSpec, AttentionEvent, StartError, Status
 from cockpit.engine.agent_process import AgentProcess
-from cockpit.engine.core import CUT_BY_A_STOP, Engine
-from cockpit.engine.session import LiveSession, StartError
+from cockpit.engine.core import Engine
+from cockpit.engine.recovery import CUT_BY_A_STOP
+from cockpit.engine.session import LiveSession
 from store import Chunk, Frame
 from store.store import Store
 from tests.engine_helpers import (
@@ -29,6 +30,7 @@ from tests.engine_helpers import (
     rows_of,
 )
 from tests.helpers import reply
+from tests.waiting import eventually
 
 TINY = str(Path(__file__).parent / "tiny_agent.py")
 
@@ -47,11 +49,13 @@ def home(tmp_path: Path) -> Path:
 
 async def turn_over(engine: Engine, session: str, timeout: float = 20) -> None:
     """Wait until every prompt sent with `send` has been answered."""
-    async with asyncio.timeout(timeout):
-        while any(not task.done() for task in engine._tasks) or (
-            engine.status(session) != Status.READY
-        ):
-            await asyncio.sleep(0.02)
+    await eventually(
+        lambda: (
+            all(task.done() for task in engine._tasks) and engine.status(session) == Status.READY
+        ),
+        timeout,
+        "every prompt sent to be answered",
+    )
 
 
 # -- a prompt typed while the agent starts ----------------------------------------------------
@@ -138,9 +142,11 @@ async def test_a_prompt_whose_agent_cannot_start_says_why_in_the_transcript(
         spec = AgentSpec(name="gone", command=(str(project / "no-such-agent"),))
         record = await engine.create_session(spec, project)
         engine.send(record.id, "hello")
-        async with asyncio.timeout(15):
-            while not any(r.kind == "error" for r in await rows_of(engine, record.id)):
-                await asyncio.sleep(0.02)
+
+        async def an_error_row() -> bool:
+            return any(r.kind == "error" for r in await rows_of(engine, record.id))
+
+        await eventually(an_error_row, 15)
         rows = await rows_of(engine, record.id)
         assert [r.kind for r in rows] == ["user", "error"]
         assert "no-such-agent" in rows[1].text
@@ -180,9 +186,7 @@ async def test_a_prompt_that_fails_before_its_turn_is_a_row_too(
         live = await engine._live_session(record.id)
         monkeypatch.setattr(live, "prompt", broken)
         engine.send(record.id, "hello")
-        async with asyncio.timeout(10):
-            while not await rows_of(engine, record.id):
-                await asyncio.sleep(0.02)
+        await eventually(lambda: rows_of(engine, record.id), 10, "a row")
         (row,) = await rows_of(engine, record.id)
         # The reason is never empty, whatever the error carries.
         assert (row.kind, row.text) == ("error", "The prompt could not be sent: AssertionError")
@@ -392,13 +396,13 @@ async def test_a_consumer_cancelled_mid_batch_still_shows_what_it_stored(
 
     store.apply = slow_third  # type: ignore[method-assign]
     for text in ("one ", "two ", "three"):
-        live._inbox.put_nowait(reply(session.id, text))
-    live._ensure_consumer()
+        live.inbox.queue.put_nowait(reply(session.id, text))
+    live.inbox.ensure_consumer()
     await asyncio.wait_for(stuck.wait(), 10)
-    assert live._consumer is not None
-    live._consumer.cancel()
+    assert live.inbox.consumer is not None
+    live.inbox.consumer.cancel()
     with contextlib.suppress(asyncio.CancelledError):
-        await live._consumer
+        await live.inbox.consumer
     assert [r.text for r in await store.all_rows(session.id)] == ["one two "]
     assert_live_equals_stored(recorder, session.id, await store.all_rows(session.id))
 
@@ -412,11 +416,11 @@ async def test_a_tool_call_whose_content_is_a_number_costs_the_consumer_nothing(
     recorder = Recorder()
     live = LiveSession(session, AgentSpec(name="x", command=("x",)), store, recorder,
                        data_dir=tmp_path, handshake_timeout=1)  # fmt: skip
-    live._inbox.put_nowait(
+    live.inbox.queue.put_nowait(
         {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "content": 7}
     )
-    live._inbox.put_nowait(reply(session.id, "after it"))
-    await asyncio.wait_for(live._settle(), 10)  # the barrier is in the same batch
+    live.inbox.queue.put_nowait(reply(session.id, "after it"))
+    await asyncio.wait_for(live.inbox.settle(), 10)  # the barrier is in the same batch
     rows = await store.all_rows(session.id)
     assert [(r.kind, r.text) for r in rows][-1] == ("agent", "after it")
     assert_live_equals_stored(recorder, session.id, rows)

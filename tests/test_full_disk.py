@@ -17,9 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cockpit.cli.exits import saving_message
-from cockpit.ui.viewmodel import fit_status, quit_question, status_parts
-from store.store import RETRY_LIMIT, Store, retry_delay
+from cockpit.ui.session_states import quit_question
+from cockpit.ui.status_text import fit_status, status_parts
+from store.store import Store
 from store.workload import markdown_reply
+from store.writer import RETRY_LIMIT, retry_delay
 from tests.full_disk import fill, free
 from tests.helpers import feed, new_session, pieces, reply, session_record, texts, update
 from tests.waiting import eventually

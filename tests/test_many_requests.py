@@ -15,9 +15,10 @@ from typing import Any
 from textual import events
 
 from cockpit.api import PermissionEvent, Status
-from cockpit.ui.app import CockpitApp, StatusLine
+from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
 from tests.test_engine_restart import TINY
 from tests.ui_helpers import make_app, ready, send, wait_until

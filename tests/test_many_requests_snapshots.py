@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.ui.screens import InboxScreen
+from cockpit.ui.screens.inbox import InboxScreen
 from tests.test_many_requests import tiny_app
 from tests.test_tui_interaction_snapshots import calm, fixed_folder
 from tests.ui_helpers import ready, send, ticking, wait_until

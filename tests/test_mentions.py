@@ -13,14 +13,10 @@ from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextR
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.engine import mentions
-from cockpit.engine.mentions import (
-    FileIndex,
-    IgnoreRules,
-    Match,
-    is_ignored,
-    mention_blocks,
-)
+from cockpit.engine.file_index import index as file_index
+from cockpit.engine.file_index.gitignore import IgnoreRules, is_ignored
+from cockpit.engine.file_index.index import FileIndex, Match
+from cockpit.engine.mention_blocks import mention_blocks
 from cockpit.text.mentions import Mention, completion_query, find_mentions, format_mention
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -361,9 +357,9 @@ def test_typing_on_reuses_survivors_without_changing_results() -> None:
 def test_large_index_agrees_with_the_naive_scorer(
     monkeypatch: pytest.MonkeyPatch, bulk_tiers: bool
 ) -> None:
-    monkeypatch.setattr(mentions, "MAX_SCORED", 10**9)  # exhaustive: pruning alone must agree
+    monkeypatch.setattr(file_index, "MAX_SCORED", 10**9)  # exhaustive: pruning alone must agree
     if bulk_tiers:
-        monkeypatch.setattr(mentions, "SMALL_SURVIVORS", 0)
+        monkeypatch.setattr(file_index, "SMALL_SURVIVORS", 0)
     words = ["user", "main", "config", "test", "button", "api", "index", "util", "Service"]
     paths = [
         f"{words[i % 9]}s/{words[(i // 9) % 9]}_{words[(i // 81) % 9]}/{words[i % 7]}{i}.py"
@@ -375,7 +371,7 @@ def test_large_index_agrees_with_the_naive_scorer(
 
 
 def test_scoring_budget_still_returns_valid_matches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mentions, "MAX_SCORED", 3)
+    monkeypatch.setattr(file_index, "MAX_SCORED", 3)
     index = index_of(*(f"d{i}/file{i}.py" for i in range(50)))
     results = index.search("dfpy", limit=10)
     assert len(results) == 3
@@ -520,7 +516,10 @@ def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
 
 
 def test_engine_side_module_does_not_import_textual() -> None:
-    code = "import sys, cockpit.engine.mentions; sys.exit('textual' in sys.modules)"
+    code = (
+        "import sys, cockpit.engine.file_index.index, cockpit.engine.mention_blocks;"
+        " sys.exit('textual' in sys.modules)"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=False)
     assert result.returncode == 0

@@ -17,9 +17,10 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList
 
 from cockpit.api import AgentSpec
+from cockpit.compat.textual_private import terminal_driver
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
-from cockpit.ui.screens import (
+from cockpit.ui.screens.new_session import (
     NEW_SESSION_ROWS,
     AgentDetail,
     NewSessionScreen,
@@ -56,7 +57,7 @@ def user_agents(tmp_path: Path, text: str) -> None:
 def press_fast(app: CockpitApp, *keys: str) -> None:
     """Keys as a terminal delivers them when the user types quickly: all of them queued
     at once, no waiting for the app between them (Pilot's `press` waits)."""
-    driver = app._driver
+    driver = terminal_driver(app)
     assert driver is not None
     for key in keys:
         driver.process_message(events.Key(key, "\r" if key == "enter" else None))

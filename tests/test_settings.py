@@ -1,5 +1,6 @@
 """The settings store: round trips, atomic private writes, and broken files that give
-defaults plus a message instead of an exception."""
+defaults plus a message instead of an exception; and the typed `Settings` over it, which
+ignores values it cannot use and keeps whatever else the file holds."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import stat
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.ui.settings import load_settings, save_settings, settings_path
+from cockpit.paths import settings_path
+from cockpit.ui.settings import (
+    Settings,
+    load_settings,
+    read_settings,
+    save_settings,
+    write_settings,
+)
 
 
 def mode(path: Path) -> int:
@@ -169,3 +178,85 @@ def test_any_json_object_round_trips(settings: dict[str, Any]) -> None:
         save_settings(path, settings)
         assert load_settings(path) == (settings, None)
         assert os.listdir(folder) == ["settings.json"]
+
+
+# -- the typed settings ------------------------------------------------------------------------
+
+
+def test_no_file_gives_the_defaults(tmp_path: Path) -> None:
+    settings, problem = read_settings(tmp_path / "settings.json")
+    assert problem is None
+    assert settings == Settings()
+    assert (settings.theme, settings.notify, settings.tool_cards, settings.last_session) == (
+        None,
+        True,
+        None,
+        None,
+    )
+    assert settings.to_json() == {}
+
+
+def test_usable_values_are_read_as_attributes() -> None:
+    settings = Settings.from_json(
+        {"theme": "cockpit-light", "notify": False, "tool_cards": "always", "last_session": "s1"}
+    )
+    assert settings == Settings("cockpit-light", False, "always", "s1")
+    assert settings.kept == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("theme", 42),
+        ("theme", None),
+        ("notify", "no"),
+        ("notify", 0),
+        ("tool_cards", "sometimes"),
+        ("tool_cards", ["always"]),
+        ("last_session", 7),
+    ],
+)
+def test_a_badly_typed_value_is_ignored_and_kept_as_it_was(name: str, value: Any) -> None:
+    settings = Settings.from_json({name: value})
+    assert getattr(settings, name) == getattr(Settings(), name)
+    assert settings.to_json() == {name: value}
+
+
+def test_unknown_keys_survive_a_change_and_a_save(tmp_path: Path) -> None:
+    """A key another version of Cockpit wrote is written back untouched when the theme or
+    the session to reopen on changes."""
+    path = tmp_path / "settings.json"
+    save_settings(path, {"theme": "cockpit-dark", "future": {"x": [1, 2]}, "notify": "no"})
+    settings, _ = read_settings(path)
+    write_settings(path, replace(settings, theme="cockpit-light", last_session="s2"))
+    assert load_settings(path) == (
+        {"theme": "cockpit-light", "future": {"x": [1, 2]}, "notify": "no", "last_session": "s2"},
+        None,
+    )
+
+
+def test_a_setting_set_to_its_default_is_not_written() -> None:
+    assert Settings(notify=False).to_json() == {"notify": False}
+    assert Settings.from_json({"notify": True}).to_json() == {}
+    assert Settings(theme="x").to_json() == {"theme": "x"}
+
+
+def test_a_broken_file_gives_the_defaults_and_its_problem(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("[1]", encoding="utf-8")
+    settings, problem = read_settings(path)
+    assert settings == Settings()
+    assert problem is not None and "must hold a JSON object" in problem
+
+
+@given(st.dictionaries(st.text(), JSON_VALUES, max_size=6))
+def test_reading_and_writing_back_changes_nothing(data: dict[str, Any]) -> None:
+    """Whatever the file holds, settings read from it and saved unchanged hold the same
+    values: nothing is invented or altered, and only a usable value equal to its default
+    may be left out (it reads the same)."""
+    settings = Settings.from_json(data)
+    written = settings.to_json()
+    assert Settings.from_json(written) == settings
+    assert all(key in data and data[key] == value for key, value in written.items())
+    for key in data.keys() - written.keys():
+        assert getattr(settings, key) == getattr(Settings(), key) == data[key]

@@ -14,13 +14,8 @@ from textual.fuzzy import Matcher
 
 from cockpit.api import Status
 from cockpit.ui.commands import highlighted, literal
-from cockpit.ui.viewmodel import (
-    TURN_WORDS,
-    clean_line,
-    fit_status,
-    status_parts,
-    turn_words,
-)
+from cockpit.ui.one_line import clean_line
+from cockpit.ui.status_text import TURN_WORDS, fit_status, status_parts, turn_words
 from store import SessionRecord
 from tests.helpers import session_record, status_text
 

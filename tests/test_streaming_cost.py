@@ -23,8 +23,9 @@ from rich.segment import Segment
 from textual.strip import Strip
 
 from cockpit.cli.run import StreamPrinter
-from cockpit.ui.bubbles import PAINT_SHARE, SLOWEST_REPAINT, AgentBubble, ReplyLines
+from cockpit.ui.bubbles import AgentBubble
 from cockpit.ui.mdblocks import BlockSplitter
+from cockpit.ui.repaint import PAINT_SHARE, SLOWEST_REPAINT, ReplyLines
 from cockpit.ui.transcript import TranscriptView
 from store import Bubble, Frame, ViewTranscript, chunk_from_update
 from store.pieces import Pieces

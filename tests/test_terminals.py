@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from cockpit.engine.files import OutsideRoot
 from cockpit.engine.terminals import Terminals, shell_command, trim_output
+from tests.waiting import eventually
 
 
 @given(st.text(), st.integers(min_value=0, max_value=64))
@@ -54,10 +55,7 @@ async def test_kill_reaches_the_whole_process_group(tmp_path: Path) -> None:
         f"open({str(marker)!r}, 'w').write(str(p.pid)); time.sleep(60)"
     )
     terminal = await terminals.create(sys.executable, ["-c", script])
-    for _ in range(100):
-        if marker.exists() and marker.read_text():
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: marker.exists() and marker.read_text(), 5, "the grandchild's pid")
     grandchild = int(marker.read_text())
     terminals.kill(terminal.id)
     await terminals.wait(terminal.id)

@@ -13,10 +13,13 @@ from rich.console import Group
 from textual.events import AppBlur
 
 from cockpit.api import FramesEvent, Status
-from cockpit.ui.bubbles import AgentBubble, ToolCard
+from cockpit.ui.bubbles import AgentBubble
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.ui.screens import InboxScreen, OptionsScreen, PlanScreen
+from cockpit.ui.screens.inbox import InboxScreen
+from cockpit.ui.screens.questions import OptionsScreen
+from cockpit.ui.screens.reading import PlanScreen
+from cockpit.ui.tool_card import ToolCard
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
 from tests.ui_helpers import local, make_app, ready, send, wait_until

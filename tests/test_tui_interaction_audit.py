@@ -13,11 +13,12 @@ from rich.console import Console, RenderableType
 from textual.geometry import Region
 
 from cockpit.engine.core import Engine
-from cockpit.ui.bubbles import BubbleWidget, ToolCard
+from cockpit.ui.bubbles import BubbleWidget
 from cockpit.ui.composer import MENU_ROWS, CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt, RequestDiff
 from cockpit.ui.rail import SessionRail
-from cockpit.ui.screens import TextScreen
+from cockpit.ui.screens.reading import TextScreen
+from cockpit.ui.tool_card import ToolCard
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
 from tests.ui_helpers import add_session, fill, make_app, ready, send, wait_until

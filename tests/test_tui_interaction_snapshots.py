@@ -15,10 +15,11 @@ from typing import Any
 
 from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
-from cockpit.ui.bubbles import ToolCard
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.ui.screens import OptionsScreen, PlanScreen
+from cockpit.ui.screens.questions import OptionsScreen
+from cockpit.ui.screens.reading import PlanScreen
+from cockpit.ui.tool_card import ToolCard
 from store import chunk_from_update
 from tests.ui_helpers import NOW, fill_now, make_app, ready, send, ticking, wait_until
 

@@ -11,15 +11,16 @@ import re
 from pathlib import Path
 
 from textual import events
-from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
 from textual.widget import Widget
 
 from cockpit.api import FramesEvent
+from cockpit.compat.textual_private import is_styles_cache, styles_cache_of
 from cockpit.engine.core import Engine
-from cockpit.ui.app import CockpitApp, EngineMessage
+from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
+from cockpit.ui.engine_messages import FramesArrived
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.transcript import BUBBLE_LIMIT, TranscriptView
 from store import chunk_from_update
@@ -207,10 +208,10 @@ async def test_the_live_turn_stays_pinned_while_the_user_reads_history(tmp_path:
             for index in range(0, len(text), 7):
                 chunk = text_update("agent_message_chunk", text[index : index + 7])
                 frames = await store.apply(chunk_from_update(session, chunk))
-                app.post_message(EngineMessage(FramesEvent(session, tuple(frames))))
+                app.post_message(FramesArrived(FramesEvent(session, tuple(frames))))
 
         _, frames = await store.begin_turn(session, "write a long reply")
-        app.post_message(EngineMessage(FramesEvent(session, tuple(frames))))
+        app.post_message(FramesArrived(FramesEvent(session, tuple(frames))))
         half = len(reply) // 2
         await stream(reply[:half])
         await wait_until(lambda: any(b.kind == "agent" for b in view.model))
@@ -382,8 +383,6 @@ async def test_bubbles_scrolled_away_leave_nothing_behind(tmp_path: Path) -> Non
         await settle(pilot)
         gc.collect()
         alive = gc.get_objects()
-        owned = {id(widget._styles_cache) for widget in alive if isinstance(widget, Widget)}
-        orphans = [
-            cache for cache in alive if isinstance(cache, StylesCache) and id(cache) not in owned
-        ]
+        owned = {id(styles_cache_of(widget)) for widget in alive if isinstance(widget, Widget)}
+        orphans = [cache for cache in alive if is_styles_cache(cache) and id(cache) not in owned]
         assert len(orphans) <= 5, f"{len(orphans)} style caches outlive their widgets"

@@ -14,21 +14,19 @@ from textual.widget import Widget
 from textual.widgets import Label, OptionList
 
 from cockpit.api import Status
+from cockpit.compat.textual_private import screen_strips
 from cockpit.engine.core import Engine
+from cockpit.ui.agent_options import OptionChoice
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import BubbleWidget
 from cockpit.ui.composer import CompletionMenu, Composer
+from cockpit.ui.one_line import clean_line
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.ui.screens import (
-    ConfirmScreen,
-    HelpScreen,
-    InboxScreen,
-    OptionsScreen,
-    PlanScreen,
-    RenameScreen,
-)
+from cockpit.ui.screens.help import HelpScreen
+from cockpit.ui.screens.inbox import InboxScreen
+from cockpit.ui.screens.questions import ConfirmScreen, OptionsScreen, RenameScreen
+from cockpit.ui.screens.reading import PlanScreen
 from cockpit.ui.transcript import TranscriptView
-from cockpit.ui.viewmodel import OptionChoice, clean_line
 from tests.ui_helpers import NOW, add_session, fill, make_app, ready, send, ticking, wait_until
 
 SIZE = (260, 50)
@@ -90,7 +88,7 @@ def status_of(app: CockpitApp) -> str:
 
 def shown_text(app: CockpitApp) -> str:
     """The screen as exported (SVG) and as the compositor renders it, line by line."""
-    strips = app.screen._compositor.render_strips()
+    strips = screen_strips(app.screen)
     lines = "\n".join(strip.text for strip in strips)
     return app.export_screenshot().replace("&#160;", " ") + "\n" + lines
 

@@ -15,11 +15,12 @@ import pytest
 
 from cockpit.api import FramesEvent, StatusEvent
 from cockpit.ui.app import CockpitApp
-from cockpit.ui.bubbles import SLOWEST_REPAINT, AgentBubble
+from cockpit.ui.bubbles import AgentBubble
+from cockpit.ui.repaint import SLOWEST_REPAINT
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
 from store.workload import text_update
-from tests.bench.tui import fresh_lines, screen_lines
+from tests.bench.tui_runs import fresh_lines, screen_lines
 from tests.ui_helpers import add_session, fill, local, make_app, wait_until
 
 SIZE = (80, 24)

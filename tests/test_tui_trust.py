@@ -17,7 +17,8 @@ from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.ui.screens import ConfirmScreen, InboxScreen
+from cockpit.ui.screens.inbox import InboxScreen
+from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.transcript import TranscriptView
 from tests.ui_helpers import add_session, fill, make_app, ready, send, wait_until
 

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.api import Status
-from cockpit.engine.core import CUT_BY_A_STOP, Engine
-from cockpit.ui.screens import ConfirmScreen, TextScreen
-from cockpit.ui.viewmodel import quit_question
+from cockpit.engine.core import Engine
+from cockpit.engine.recovery import CUT_BY_A_STOP
+from cockpit.ui.screens.questions import ConfirmScreen
+from cockpit.ui.screens.reading import TextScreen
+from cockpit.ui.session_states import quit_question
 from store import note
 from tests.test_tui_snapshots import app_with, settle
 from tests.ui_helpers import add_session

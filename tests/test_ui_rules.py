@@ -1,21 +1,34 @@
-"""The pure rules in the UI modules: slash commands (`cockpit.ui.slash`), attention escape
-sequences (`cockpit.ui.attention`) and permission prompt texts (`cockpit.ui.permission`)."""
+"""The pure rules in the UI modules: slash commands (`cockpit.ui.slash`), engine events as
+messages (`cockpit.ui.engine_messages`), attention escape sequences (`cockpit.ui.attention`)
+and permission prompt texts (`cockpit.ui.permission`)."""
 
 from __future__ import annotations
 
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Button
 
-from cockpit.api import PermissionRequest
+from cockpit.api import (
+    AttentionEvent,
+    EngineEvent,
+    FramesEvent,
+    PermissionEvent,
+    PermissionRequest,
+    ProblemEvent,
+    ResyncEvent,
+    SavingEvent,
+    SessionEvent,
+    StatusEvent,
+)
 from cockpit.text.textout import command_of
 from cockpit.ui.attention import (
     BEL,
@@ -25,7 +38,14 @@ from cockpit.ui.attention import (
     tmux_wrap,
     window_title,
 )
-from cockpit.ui.bubbles import card_line, card_opens, exit_code, has_terminal, short_path
+from cockpit.ui.cards import card_line, card_opens, exit_code, has_terminal, short_path
+from cockpit.ui.engine_messages import (
+    ENGINE_MESSAGES,
+    EngineListener,
+    FramesReady,
+    StatusChanged,
+    engine_message,
+)
 from cockpit.ui.permission import (
     KEYS,
     option_label,
@@ -33,7 +53,8 @@ from cockpit.ui.permission import (
     variant_of,
 )
 from cockpit.ui.rail import RailEntry, entry_text, rail_title
-from cockpit.ui.slash import COCKPIT_COMMANDS, SlashCommand, matching, parse_slash
+from cockpit.ui.slash import COCKPIT_COMMANDS, COCKPIT_NAMED, SlashCommand, matching, parse_slash
+from store import Frame
 
 # Untrusted text as an agent might send it: escape sequences, C0 and C1 controls,
 # separators of the OSC strings, and ordinary text.
@@ -152,6 +173,62 @@ def test_matching_properties(names: list[str], query: str) -> None:
     assert prefixed == sorted(prefixed, reverse=True)  # every prefix match comes first
     starts = [c for c in found if c.name.lower().startswith(low)]
     assert starts == [c for c in commands if c.name.lower().startswith(low)]  # in given order
+
+
+def test_every_cockpit_command_runs_from_the_table_it_is_completed_from() -> None:
+    """The composer offers Cockpit's commands from `COCKPIT_COMMANDS` and the app runs them
+    from it: each has a way to run and is found by its name; the agent's have none."""
+    for command in COCKPIT_COMMANDS:
+        assert command.run is not None
+        assert COCKPIT_NAMED[command.name] is command
+    assert set(COCKPIT_NAMED) == {command.name for command in COCKPIT_COMMANDS}
+    assert SlashCommand("x", "y", cockpit=False).run is None
+
+
+# -- engine events as messages ------------------------------------------------------------------
+
+
+def frame(session: str, part: str) -> Frame:
+    return Frame(session, "agent:1", 1, "agent", 1, part, True, len(part))
+
+
+def one_of_each_event() -> list[EngineEvent]:
+    request = PermissionRequest("r1", "s", {"title": "Edit"}, (), created=0.0)
+    return [
+        FramesEvent("s", (frame("s", "hi"),)),
+        StatusEvent("s", "ready"),
+        PermissionEvent(request, resolved=False),
+        SessionEvent("s"),
+        AttentionEvent("s", unread=True),
+        ProblemEvent(None, "the disk is full"),
+        SavingEvent(None),
+        ResyncEvent("attached again"),
+    ]
+
+
+def test_each_engine_event_type_has_a_message_of_its_own() -> None:
+    events = one_of_each_event()
+    assert set(ENGINE_MESSAGES) == set(get_args(EngineEvent)) == {type(e) for e in events}
+    messages = [engine_message(event) for event in events]
+    assert len({type(message) for message in messages}) == len(events)
+    assert all(message.event is event for message, event in zip(messages, events, strict=True))  # type: ignore[attr-defined]
+
+
+def test_the_listener_holds_frames_behind_one_message_and_posts_the_rest() -> None:
+    """However many frame events come, one `FramesReady` waits in the queue until the app
+    takes them (per session, in order); every other event is posted as its message."""
+    posted: list[Message] = []
+    listener = EngineListener(posted.append)
+    first, second, third = frame("a", "1"), frame("b", "2"), frame("a", "3")
+    listener(FramesEvent("a", (first,)))
+    listener(StatusEvent("a", "working"))
+    listener(FramesEvent("b", (second,)))
+    listener(FramesEvent("a", (third,)))
+    assert [type(message) for message in posted] == [FramesReady, StatusChanged]
+    assert listener.take() == {"a": [first, third], "b": [second]}
+    assert listener.take() == {}
+    listener(FramesEvent("a", (first,)))
+    assert [type(message) for message in posted] == [FramesReady, StatusChanged, FramesReady]
 
 
 # -- attention ----------------------------------------------------------------------------------
@@ -418,7 +495,7 @@ def test_a_card_knows_when_it_embeds_a_terminal() -> None:
     assert not has_terminal({"content": ["junk"]})
 
 
-# --- tool card lines and the rail's title (cockpit.ui.bubbles, cockpit.ui.rail) ----------
+# --- tool card lines and the rail's title (cockpit.ui.cards, cockpit.ui.rail) ------------
 
 
 def test_card_paths_are_relative_to_the_session_folder() -> None:

@@ -1,4 +1,5 @@
-"""The pure rules behind the TUI (`cockpit.ui.viewmodel`): rail states, ages, folders, the
+"""The pure rules behind the TUI (`cockpit.ui.session_states`, `status_text`, `agent_options`,
+`prompt_history`, `transcript_window`, `completion`, `one_line`): rail states, ages, folders, the
 status line, prompt history, transcript eviction, completion tokens, options and exports."""
 
 from __future__ import annotations
@@ -17,27 +18,20 @@ from cockpit.api import Status
 from cockpit.engine.exports import export_path, safe_file_name
 from cockpit.text.mentions import completion_query, find_mentions
 from cockpit.text.textout import age, session_title
-from cockpit.ui.viewmodel import (
-    GLYPHS,
-    STATE_WORDS,
-    TURN_WORDS,
-    CompletionToken,
-    Eviction,
+from cockpit.ui.agent_options import (
     OptionChoice,
-    PromptHistory,
-    RailState,
-    completion_token,
     current_mode,
     current_model,
-    evict,
     mode_option_id,
-    offset_of,
     option_choices,
     option_value_name,
-    rail_state,
-    short_folder,
-    usage_text,
 )
+from cockpit.ui.completion import CompletionToken, completion_token, offset_of
+from cockpit.ui.one_line import short_folder
+from cockpit.ui.prompt_history import PromptHistory
+from cockpit.ui.session_states import GLYPHS, STATE_WORDS, RailState, rail_state
+from cockpit.ui.status_text import TURN_WORDS, usage_text
+from cockpit.ui.transcript_window import Eviction, evict
 from store import SessionRecord
 from tests.helpers import session_record, status_text
 

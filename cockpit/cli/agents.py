@@ -4,32 +4,22 @@ agent's scenario words."""
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import sys
 from typing import Any
 
+from cockpit.agentkit.scenarios import read_scenarios, scenarios_path
 from cockpit.cli.connect import known_agents, load_registry
 from cockpit.cli.exits import EXIT_OK
-from cockpit.paths import agents_dir
 
 
 def demo_scenarios() -> dict[str, str]:
-    """The demo agent's scenario words, read from its source without running it."""
-    path = agents_dir() / "demo_agent.py"
+    """The demo agent's scenario words, read from the scenario file it runs by (none when
+    the file is not there)."""
+    path = scenarios_path()
     if not path.is_file():
         return {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
-            continue
-        if any(isinstance(t, ast.Name) and t.id == "SCENARIOS" for t in targets):
-            found = ast.literal_eval(value)
-            return {str(word): str(what) for word, what in found.items()}
-    return {}
+    return read_scenarios(path)
 
 
 def agents_command(args: argparse.Namespace) -> int:

@@ -8,8 +8,16 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from cockpit.api import DEFAULT_AGENT, AgentInfo, AgentSpec, EngineAPI, PermissionRequest
+from cockpit.api import (
+    DEFAULT_AGENT,
+    AgentInfo,
+    AgentSpec,
+    EngineAPI,
+    PermissionRequest,
+    StartError,
+)
 from cockpit.engine.core import Engine
+from cockpit.engine.errors import describe
 from cockpit.engine.permissions import policy_choice
 from cockpit.engine.registry import (
     MISSING_FILE_POLICIES,
@@ -18,7 +26,6 @@ from cockpit.engine.registry import (
     executable,
     load_registry,
 )
-from cockpit.engine.session import StartError, describe
 
 __all__ = [
     "MISSING_FILE_POLICIES",

@@ -3,6 +3,10 @@
 It owns the store and every live session. A view reads pages from it and subscribes to
 its events; it never touches ACP or SQL. Nothing here imports Textual, which is what
 lets the engine run as a background process that a terminal attaches to.
+
+It is longer than this project's other modules because it is the whole `EngineAPI`
+surface in one class; each method is a few lines that hand the work to the module doing it
+(`session`, `attention`, `exports`, `file_search`, `policy`, `automatic_answers`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from cockpit.acp_types import ContentBlock
 from cockpit.api import (
     AgentInfo,
     AgentSpec,
-    AttentionEvent,
     EngineEvent,
     FileMatch,
     FramesEvent,
@@ -30,10 +33,13 @@ from cockpit.api import (
     SavingEvent,
     SessionEvent,
     Status,
-    StatusEvent,
 )
+from cockpit.engine.attention import Attention
+from cockpit.engine.automatic_answers import AutomaticAnswers
+from cockpit.engine.errors import describe
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
+from cockpit.engine.permission_broker import PermissionPolicy
 from cockpit.engine.policy import (
     Policy,
     check_rule,
@@ -42,14 +48,10 @@ from cockpit.engine.policy import (
     rule_set,
     session_rules,
 )
-from cockpit.engine.registry import (
-    Registry,
-    agent_from_command,
-    executable,
-    load_registry,
-    with_overrides,
-)
-from cockpit.engine.session import LiveSession, PermissionPolicy, describe
+from cockpit.engine.recovery import recover
+from cockpit.engine.registry import Registry, executable, load_registry
+from cockpit.engine.session import LiveSession
+from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.text.textout import session_title, transcript_markdown
@@ -62,27 +64,18 @@ log = logging.getLogger(__name__)
 HANDSHAKE_TIMEOUT = 30.0
 """Seconds an agent may take to answer initialize and session/new."""
 
-CUT_BY_A_STOP = (
-    "Cockpit stopped while this turn was running (it was closed or it crashed): the agent "
-    "stopped too, and the reply above may be cut short."
-)
-"""The row a session gets when Cockpit finds it was stopped in the middle of a turn."""
-
-ENDED_TURN = frozenset({Status.EXITED, Status.ERROR})
-
 NOT_SAVED = (
     "Cockpit cannot save the transcript: {why}. What the agents send is kept in memory and "
     "saved as soon as there is room; quitting before then loses it."
 )
 """What the user is told the moment the store stops writing (the disk is full)."""
 
-AGENT_SETTINGS = "agent_settings"
-"""The key of a session's info that holds the settings its agent was given on the command
-line (an agent's own session info updates carry only their schema's fields)."""
-
 
 class Engine:
     """Sessions, their agents and their transcripts."""
+
+    detaches = False
+    """The agents run in this process: they stop when its client quits."""
 
     def __init__(
         self,
@@ -101,14 +94,12 @@ class Engine:
         self.registry = registry
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
-        self.policy = policy
+        self._answers = AutomaticAnswers(policy)
         self._live: dict[str, LiveSession] = {}
         self._listeners: list[Listener] = []
         self._specs: dict[str, AgentSpec] = {}
-        self._unread: set[str] = set()
-        """Sessions that did something the user has not seen (persisted on each change)."""
-        self._shown: str | None = None
-        """The session the user has on screen."""
+        self._attention = Attention(store, self._emit)
+        """Which sessions the user has not seen since they did something."""
         self._tasks: set[asyncio.Future[Any]] = set()
         """Prompts sent with `send` and writes made in the background."""
         self._sends: dict[str, set[asyncio.Future[Any]]] = {}
@@ -150,28 +141,8 @@ class Engine:
             permissions=permissions,
         )
         engine.problems = problems
-        await engine._recover()
+        await recover(store, engine._attention)
         return engine
-
-    async def _recover(self) -> None:
-        """Read what the store says of each session: which are unread, and which Cockpit
-        left in the middle of a turn (closed, or crashed): each of those gets a row saying
-        its reply may be cut short, unless another Cockpit is running it now."""
-        for record in await self.store.list_sessions():
-            if record.unread:
-                self._unread.add(record.id)
-            if record.status not in (Status.WORKING, Status.WAITING, Status.CANCELLING):
-                continue
-            try:
-                await self.store.claim(record.id)
-            except SessionBusy:
-                continue  # another Cockpit runs it: its turn may well be going on
-            try:
-                await self.store.apply(note(record.id, "notice", CUT_BY_A_STOP))
-                await self.store.update_session(record.id, status=Status.CLOSED)
-            finally:
-                await self.store.release(record.id)
-            self._set_unread(record.id, True)
 
     async def close(self, reason: str = "Cockpit quit") -> None:
         """Stop every agent (a running turn ends with a row saying `reason`) and close the
@@ -216,9 +187,7 @@ class Engine:
         self._emit(SavingEvent(why))
 
     def _emit(self, event: EngineEvent) -> None:
-        changed = changed_session(event)
-        if changed is not None and changed != self._shown:
-            self._set_unread(changed, True)
+        self._attention.noticed(event)
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -272,21 +241,10 @@ class Engine:
         ]
 
     def agent_of(self, record: SessionRecord) -> AgentSpec:
-        """How to run a stored session's agent: the registry's entry for its name, else the
-        command it was created with, taking the settings of the entry whose program that
-        command runs; either way with the settings the session was given on the command
-        line (`--missing-file`)."""
+        """How to run a stored session's agent (`stored_agent`)."""
         if record.id in self._specs:
             return self._specs[record.id]
-        if record.agent in self.registry.agents:
-            spec = self.registry.agents[record.agent]
-        else:
-            spec = dataclasses.replace(
-                agent_from_command(record.command, self.registry.agents),
-                name=record.agent,
-                source="stored session",
-            )
-        spec = with_overrides(spec, (record.info or {}).get(AGENT_SETTINGS) or {})
+        spec = stored_agent(record, self.registry)
         self._specs[record.id] = spec  # the registry does not change while Cockpit runs
         return spec
 
@@ -305,7 +263,7 @@ class Engine:
         live = self._live.pop(session_id, None)
         if live is not None:
             live.discard()
-        self._unread.discard(session_id)
+        self._attention.forget(session_id)
         self._emit(SessionEvent(session_id))
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
@@ -349,28 +307,17 @@ class Engine:
 
     # -- what the user has seen --------------------------------------------------------------
 
-    def show(self, session_id: str | None) -> None:
+    def show(self, session_id: str | None, viewer: str = "") -> None:
         """The session the user has on screen now (None: none). It is read; while it is shown,
         its rows growing and its turns ending are seen as they happen. Any other session
-        that does something becomes unread until the user shows it."""
-        self._shown = session_id
-        if session_id is not None:
-            self._set_unread(session_id, False)
+        that does something becomes unread until the user shows it. `viewer` tells apart
+        the screens attached to one engine (the service's clients)."""
+        self._attention.show(session_id, viewer)
 
     def unread(self, session_id: str) -> bool:
         """True when the session did something (a row grew, a turn ended) the user has not
         seen since they last showed it."""
-        return session_id in self._unread
-
-    def _set_unread(self, session_id: str, unread: bool) -> None:
-        if (session_id in self._unread) == unread:
-            return
-        if unread:
-            self._unread.add(session_id)
-        else:
-            self._unread.discard(session_id)
-        self.store.mark(session_id, unread=unread)
-        self._emit(AttentionEvent(session_id, unread))
+        return self._attention.unread(session_id)
 
     def save_draft(self, session_id: str, text: str) -> None:
         """Keep the prompt the user is writing for a session (across switches and restarts;
@@ -423,11 +370,27 @@ class Engine:
                 self._emit,
                 data_dir=self.data_dir,
                 handshake_timeout=self.handshake_timeout,
-                policy=self.policy,
+                policy=self._answers.for_session(session_id),
                 permissions=self.permissions,
             )
             self._live[session_id] = live
         return live
+
+    def allow_automatically(self, session_id: str, kinds: Sequence[str] | None = None) -> None:
+        """Allow this session's questions without asking: every one (`kinds` None) or those
+        of these kinds (`cockpit run --yes`, `--allow read,edit`). Decided before the rules
+        and the user, and recorded as such; it lasts while the engine runs."""
+        self._answers.allow(session_id, kinds)
+
+    def live_sessions(self) -> list[str]:
+        """The sessions with a live session object (an agent running, starting or stopped
+        since Cockpit opened), in the order they were opened."""
+        return list(self._live)
+
+    def detail(self, session_id: str) -> str:
+        """What the session's last status change said (why its agent failed to start...)."""
+        live = self._live.get(session_id)
+        return live.detail if live is not None else ""
 
     def status(self, session_id: str) -> str:
         """The live state of a session (CLOSED when no agent runs for it)."""
@@ -565,17 +528,6 @@ class Engine:
     def unwritten(self) -> tuple[int, int]:
         """Messages and characters the store holds in memory because writes fail."""
         return self.store.unwritten()
-
-
-def changed_session(event: EngineEvent) -> str | None:
-    """The session an event shows doing something the user would want to see (a row
-    changing, a turn ending, an agent dying), else None. The user's own prompt is not news
-    to them, and a question waiting is shown as one, not as unread."""
-    if isinstance(event, FramesEvent) and any(frame.kind != "user" for frame in event.frames):
-        return event.session
-    if isinstance(event, StatusEvent) and (event.turn_ended or event.status in ENDED_TURN):
-        return event.session
-    return None
 
 
 async def shutdown(engine: Engine) -> None:

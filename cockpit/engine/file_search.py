@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from cockpit.api import FileMatch
-from cockpit.engine.mentions import FileIndex
+from cockpit.engine.file_index.index import FileIndex
 
 log = logging.getLogger(__name__)
 

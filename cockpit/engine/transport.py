@@ -37,7 +37,9 @@ def preview(line: bytes) -> str:
 
 
 class AgentTransport:
-    """JSON-RPC messages over an agent's stdin and stdout (an SDK `Transport`)."""
+    """JSON-RPC messages over an agent's stdin and stdout: the SDK's message transport
+    protocol (`cockpit.compat.acp_private.Transport`), checked by mypy where the
+    connection is made."""
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
-from cockpit.ui.viewmodel import clean_line
+from cockpit.ui.one_line import clean_line
 
 if TYPE_CHECKING:
     from cockpit.ui.app import CockpitApp

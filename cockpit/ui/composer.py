@@ -15,8 +15,9 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
+from cockpit.ui.completion import CompletionToken, completion_token, offset_of
 from cockpit.ui.listing import Listing
-from cockpit.ui.viewmodel import CompletionToken, PromptHistory, completion_token, offset_of
+from cockpit.ui.prompt_history import PromptHistory
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
 TRANSCRIPT_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "jump_start"}
@@ -69,6 +70,19 @@ class CompletionMenu(Listing):
 class Composer(TextArea):
     """Where the user writes prompts."""
 
+    DEFAULT_CSS = """
+    Composer {
+        height: auto;
+        min-height: 3;
+        max-height: 10;
+        border: round $border-blurred;
+        padding: 0 1;
+    }
+    Composer:focus {
+        border: round $primary;
+    }
+    """
+
     class Submitted(Message):
         """The user sent a prompt."""
 
@@ -94,6 +108,8 @@ class Composer(TextArea):
     # -- keys ---------------------------------------------------------------------------------
 
     async def _on_key(self, event: events.Key) -> None:
+        """The prompt's own keys, before the text area's (a private method of Textual's,
+        named in `cockpit.compat.textual_private.OVERRIDDEN`)."""
         key = event.key
         if self._menu_open() and await self._menu_key(key):
             event.stop()

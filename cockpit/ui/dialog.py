@@ -28,7 +28,43 @@ def closed_already(screen: Screen[Any]) -> bool:
 
 
 class Dialog(ModalScreen[Result]):
-    """A modal screen that answers and closes at most once."""
+    """A modal screen that answers and closes at most once. Its content is one container
+    `#dialog` (a box in the middle of the screen: where the screen goes is the app's
+    rule for every modal screen, Textual's command palette too)."""
+
+    DEFAULT_CSS = """
+    Dialog #dialog {
+        width: 72;
+        max-width: 100%;
+        height: auto;
+        max-height: 90%;
+        padding: 1 2;
+        border: round $primary;
+        background: $surface;
+    }
+    Dialog #dialog .dialog-title {
+        text-style: bold;
+        margin-bottom: 1;
+    }
+    Dialog #dialog OptionList {
+        height: auto;
+        max-height: 10;
+    }
+    Dialog #dialog .buttons {
+        height: auto;
+        margin-top: 1;
+    }
+    Dialog #dialog Button {
+        margin-right: 1;
+    }
+    Dialog #dialog .question {
+        width: 1fr;  /* a long question wraps inside the dialog */
+    }
+    Dialog #dialog .hint {
+        color: $text-muted;
+        margin-top: 1;
+    }
+    """
 
     def dismiss(self, result: Result | None = None) -> AwaitComplete:
         if closed_already(self):
@@ -62,7 +98,8 @@ class Palette(CommandPalette):
     def _watch__list_visible(self) -> None:
         """Textual's own watcher, skipped once the palette is closed: a search started by a
         key typed in the same burst as Enter or Esc came back to a list no longer there,
-        and the app died of it."""
+        and the app died of it. (Private to Textual: named in
+        `cockpit.compat.textual_private.OVERRIDDEN`, like the action below.)"""
         if self.query(CommandList):
             super()._watch__list_visible()
 

@@ -21,8 +21,10 @@ from textual.widgets.button import ButtonVariant
 from cockpit.api import PermissionRequest
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import command_of
-from cockpit.ui.bubbles import diff_styles, session_root, short_path
-from cockpit.ui.diffs import diff_lines, render_diff
+from cockpit.ui.cards import session_root, short_path
+from cockpit.ui.diffs.model import diff_lines
+from cockpit.ui.diffs.palette import diff_styles
+from cockpit.ui.diffs.render import render_diff
 
 KEYS = "123456789"
 
@@ -117,6 +119,30 @@ DIFF_LINES = 8
 
 class PermissionPrompt(Widget):
     """One pending request in the transcript, answered with a key or a click."""
+
+    # The hint is drawn dim already: muted on top of that it would not read.
+    DEFAULT_CSS = """
+    PermissionPrompt {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: thick $status-needs-you;
+        background: $boost;
+    }
+    PermissionPrompt:focus {
+        background: $surface;
+    }
+    PermissionPrompt .options {
+        height: auto;
+        margin-top: 1;
+    }
+    PermissionPrompt Button {
+        margin-right: 2;
+    }
+    PermissionPrompt .hint {
+        color: $foreground;
+    }
+    """
 
     can_focus = True
     BINDINGS: ClassVar[list[BindingType]] = [

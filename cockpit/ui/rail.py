@@ -17,7 +17,8 @@ from textual.widgets.option_list import Option
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age
 from cockpit.ui.listing import Listing
-from cockpit.ui.viewmodel import GLYPHS, RailState, clip_cells, short_folder
+from cockpit.ui.one_line import clip_cells, short_folder
+from cockpit.ui.session_states import GLYPHS, RailState
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,16 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
 
 class SessionRail(Listing):
     """The list of sessions; highlighting one shows it, `p` shows its plan."""
+
+    # Its place (width, height), its edges and its look with the focus are in the app's
+    # stylesheet (themes/cockpit.tcss), which says why they cannot be here.
+    DEFAULT_CSS = """
+    SessionRail {
+        border-title-color: $text-muted;
+        background: $surface;
+        padding: 0;
+    }
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("p", "plan", "Plan")]
 

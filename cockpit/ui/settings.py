@@ -1,9 +1,12 @@
-"""A tiny settings store: one JSON object in `settings.json` in Cockpit's config folder.
+"""The interface's settings: one JSON object in `settings.json` in Cockpit's config folder
+(`cockpit.paths.settings_path`), read as a typed `Settings`.
 
-Used by the interface (the chosen theme, say) and by engine-side code alike, so it imports
-no Textual. A missing file means defaults; a broken one also means defaults, but the
-problem is handed back so the caller can show it instead of silently losing settings.
-Writes are atomic (a temporary file in the same folder, then `os.replace`) and private.
+Two layers. The file layer (`load_settings`, `save_settings`) reads and writes any JSON
+object: a missing file means defaults; a broken one also means defaults, but the problem is
+handed back so the caller can show it instead of silently losing settings. Writes are
+atomic (a temporary file in the same folder, then `os.replace`) and private. The typed
+layer (`Settings`, `read_settings`, `write_settings`) is what the app uses: attributes with
+defaults, tolerant of values it cannot use. No Textual here.
 """
 
 from __future__ import annotations
@@ -12,18 +15,93 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from cockpit.paths import config_dir, private_dir
+from cockpit.paths import SETTINGS_NAME, private_dir
 
-SETTINGS_NAME = "settings.json"
+TOOL_CARD_POLICIES = ("failures", "always", "never")
+"""The ways tool cards may open by default (`ToolCard.default_policy`)."""
 
 
-def settings_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the settings live: `settings.json` in Cockpit's config folder."""
-    return config_dir(environ) / SETTINGS_NAME
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_flag(value: object) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_tool_card_policy(value: object) -> bool:
+    return isinstance(value, str) and value in TOOL_CARD_POLICIES
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the user chose, typed, each with its default. Reading is tolerant: a value of
+    the wrong type (or a tool-card policy Cockpit does not know) is ignored and the
+    default holds. Whatever the file holds besides usable values of these fields (a key
+    another version of Cockpit wrote, a value that could not be used) is kept as it was
+    and written back, so saving the theme never loses anything else in the file."""
+
+    theme: str | None = None
+    """The theme the user chose; None lets the terminal's colours decide."""
+    notify: bool = True
+    """Desktop notifications when a session needs the user and the terminal is not
+    focused (the bell rings either way)."""
+    tool_cards: str | None = None
+    """How tool cards open by default (one of `TOOL_CARD_POLICIES`); None keeps Cockpit's."""
+    last_session: str | None = None
+    """The session Cockpit opens on next time."""
+    kept: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """The rest of the file, as read."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Settings:
+        """The settings in a JSON object: every usable value of a known field, and the
+        rest kept."""
+        usable: dict[str, Any] = {}
+        kept: dict[str, Any] = {}
+        for name, value in data.items():
+            accepts = _ACCEPTS.get(name)
+            if accepts is not None and accepts(value):
+                usable[name] = value
+            else:
+                kept[name] = value
+        return cls(**usable, kept=kept)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object to save: what was kept, with every field that is not at its
+        default written over it (a file that held none stays without them)."""
+        data = dict(self.kept)
+        for known in fields(self):
+            value = getattr(self, known.name)
+            if known.name != "kept" and value != known.default:
+                data[known.name] = value
+        return data
+
+
+_ACCEPTS: Mapping[str, Callable[[object], bool]] = {
+    "theme": _is_text,
+    "notify": _is_flag,
+    "tool_cards": _is_tool_card_policy,
+    "last_session": _is_text,
+}
+"""For each field of `Settings` read from the file, the values it takes."""
+
+
+def read_settings(path: Path) -> tuple[Settings, str | None]:
+    """The typed settings in `path`, and a message when the file exists but cannot be used
+    (then the defaults). Never raises."""
+    data, problem = load_settings(path)
+    return Settings.from_json(data), problem
+
+
+def write_settings(path: Path, settings: Settings) -> None:
+    """Save `settings` to `path`, atomically and owner-only (see `save_settings`)."""
+    save_settings(path, settings.to_json())
 
 
 def load_settings(path: Path) -> tuple[dict[str, Any], str | None]:

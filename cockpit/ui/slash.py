@@ -1,9 +1,26 @@
 """Cockpit's own slash commands (run by Cockpit, never sent to the agent), and how a typed
-`/word` is told apart from the agent's commands."""
+`/word` is told apart from the agent's commands.
+
+`COCKPIT_COMMANDS` is the one table of them: the composer completes from it and the app
+runs from it, so a command cannot be offered without being run, or run without being
+offered. Each runs as a function of the app, the session on screen and the words after
+the name."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from cockpit.ui.failures import reported
+from cockpit.ui.screens.questions import ConfirmScreen
+from cockpit.ui.screens.reading import TextScreen
+
+if TYPE_CHECKING:
+    from cockpit.ui.app import CockpitApp
+
+SlashRun = Callable[["CockpitApp", str, str], Awaitable[None]]
+"""How Cockpit runs one of its commands: (the app, the session on screen, the arguments)."""
 
 
 @dataclass(frozen=True)
@@ -15,20 +32,106 @@ class SlashCommand:
     hint: str = ""
     cockpit: bool = True
     """True for Cockpit's own; False for one the agent advertised."""
+    run: SlashRun | None = field(default=None, compare=False, repr=False)
+    """How Cockpit runs it (its own commands); None for the agent's, which go to the agent."""
+
+
+async def _new(app: CockpitApp, session: str, arguments: str) -> None:
+    if arguments:
+        await app._create_session(arguments, str(app.folder))
+    else:
+        app.action_new_session()
+
+
+async def _rename(app: CockpitApp, session: str, arguments: str) -> None:
+    if arguments:
+        await app.engine.rename(session, arguments)
+    else:
+        app.action_rename_session()
+
+
+async def _export(app: CockpitApp, session: str, target: str) -> None:
+    """Write the transcript as Markdown (where, the engine decides: Cockpit's `exports/`
+    folder unless told), never over a file without asking."""
+
+    @reported("export the transcript")
+    async def write(replace: bool | None) -> None:
+        if replace is False:
+            return
+        try:
+            path = await app.engine.export(session, target, replace=bool(replace))
+        except FileExistsError as error:  # ask, then write again
+            question = ConfirmScreen(f"Replace {error.filename}?", "Replace", "Keep")
+            app.open_screen(question, write)
+            return
+        except OSError as error:
+            app.notify(f"Could not export: {error}", severity="error", markup=False)
+            return
+        app.notify(f"Exported to {path}", timeout=2, markup=False)
+
+    await write(None)
+
+
+async def _theme(app: CockpitApp, session: str, arguments: str) -> None:
+    if arguments in app.available_themes:
+        app.theme = arguments
+    else:
+        app.notify(
+            f"No theme {arguments!r}; try: {', '.join(sorted(app.available_themes))}",
+            severity="warning",
+            markup=False,
+        )
+
+
+async def _policy(app: CockpitApp, session: str, arguments: str) -> None:
+    try:
+        if (rule := policy_rule(arguments)) is not None:
+            text = await app.engine.set_session_policy(session, *rule)
+            app.notify(text, timeout=4, markup=False)
+        else:
+            text = await app.engine.session_policy(session)
+            app.open_screen(TextScreen("Permission rules", text))
+    except (ValueError, KeyError) as error:
+        app.notify(str(error), severity="error", markup=False)
+
+
+async def _mode(app: CockpitApp, session: str, arguments: str) -> None:
+    await app._set_mode_named(arguments)
+
+
+async def _options(app: CockpitApp, session: str, arguments: str) -> None:
+    app.action_options()
+
+
+async def _inbox(app: CockpitApp, session: str, arguments: str) -> None:
+    app.action_inbox()
+
+
+async def _close(app: CockpitApp, session: str, arguments: str) -> None:
+    await app.action_close_session()
+
+
+async def _help(app: CockpitApp, session: str, arguments: str) -> None:
+    app.action_help()
 
 
 COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("new", "a new session (optionally with an agent)", "agent"),
-    SlashCommand("rename", "give this session a title", "title"),
-    SlashCommand("export", "write this transcript as Markdown", "path"),
-    SlashCommand("theme", "switch the colour theme", "name"),
-    SlashCommand("policy", "a permission rule for this session", "kind allow|ask|reject"),
-    SlashCommand("mode", "switch the agent's mode", "mode"),
-    SlashCommand("options", "the agent's options (model, thinking...)"),
-    SlashCommand("inbox", "everything waiting for you"),
-    SlashCommand("close", "stop this session's agent; the transcript stays"),
-    SlashCommand("help", "every key"),
+    SlashCommand("new", "a new session (optionally with an agent)", "agent", run=_new),
+    SlashCommand("rename", "give this session a title", "title", run=_rename),
+    SlashCommand("export", "write this transcript as Markdown", "path", run=_export),
+    SlashCommand("theme", "switch the colour theme", "name", run=_theme),
+    SlashCommand(
+        "policy", "a permission rule for this session", "kind allow|ask|reject", run=_policy
+    ),
+    SlashCommand("mode", "switch the agent's mode", "mode", run=_mode),
+    SlashCommand("options", "the agent's options (model, thinking...)", run=_options),
+    SlashCommand("inbox", "everything waiting for you", run=_inbox),
+    SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
+    SlashCommand("help", "every key", run=_help),
 )
+
+COCKPIT_NAMED: Mapping[str, SlashCommand] = {command.name: command for command in COCKPIT_COMMANDS}
+"""Cockpit's own commands by name; any other `/word` goes to the agent."""
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:

@@ -10,7 +10,8 @@ back down (or jumping to the end) reads it from the store.
 
 Whenever the window changes above or around what the user reads, the bubbles in view are
 put back where they were on screen, and the edges are checked again: scrolling never
-sticks at a page boundary and never jumps by a page.
+sticks at a page boundary and never jumps by a page (keeping the place, and the keys that
+move between bubbles, are `BubbleScroll`'s; the pure rules, `cockpit.ui.transcript_rules`).
 """
 
 from __future__ import annotations
@@ -19,17 +20,18 @@ from bisect import bisect_right
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import ClassVar
 
-from textual import events
-from textual._styles_cache import StylesCache
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 
 from cockpit.api import EngineAPI, PermissionRequest, Status
-from cockpit.ui.bubbles import AgentBubble, BubbleWidget, make_bubble
+from cockpit.compat.textual_private import anchor_released, release_style_caches
+from cockpit.ui.bubble_kinds import make_bubble
+from cockpit.ui.bubble_scroll import Anchor, BubbleScroll
+from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.permission import PermissionPrompt
-from cockpit.ui.viewmodel import evict
+from cockpit.ui.transcript_rules import after_eviction, pinned_seqs, takes_frame
+from cockpit.ui.transcript_window import evict
 from store import NOTE_KINDS, Bubble, Frame, Row, ViewTranscript
 
 BUBBLE_LIMIT = 150
@@ -38,29 +40,20 @@ BUBBLE_LIMIT = 150
 EDGE = 2
 """Lines from the top (or from the missing rows below) at which the next page loads."""
 
-Anchor = list[tuple[Widget, int]]
-"""Widgets in view and their lines from the top of the view."""
 
-
-def release(widgets: Iterable[Widget]) -> None:
-    """Let go of what Textual keeps of removed widgets.
-
-    Textual 8 caches `StylesCache.get_inner_outer` in an `lru_cache` keyed by the
-    instance, so the style caches of the last 1,024 widgets that painted stay alive, with
-    every line they rendered, long after the widgets are gone: in a long session that was
-    most of what the window is meant to save (RSS grew with the transcript).
-    """
-    for widget in widgets:
-        widget._styles_cache.clear()
-    StylesCache.get_inner_outer.cache_clear()
-
-
-class TranscriptView(VerticalScroll):
+class TranscriptView(BubbleScroll):
     """The bubbles of one session."""
 
+    # The left edge is the bubbles' own: each keeps its first column for the focus bar.
+    # Its height is the app's layout (themes/cockpit.tcss).
+    DEFAULT_CSS = """
+    TranscriptView {
+        padding: 0 1 0 0;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "previous_item", "Previous bubble", show=False),
-        Binding("down,j", "next_item", "Next bubble", show=False),
         Binding("home,ctrl+home", "jump_start", "First message", show=False),
         Binding("end", "jump_end", "Newest", show=False),
     ]
@@ -117,7 +110,7 @@ class TranscriptView(VerticalScroll):
     def following(self) -> bool:
         """True while the view sticks to the bottom: anchored, and the user has not
         scrolled away (Textual releases the anchor when they do)."""
-        return self.is_anchored and not getattr(self, "_anchor_released", False)
+        return self.is_anchored and not anchor_released(self)
 
     def allow_focus_children(self) -> bool:
         """Tab goes past the transcript in one step: its bubbles are reached with Up and
@@ -131,9 +124,11 @@ class TranscriptView(VerticalScroll):
 
     def _pinned(self) -> frozenset[int]:
         """The seqs of the live turn's rows: never evicted."""
-        if self.live_turn is None:
-            return frozenset()
-        return frozenset(b.seq for b in self.model if b.turn == self.live_turn)
+        return pinned_seqs(self.model, self.live_turn)
+
+    def _items(self) -> list[Widget]:
+        """What Up and Down move between: the bubbles, then the pending questions."""
+        return [*self.widgets.values(), *self.prompts.values()]
 
     async def _mount_in_order(self, bubbles: Sequence[Bubble]) -> None:
         """Mount new bubbles where their seqs put them among the mounted ones (before the
@@ -188,45 +183,7 @@ class TranscriptView(VerticalScroll):
             # to its first sibling, and the screen scrolls to it
             self.screen.set_focus(self, scroll_visible=False)
         await self.remove_children(gone)
-        release(gone)
-
-    # -- keeping the place -------------------------------------------------------------------
-
-    def _view_lines(self) -> tuple[int, int]:
-        """The first line in view and the line after the last, in the window's lines."""
-        top = round(self.scroll_y)
-        return top, top + self.scrollable_content_region.height
-
-    def _anchor(self) -> Anchor:
-        """The widgets in view and where they are on screen, to keep them there while the
-        window changes around them."""
-        top, bottom = self._view_lines()
-        anchor: Anchor = []
-        for widget in [*self.widgets.values(), *self.prompts.values()]:
-            region = widget.virtual_region
-            if region.height and region.bottom > top and region.y < bottom:
-                anchor.append((widget, region.y - top))
-        return anchor
-
-    def _restore(self, anchor: Anchor) -> None:
-        """Put the first widget of `anchor` still mounted back where it was on screen."""
-        for widget, offset in anchor:
-            if widget.parent is not self:
-                continue
-            region = widget.virtual_region
-            if region.height:
-                if round(self.scroll_y) != region.y - offset:
-                    self.scroll_to(y=region.y - offset, animate=False, immediate=True)
-                return
-
-    async def _settle(self, anchor: Anchor) -> None:
-        """Once the screen has laid out a change of the window, keep the place."""
-        if not anchor:
-            return
-        if await self.wait_for_refresh():
-            self._restore(anchor)
-        else:  # called on the view's own task: it cannot wait for its own refresh
-            self.call_after_refresh(self._restore, anchor)
+        release_style_caches(gone)
 
     # -- changing the window, one change at a time ----------------------------------------
 
@@ -292,7 +249,7 @@ class TranscriptView(VerticalScroll):
                 self.widgets = {}
                 self.prompts = {}
                 await self.remove_children()
-                release(old)
+                release_style_caches(old)
             else:
                 first = page.rows[0].seq if page.rows else 0
                 pinned = self._pinned()
@@ -374,16 +331,6 @@ class TranscriptView(VerticalScroll):
 
     # -- live frames -------------------------------------------------------------------------
 
-    def _takes(self, frame: Frame, last: int) -> bool:
-        """Whether a frame for a row the view does not hold belongs in the window."""
-        if frame.seq <= last:
-            return False  # an evicted row: it is in the store for later
-        if not self.detached:
-            return True
-        # Reading far up: the live turn stays pinned, and a new prompt starts one; the
-        # rest waits in the store until the user comes back down.
-        return frame.kind == "user" or frame.turn == self.live_turn
-
     async def apply_frames(self, frames: Sequence[Frame]) -> None:
         """Fold frames of this session into the bubbles on screen.
 
@@ -395,7 +342,9 @@ class TranscriptView(VerticalScroll):
         skipped = False
         last = self.mounted_seqs()[-1] if len(self.model) else 0
         for frame in frames:
-            if frame.key not in self.model and not self._takes(frame, last):
+            if frame.key not in self.model and not takes_frame(
+                frame, last, self.detached, self.live_turn
+            ):
                 skipped = True
                 continue
             change = self.model.fold(frame)
@@ -470,17 +419,11 @@ class TranscriptView(VerticalScroll):
         anchor = self._anchor() if keep_place and not self.following else []
         boundary = max((s for s in mounted if s < min(doomed)), default=None)
         await self._unmount([b.key for b in self.model if b.seq in doomed])
-        if eviction.from_top:
-            self.more_before = True
-        else:
-            if boundary is None:  # nothing older is left: only the live turn
-                self.more_before = True
-            elif self.gap_after is None or boundary < self.gap_after:
-                self.gap_after = boundary
-            self.anchor(False)
-        seqs = self.mounted_seqs()
-        if self.gap_after is not None and seqs and self.gap_after < seqs[0]:
-            self.gap_after = seqs[0]  # the rows before it come back as an earlier page
+        self.more_before, self.gap_after = after_eviction(
+            eviction.from_top, boundary, self.mounted_seqs(), self.more_before, self.gap_after
+        )
+        if not eviction.from_top:
+            self.anchor(False)  # rows went below the view: it no longer follows the end
         if anchor:
             self.call_after_refresh(self._restore, anchor)
 
@@ -565,100 +508,3 @@ class TranscriptView(VerticalScroll):
         self.gap_after = page.rows[-1].seq if page.has_more and page.rows else None
         await self._bound(keep_bottom=True)
         await self._settle(anchor)
-
-    # -- keys and the mouse ------------------------------------------------------------------
-
-    def action_page_up(self) -> None:
-        self.scroll_to(
-            y=self.scroll_y - self.scrollable_content_region.height, animate=False, immediate=True
-        )
-        self._check_edges()
-
-    def action_page_down(self) -> None:
-        self.scroll_to(
-            y=self.scroll_y + self.scrollable_content_region.height, animate=False, immediate=True
-        )
-        self._check_edges()
-
-    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self._check_edges()  # at the top, the wheel cannot scroll: it loads instead
-
-    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self._check_edges()
-
-    def _items(self) -> list[Widget]:
-        """What Up and Down move between: the bubbles, then the pending questions."""
-        return [*self.widgets.values(), *self.prompts.values()]
-
-    def action_next_item(self) -> None:
-        """Down: the next bubble (a bubble taller than the view scrolls first)."""
-        self._step(1)
-
-    def action_previous_item(self) -> None:
-        """Up: the previous bubble (a bubble taller than the view scrolls first)."""
-        self._step(-1)
-
-    def _step(self, direction: int) -> None:
-        items = self._items()
-        if not items:
-            return
-        top, bottom = self._view_lines()
-        height = bottom - top
-        focused = self.screen.focused
-        if focused is not None and focused in items:
-            region = focused.virtual_region
-            if direction > 0 and region.bottom > bottom:
-                self._scroll_within(min(top + max(height // 2, 1), region.bottom - height))
-                return
-            if direction < 0 and region.y < top:
-                self._scroll_within(max(top - max(height // 2, 1), region.y))
-                return
-            index = items.index(focused) + direction
-        else:
-            regions = [item.virtual_region for item in items]
-            if direction > 0:
-                starts = [i for i, r in enumerate(regions) if top <= r.y < bottom]
-                index = (
-                    starts[0]
-                    if starts
-                    else next((i for i, r in enumerate(regions) if r.bottom > top), len(items) - 1)
-                )
-            else:
-                ends = [i for i, r in enumerate(regions) if top < r.bottom <= bottom]
-                index = (
-                    ends[-1]
-                    if ends
-                    else next((i for i in reversed(range(len(items))) if regions[i].y < bottom), 0)
-                )
-        if not 0 <= index < len(items):
-            # Past the first or the last bubble mounted: to that edge, where the next
-            # page loads (the focused bubble stays in place on screen).
-            self._scroll_within(0 if direction < 0 else self.max_scroll_y)
-            self._check_edges()
-            return
-        target = items[index]
-        self._reveal(target, direction)
-        target.focus(scroll_visible=False)
-
-    def _scroll_within(self, y: float) -> None:
-        self.scroll_to(y=y, animate=False, immediate=True)
-
-    def _reveal(self, widget: Widget, direction: int) -> None:
-        """Scroll `widget` into view: all of it when it fits, else its first lines going
-        down and its last lines going up."""
-        region = widget.virtual_region
-        top, bottom = self._view_lines()
-        height = bottom - top
-        target = top
-        if region.height <= height:
-            if region.y < top:
-                target = region.y
-            elif region.bottom > bottom:
-                target = region.bottom - height
-        elif direction > 0:
-            if not top <= region.y < bottom:
-                target = region.y
-        elif not top < region.bottom <= bottom:
-            target = region.bottom - height
-        if target != top:
-            self._scroll_within(target)

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cockpit.engine.mentions import FileIndex, Match
+from cockpit.engine.file_index.index import FileIndex, Match
 
 FILES = 50_000
 """Files the index must hold: every one tracked or untracked-but-not-ignored."""

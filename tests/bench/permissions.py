@@ -71,9 +71,10 @@ async def burst(count: int, folder: Path) -> dict[str, Any]:
     """One run: N requests at once, taken, one answered, the rest cancelled."""
     from textual import events
 
-    from cockpit.ui.app import CockpitApp, StatusLine
+    from cockpit.ui.app import CockpitApp
     from cockpit.ui.composer import Composer
     from cockpit.ui.rail import SessionRail
+    from cockpit.ui.status_line import StatusLine
     from cockpit.ui.transcript import TranscriptView
 
     config = folder / "config"

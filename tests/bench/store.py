@@ -29,7 +29,8 @@ import aiosqlite
 
 from store.chunks import Chunk, chunk_from_update
 from store.folding import SessionFold, dump_json
-from store.store import WRITE_COLUMNS, Store, row_values
+from store.sql import WRITE_COLUMNS, row_values
+from store.store import Store
 from store.workload import Workload, realistic_stream
 
 SESSION = "bench"

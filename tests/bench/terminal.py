@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply
-from tests.bench.tui import bare_markdown_stream
+from tests.bench.tui_runs import bare_markdown_stream
 
 SIZES = (10_000, 25_000, BENCH_SIZE)
 SESSION = "cockpit-bench"

@@ -1,0 +1,105 @@
+"""The demo sessions and their saved histories: one owner-only JSON file per session, in
+the data folder Cockpit hands the agent, so `session/load` can replay it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from acp.core import RequestError
+
+from cockpit.agentkit.data import configured_data_dir
+from cockpit.agentkit.demo.options import DEFAULT_MODEL
+from cockpit.agentkit.errors import resource_missing
+from cockpit.agentkit.settings import DEFAULT_MODE
+
+
+class Session:
+    """What the agent remembers about one session."""
+
+    def __init__(
+        self,
+        session_id: str,
+        cwd: str,
+        mode: str = DEFAULT_MODE,
+        model: str = DEFAULT_MODEL,
+        history: list[dict[str, str]] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.mode = mode
+        self.model = model
+        self.history: list[dict[str, str]] = history or []
+        self.cancel = asyncio.Event()
+        self.commands_due = True
+        """True until the slash commands were announced for this session."""
+
+
+def data_root() -> Path:
+    """Where histories live: `$COCKPIT_DATA_DIR/demo-agent`, else a private temp folder."""
+    configured = configured_data_dir()
+    if configured:
+        return configured / "demo-agent"
+    owner = str(os.getuid()) if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"cockpit-demo-{owner}" / "demo-agent"
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` and any missing parents owner-only (0700); return it."""
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        folder.chmod(0o700)
+    return path
+
+
+def history_path(session_id: str) -> Path | None:
+    """The history file of `session_id`, or None for an id that is not a plain name."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
+        return None
+    return data_root() / f"{session_id}.json"
+
+
+def save_session(session: Session) -> None:
+    """Write the session's history file (0600) atomically, so a crash never truncates it."""
+    path = history_path(session.session_id)
+    if path is None:
+        return
+    private_dir(path.parent)
+    record = {
+        "sessionId": session.session_id,
+        "cwd": session.cwd,
+        "mode": session.mode,
+        "model": session.model,
+        "history": session.history,
+    }
+    temporary = path.with_suffix(".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    os.replace(temporary, path)
+
+
+def read_saved(session_id: str) -> dict[str, Any] | None:
+    """The saved record of `session_id`, or None when there is none."""
+    path = history_path(session_id)
+    if path is None or not path.is_file():
+        return None
+    with path.open(encoding="utf-8") as handle:
+        record = json.load(handle)
+    return record if isinstance(record, dict) else None
+
+
+def not_found(session_id: str) -> RequestError:
+    """The clear error for a session this agent has no history of."""
+    path = history_path(session_id)
+    return resource_missing(
+        path.as_uri() if path else session_id,
+        sessionId=session_id,
+        reason="the demo agent has no saved history for this session",
+    )

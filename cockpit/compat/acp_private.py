@@ -1,0 +1,40 @@
+"""Every private part of the ACP SDK (and of asyncio, for the agents' pipes) that Cockpit
+uses, and why: nothing else in Cockpit names an underscored SDK module or a private asyncio
+class. `tests/test_compat_acp.py` checks each one against what is installed, so an upgrade
+that moves one fails there, saying which, not as a dead session or a hung agent. Checked
+with agent-client-protocol 0.12.1 (`TESTED_WITH`) and Python 3.11.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import BinaryIO
+
+from acp import _transport
+
+TESTED_WITH = "0.12.1"
+"""The agent-client-protocol version these uses were checked against."""
+
+Transport = _transport.Transport
+"""The SDK's message-level transport protocol (`acp._transport.Transport`: `send(message)`,
+`receive()` -> the next message, or None at end of stream, and `close()`). The SDK documents
+passing one to `ClientSideConnection(client, transport)`, which recognises it with a runtime
+`isinstance` check and then moves whole JSON-RPC messages through it instead of framing the
+bytes itself; but the protocol's module is private. Cockpit's `AgentTransport` implements it
+so that Cockpit frames the agent's stdout itself (a line that is valid JSON but not an
+object kills the SDK's own framing) and takes every `session/update` in arrival order
+before the SDK dispatches it (as one task each, which may reorder them)."""
+
+
+async def agent_stdout_writer(pipe: BinaryIO) -> asyncio.StreamWriter:
+    """A stream writer on an agent's protocol output `pipe` (its stdout, or a private
+    duplicate of it), for `acp.run_agent(input_stream=...)`.
+
+    asyncio has no public way to build a `StreamWriter` over a write pipe: the writer needs
+    a protocol that implements `drain()` flow control, and the one asyncio's own streams
+    use, `asyncio.streams.FlowControlMixin`, is private. Without it an agent could not wait
+    for a slow client to read, and would buffer its backlog without bound.
+    """
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+    return asyncio.StreamWriter(transport, protocol, None, loop)

@@ -1,0 +1,39 @@
+"""What the engine finds when it opens: sessions Cockpit left in the middle of a turn (it
+was closed, or it crashed) get a row saying their reply may be cut short."""
+
+from __future__ import annotations
+
+from cockpit.api import Status
+from cockpit.engine.attention import Attention
+from store import SessionBusy, note
+from store.store import Store
+
+CUT_BY_A_STOP = (
+    "Cockpit stopped while this turn was running (it was closed or it crashed): the agent "
+    "stopped too, and the reply above may be cut short."
+)
+"""The row a session gets when Cockpit finds it was stopped in the middle of a turn."""
+
+MID_TURN = (Status.WORKING, Status.WAITING, Status.CANCELLING)
+"""The stored states of a session whose turn was running."""
+
+
+async def recover(store: Store, attention: Attention) -> None:
+    """Read what the store says of each session: which are unread, and which Cockpit
+    left in the middle of a turn (closed, or crashed): each of those gets a row saying
+    its reply may be cut short, unless another Cockpit is running it now."""
+    for record in await store.list_sessions():
+        if record.unread:
+            attention.restore(record.id)
+        if record.status not in MID_TURN:
+            continue
+        try:
+            await store.claim(record.id)
+        except SessionBusy:
+            continue  # another Cockpit runs it: its turn may well be going on
+        try:
+            await store.apply(note(record.id, "notice", CUT_BY_A_STOP))
+            await store.update_session(record.id, status=Status.CLOSED)
+        finally:
+            await store.release(record.id)
+        attention.set_unread(record.id, True)

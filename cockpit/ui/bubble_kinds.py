@@ -1,0 +1,28 @@
+"""Which bubble widget shows a row of each kind: the reply, the user's prompt, a thought,
+a tool card, the plan, and a note for the rest (a notice, an error, a decision)."""
+
+from __future__ import annotations
+
+from cockpit.ui.bubbles import (
+    AgentBubble,
+    BubbleWidget,
+    NoteBubble,
+    PlanBubble,
+    ThoughtBubble,
+    UserBubble,
+)
+from cockpit.ui.tool_card import ToolCard
+from store import Bubble
+
+
+def make_bubble(bubble: Bubble, live: bool = False) -> BubbleWidget:
+    """The widget for a row of this kind."""
+    if bubble.kind == "agent":
+        return AgentBubble(bubble, live)
+    kinds: dict[str, type[BubbleWidget]] = {
+        "user": UserBubble,
+        "thought": ThoughtBubble,
+        "tool": ToolCard,
+        "plan": PlanBubble,
+    }
+    return kinds.get(bubble.kind, NoteBubble)(bubble)

@@ -1,0 +1,60 @@
+"""The permission requests of the session on screen, shown inline in its transcript: the
+oldest one pending, with the keyboard moved to it or on from it as the user would expect,
+and the answer given to the engine."""
+
+from __future__ import annotations
+
+import contextlib
+
+from textual import on
+from textual.message import Message
+
+from cockpit.ui.base import CockpitBase, focused_prompt
+from cockpit.ui.composer import Composer
+from cockpit.ui.failures import reported
+from cockpit.ui.permission import PermissionPrompt
+
+
+class PermissionsChanged(Message):
+    """Requests of the session on screen were asked or answered: show its prompt again,
+    once for however many came meanwhile (an agent may ask a thousand at once)."""
+
+
+class RequestsOnScreen(CockpitBase):
+    """The pending request of the session on screen, and where the keyboard goes."""
+
+    @on(PermissionsChanged)
+    @reported("show the request")
+    async def _permissions_changed(self) -> None:
+        self._permissions_posted = False
+        focus, self._permissions_focus = self._permissions_focus, False
+        left, self._permissions_left = self._permissions_left, False
+        if self.is_running:
+            await self._show_permissions(focus=focus, left=left)
+
+    async def _show_permissions(self, focus: bool = False, left: bool = False) -> None:
+        """Show the oldest pending request of the session on screen inline; put the keyboard
+        on a new one when the user is not in the middle of writing a prompt, and on the next
+        one when the request answered had it (`left`: it may have gone to the composer
+        meanwhile)."""
+        view = self._transcript()
+        if view is None or view.session is None:
+            return
+        first = self.engine.first_pending(view.session)
+        leaving = focused_prompt(view.screen.focused)
+        if leaving is not None and (first is None or first.id != leaving.request.id):
+            # Removed with the keyboard on it, Textual would hand the focus to the first
+            # bubble beside it and scroll the transcript to the top: move it first, now
+            # (`focus()` waits for the next idle, after the removal).
+            view.screen.set_focus(self.query_one(Composer), scroll_visible=False)
+        added = await view.show_permissions(first, self.engine.pending_count(view.session))
+        if added is not None and focus and not self.query_one(Composer).text.strip():
+            added.focus()
+        elif (leaving is not None or left) and view.prompts:
+            self._focus_session()  # the next request waiting, oldest first
+
+    @reported("answer the request")
+    async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
+        with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
+            await self.engine.answer_permission(message.request.id, message.option_id)
+        self.query_one(Composer).focus()

@@ -1,0 +1,79 @@
+"""The help screen: every key in one place, and the rail's glyphs."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Label, Static
+
+from cockpit.ui.dialog import Dialog
+
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the prompt (or take the highlighted completion)"),
+    ("Ctrl+J, Shift+Enter", "new line in the prompt (Ctrl+J works over any SSH)"),
+    ("Up / Down", "earlier prompts (from the first / last line)"),
+    ("/  @", "complete a command, or a file under the session's folder"),
+    ("Esc", "cancel the running turn (and its question); else back to the prompt"),
+    ("Ctrl+C", "cancel the running turn; else clear the prompt; again, quit"),
+    ("Shift+Tab", "next mode of the agent (in the prompt)"),
+    ("Ctrl+T", "the agent's modes and options (model, thinking...)"),
+    ("1-9", "answer the agent's question with that option"),
+    ("Ctrl+O", "inbox: everything waiting for you, in every session"),
+    ("Ctrl+G", "this session's question, else the next session that needs you"),
+    ("Ctrl+N", "new session"),
+    ("Ctrl+Up / Ctrl+Down", "previous / next session"),
+    ("F2", "rename the session"),
+    ("F4", "close the session: its agent stops, the transcript stays"),
+    ("F8", "delete the session"),
+    ("Ctrl+B", "show or hide the session rail"),
+    ("p  on the rail", "the session's plan"),
+    ("PageUp / PageDown", "scroll the transcript (from a one-line prompt too)"),
+    ("Ctrl+Home, Ctrl+End", "the first message / the newest output"),
+    ("F3", "copy the newest reply, or the focused bubble"),
+    ("Tab", "the prompt, then the transcript, then the rail"),
+    ("Up / Down, k / j", "in the transcript: previous / next bubble"),
+    ("c  on a bubble", "copy it to the clipboard (works over SSH)"),
+    ("Enter  on a card", "open or fold a thought or a tool call"),
+    ("f / s  on a diff", "the whole diff / side by side or unified"),
+    ("Ctrl+P", "command palette: sessions, agents, themes, actions"),
+    ("F1", "this help"),
+    ("Ctrl+Q", "quit (asks while a turn runs or a question waits)"),
+)
+"""Every key, as the help screen lists it."""
+
+RAIL_LEGEND = "\n".join(
+    (
+        "Rail:  ! needs you   ✗ error   ◆ finished, unread   ● working",
+        "◌ starting   ○ idle   · closed",
+    )
+)
+"""The rail's glyphs, on two lines that fit an 80-column terminal (and wrap if narrower)."""
+
+
+class HelpScreen(Dialog[None]):
+    """Every key, in one place."""
+
+    DEFAULT_CSS = """
+    HelpScreen #dialog.help {
+        width: 80;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss(None)", "Close")]
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for key, what in KEYS:
+            table.add_row(key, what)
+        with VerticalScroll(id="dialog", classes="help"):
+            yield Label("Cockpit keys", classes="dialog-title")
+            yield Static(table)
+            yield Static(Content(RAIL_LEGEND), classes="hint")
+            yield Label("Esc closes this help", classes="hint")

@@ -1,0 +1,162 @@
+"""The inbox: everything that waits on the user, across all sessions (permission requests,
+finished turns not read), answered or opened from one list."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from cockpit.api import PermissionRequest
+from cockpit.text.sanitize import printable
+from cockpit.text.textout import age, command_of
+from cockpit.ui.dialog import Dialog, closed_already
+from cockpit.ui.diffs.model import diff_stats
+from cockpit.ui.listing import Listing
+from cockpit.ui.one_line import clean_line
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One thing waiting for the user: a permission request, or a finished turn not read."""
+
+    session: str
+    session_title: str
+    since: float
+    request: PermissionRequest | None = None
+
+    @property
+    def key(self) -> str:
+        """What stays the same about the item while the inbox refreshes."""
+        if self.request is not None:
+            return f"request:{self.request.id}"
+        return f"unread:{self.session}"
+
+
+class InboxScreen(Dialog[str | None]):
+    """Everything that waits on the user, across all sessions, oldest first. Keys 1-9
+    answer the highlighted request in place; Enter opens its session."""
+
+    DEFAULT_CSS = """
+    InboxScreen #dialog.inbox {
+        width: 90;
+    }
+    InboxScreen #inbox-items {
+        height: auto;
+        max-height: 10; /* with the detail and the hint, the inbox fits 80x24 */
+    }
+    InboxScreen #inbox-detail {
+        height: auto;
+        margin-top: 1;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close"),
+        *(Binding(key, f"answer({n})", show=False) for n, key in enumerate("123456789", 1)),
+    ]
+
+    def __init__(
+        self,
+        items: Callable[[], list[InboxItem]],
+        answer: Callable[[PermissionRequest, str], Awaitable[None]],
+        now: Callable[[], float],
+    ) -> None:
+        super().__init__()
+        self._items = items
+        self._answer = answer
+        self._now = now
+        self.items: list[InboxItem] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="inbox"):
+            yield Label("Waiting for you", classes="dialog-title")
+            yield Listing(id="inbox-items")
+            yield Static("", id="inbox-detail")
+            yield Label("1-9 answer · Enter opens the session · Esc closes", classes="hint")
+
+    def on_mount(self) -> None:
+        self.refresh_items()
+        self.query_one("#inbox-items", OptionList).focus()
+
+    def refresh_items(self) -> None:
+        """Read what waits now: answers remove items, new requests and finished turns add
+        some (the app calls this on every engine event while the inbox is open). The
+        highlight stays on its item, or moves to the next one when its item went."""
+        listing = self.query_one("#inbox-items", OptionList)
+        before = [item.key for item in self.items]
+        index = listing.highlighted
+        self.items = self._items()
+        keys = [item.key for item in self.items]
+        listing.clear_options()
+        if not self.items:
+            listing.add_option(Option(Text("Nothing waits for you.", style="dim"), disabled=True))
+            self.query_one("#inbox-detail", Static).update("")
+            return
+        listing.add_options([Option(self._line(item)) for item in self.items])  # one layout
+        listing.highlighted = kept_highlight(before, index, keys)
+
+    def _line(self, item: InboxItem) -> Text:
+        text = Text()
+        if item.request is not None:
+            text.append("! ", style="bold")
+            text.append(clean_line(item.session_title), style="bold")
+            text.append(f"  {clean_line(item.request.title)} [{clean_line(item.request.kind)}]")
+        else:
+            text.append("◆ ", style="bold")
+            text.append(clean_line(item.session_title), style="bold")
+            text.append("  finished a turn", style="dim")
+        text.append(f"  · {age(self._now() - item.since)}", style="dim")
+        return text
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        index = event.option_index
+        if not 0 <= index < len(self.items):
+            return
+        request = self.items[index].request
+        detail = Text()
+        if request is not None:
+            command = command_of(request.tool_call)
+            if command:
+                detail.append(f"$ {printable(command)}\n", style="bold")
+            for diff in request.diffs():
+                added, removed = diff_stats(diff.get("oldText"), str(diff.get("newText") or ""))
+                detail.append(f"{printable(str(diff.get('path')))}  +{added} -{removed}\n")
+            for number, option in enumerate(request.options[:9], 1):
+                detail.append(f"{number} {printable(str(option.get('name')))}   ")
+        self.query_one("#inbox-detail", Static).update(detail)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if 0 <= event.option_index < len(self.items):
+            self.dismiss(self.items[event.option_index].session)
+
+    async def action_answer(self, number: int) -> None:
+        """Answer the highlighted request with option `number`."""
+        index = self.query_one("#inbox-items", OptionList).highlighted
+        if index is None or not 0 <= index < len(self.items):
+            return
+        request = self.items[index].request
+        if request is None or not 1 <= number <= len(request.options):
+            return
+        await self._answer(request, str(request.options[number - 1].get("optionId")))
+        if not closed_already(self):  # Esc in the same burst may have closed the inbox
+            self.refresh_items()
+
+
+def kept_highlight(before: list[str], index: int | None, after: list[str]) -> int:
+    """Where the highlight goes when a list of keys changes: on the item it was on, else on
+    the next item of the old list that is still there, else on the last one."""
+    if index is None or not 0 <= index < len(before):
+        return 0
+    places = {key: place for place, key in reversed(list(enumerate(after)))}  # the first
+    for key in before[index:]:
+        if key in places:
+            return places[key]
+    return len(after) - 1

@@ -1,0 +1,250 @@
+"""The new-session dialog: an agent (every one listed, installed ones first, how to install
+the others) and a folder; and its pure rules (order, lines, detail, sizes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.cells import cell_len
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from cockpit.api import AgentInfo, AgentSpec
+from cockpit.text.sanitize import printable
+from cockpit.ui.dialog import Dialog
+from cockpit.ui.listing import Listing
+from cockpit.ui.one_line import clean_line
+
+
+@dataclass(frozen=True)
+class NewSessionChoice:
+    """What the new-session dialog returns."""
+
+    agent: str
+    folder: str
+
+
+NEW_SESSION_ROWS = 14
+"""The new-session dialog's rows besides its agent list: border, padding, title, the
+detail (4 lines), the folder and the buttons, with the gaps between them."""
+
+TITLE_CELLS = 32
+"""The widest column of agent titles in the new-session list (a longer title is cut)."""
+
+
+def agent_order(agents: list[AgentSpec], available: dict[str, bool]) -> list[AgentSpec]:
+    """Every agent, the installed ones first, each group in the registry's order."""
+    return sorted(agents, key=lambda spec: not available.get(spec.name, False))
+
+
+def agent_line(spec: AgentSpec, ready: bool, width: int) -> Content:
+    """One agent in the dialog's list: its title in a column `width` cells wide, then
+    its name, or that it is not installed."""
+    title = Content(clean_line(spec.label)).truncate(width, ellipsis=True, pad=True)
+    if ready:
+        return Content.assemble(title, "  ", (clean_line(spec.name), "dim"))
+    return Content.assemble((title.plain, "dim"), "  ", ("not installed", "$text-warning"))
+
+
+def agent_detail(spec: AgentSpec, ready: bool, refused: bool = False) -> Content:
+    """What the dialog says about the highlighted agent: how to install it when it is not
+    (first, so that it is never cut), then its description. `refused`: Enter was just
+    pressed on it."""
+    description = Content(printable(spec.description or " ".join(spec.command)))
+    if ready:
+        return description
+    if refused:
+        head = Content.styled(
+            "Install it first (F3 copies this), then press Enter again:", "$text-error bold"
+        )
+    else:
+        head = Content.styled("Not installed. To install it (F3 copies this):", "$text-warning")
+    how = spec.install or f"{spec.command[0]} was not found."
+    return Content("\n").join([head, Content.styled(printable(how), "bold"), description])
+
+
+def clamped(content: Content, width: int, lines: int) -> Content:
+    """`content` wrapped at `width` cells, at most `lines` lines: the last one kept ends
+    with an ellipsis when some were cut."""
+    wrapped = content.wrap(max(width, 1))
+    if len(wrapped) <= lines:
+        return Content("\n").join(wrapped)
+    kept = wrapped[: max(lines, 1)]
+    kept[-1] = kept[-1].truncate(max(width - 1, 0)) + "…"
+    return Content("\n").join(kept)
+
+
+def list_height(screen_rows: int, agents: int) -> int:
+    """How many rows the agent list gets: every agent when the screen has room for them
+    beside the rest of the dialog, fewer (it scrolls) on a short one, never under 3."""
+    return max(3, min(agents, screen_rows - NEW_SESSION_ROWS))
+
+
+class AgentDetail(Widget):
+    """The highlighted agent's detail, cut to the widget's own lines, so the dialog keeps
+    its size as the highlight moves."""
+
+    detail: reactive[Content] = reactive(Content(""), layout=False)
+
+    def render(self) -> Content:
+        return clamped(self.detail, self.content_size.width, self.content_size.height)
+
+
+class NewSessionScreen(Dialog[NewSessionChoice | None]):
+    """Pick an agent and a folder. Every agent is listed, installed ones first; Enter
+    creates the session at once (Tab reaches the folder). One that is not installed says
+    how to install it (F3 copies that) and is refused, with the reason in the dialog:
+    a session that cannot start would only sit in the rail. It is looked up again on
+    each Enter, so installing it meanwhile is enough."""
+
+    # It fits 80x24 with every bundled agent and the longest detail: the agent list
+    # (shorter on a short screen, where it scrolls), a detail of four lines whatever the
+    # agent, the folder on one line and the buttons.
+    DEFAULT_CSS = """
+    NewSessionScreen #dialog.new-session {
+        max-height: 100%;
+    }
+    NewSessionScreen #dialog.new-session .dialog-title {
+        margin-bottom: 0;
+    }
+    NewSessionScreen #dialog.new-session #agent-detail {
+        height: 4;
+        margin-top: 1;
+    }
+    NewSessionScreen #dialog.new-session .folder-row {
+        height: 1;
+        margin-top: 1;
+    }
+    NewSessionScreen #dialog.new-session .folder-label {
+        width: 8;
+    }
+    NewSessionScreen #dialog.new-session #folder {
+        width: 1fr;
+        background: $panel;
+    }
+    NewSessionScreen #dialog.new-session Button {
+        width: auto;
+        min-width: 10;
+    }
+    NewSessionScreen #dialog.new-session .buttons .hint {
+        margin: 0 0 0 1;
+    }
+    """
+
+    AUTO_FOCUS = "#agents"  # at compose time: a key typed right after Ctrl+N lands here
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel"),
+        Binding("f3", "copy_install", "Copy the install command"),
+    ]
+
+    def __init__(
+        self,
+        agents: list[AgentInfo],
+        folder: str,
+        default: str,
+        installed: Callable[[str], bool],
+    ) -> None:
+        super().__init__()
+        self.available = {info.spec.name: info.installed for info in agents}
+        self.agents = agent_order([info.spec for info in agents], self.available)
+        self.installed = installed
+        """Whether an agent is installed now, asked of the engine (where agents run)."""
+        self.folder = folder
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="new-session"):
+            yield Label("New session", classes="dialog-title")
+            yield Listing(
+                *(Option(self._line(spec), id=spec.name) for spec in self.agents),
+                id="agents",
+                compact=True,
+            )
+            yield AgentDetail(id="agent-detail")
+            with Horizontal(classes="folder-row"):
+                yield Label("Folder", classes="folder-label")
+                yield Input(self.folder, id="folder", compact=True)
+            with Horizontal(classes="buttons"):
+                yield Button("Create", variant="primary", id="create", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+                yield Label("Enter creates · Tab: folder · Esc cancels", classes="hint")
+
+    def on_mount(self) -> None:
+        agents = self.query_one("#agents", OptionList)
+        names = [spec.name for spec in self.agents]
+        agents.highlighted = names.index(self.default) if self.default in names else 0
+        self._fit(self.app.size.height)
+
+    def on_resize(self) -> None:
+        self._fit(self.app.size.height)
+
+    def _fit(self, rows: int) -> None:
+        self.query_one("#agents", OptionList).styles.max_height = list_height(
+            rows, len(self.agents)
+        )
+
+    def _ready(self, spec: AgentSpec) -> bool:
+        return self.available.get(spec.name, False)
+
+    def _line(self, spec: AgentSpec) -> Content:
+        width = max(cell_len(clean_line(agent.label)) for agent in self.agents)
+        return agent_line(spec, self._ready(spec), min(width, TITLE_CELLS))
+
+    def _highlighted(self) -> AgentSpec | None:
+        index = self.query_one("#agents", OptionList).highlighted
+        return self.agents[index] if index is not None and 0 <= index < len(self.agents) else None
+
+    def _show(self, spec: AgentSpec, refused: bool = False) -> None:
+        self.query_one(AgentDetail).detail = agent_detail(spec, self._ready(spec), refused)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        spec = self._highlighted()
+        if spec is not None:
+            self._show(spec)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self._create()
+
+    def on_input_submitted(self) -> None:
+        self._create()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "create":
+            self._create()
+        else:
+            self.dismiss(None)
+
+    def action_copy_install(self) -> None:
+        """Copy the highlighted agent's install command (OSC 52: it works over SSH)."""
+        spec = self._highlighted()
+        if spec is None or self._ready(spec) or not spec.install:
+            return
+        self.app.copy_to_clipboard(spec.install)
+        self.notify("Copied the install command", timeout=2)
+
+    def _create(self) -> None:
+        spec = self._highlighted()
+        if spec is None:
+            return
+        ready = self.installed(spec.name)  # installed since the dialog opened?
+        if ready != self._ready(spec):
+            self.available[spec.name] = ready
+            self.query_one("#agents", OptionList).replace_option_prompt(spec.name, self._line(spec))
+        if not ready:
+            self._show(spec, refused=True)
+            self.app.bell()
+            return
+        folder = self.query_one("#folder", Input).value.strip() or self.folder
+        if not Path(folder).expanduser().is_dir():
+            self.notify(f"{folder} is not a folder", severity="error", markup=False)
+            return
+        self.dismiss(NewSessionChoice(spec.name, str(Path(folder).expanduser())))

@@ -1,0 +1,166 @@
+"""What the status line says: the turn state, mode, model, options, usage and agent, in
+order of importance, and how much of it a width holds. No Textual here, so every rule is
+tested without an app."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.cells import cell_len
+
+from cockpit.api import Status
+from cockpit.ui.agent_options import current_mode, current_model, other_options
+from cockpit.ui.one_line import clean_line, clip_cells
+from store import SessionRecord
+
+StatusPart = tuple[str, str]
+"""A piece of the status line: its full label and its short one (for narrow terminals)."""
+
+STATUS_SEPARATOR = " · "
+MIN_CLIPPED = 6
+"""The fewest cells worth showing of a piece that is cut with an ellipsis."""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def usage_text(usage: Mapping[str, Any] | None) -> str | None:
+    """Context use and cost, as far as the agent reports them: "12.3k/200k ctx · $0.42"."""
+    if not usage:
+        return None
+    parts = []
+    used: Any = usage.get("used")
+    size: Any = usage.get("size")
+    if _number(used) and _number(size) and size:
+        parts.append(f"{_kilo(float(used))}/{_kilo(float(size))} ctx")
+    cost = usage.get("cost")
+    if isinstance(cost, Mapping) and _number(cost.get("amount")):
+        currency = cost.get("currency") or "USD"
+        symbol = "$" if currency == "USD" else f"{clean_line(str(currency))} "
+        parts.append(f"{symbol}{cost['amount']:.2f}")
+    return " · ".join(parts) or None
+
+
+TOKEN_FIELDS = (
+    ("inputTokens", "in"),
+    ("outputTokens", "out"),
+    ("thoughtTokens", "thinking"),
+    ("cachedReadTokens", "cache read"),
+    ("cachedWriteTokens", "cache write"),
+)
+"""The token counts a turn's usage may carry (ACP's `Usage`), and how the status line
+names them."""
+
+
+def turn_usage(usage: Mapping[str, Any] | None) -> StatusPart | None:
+    """The tokens of the last turn, as the agent reported them with its stop reason (the
+    built-in Claude agent, claude-agent-acp): "last turn: 71.1k in · 117 out · 47.2k cache
+    read", shortened to "71.1k in · 117 out"."""
+    last = (usage or {}).get("lastTurn")
+    if not isinstance(last, Mapping):
+        return None
+    counts = [
+        f"{_kilo(float(last[name]))} {word}"
+        for name, word in TOKEN_FIELDS
+        if _number(last.get(name))
+    ]
+    if not counts:
+        return None
+    return (f"last turn: {' · '.join(counts)}", " · ".join(counts[:2]))
+
+
+def _kilo(value: float) -> str:
+    if value < 1000:
+        return str(int(value))
+    if value < 1_000_000:
+        return f"{value / 1000:.1f}".removesuffix(".0") + "k"
+    return f"{value / 1_000_000:.1f}".removesuffix(".0") + "M"
+
+
+TURN_WORDS = {
+    Status.STARTING: "starting the agent",
+    Status.READY: "ready",
+    Status.WORKING: "working (Esc cancels)",
+    Status.CANCELLING: "cancelling the turn…",
+    Status.WAITING: "waiting for your answer",
+    Status.CLOSED: "stopped: a prompt starts it",
+    Status.EXITED: "the agent exited: a prompt restarts it",
+    Status.ERROR: "the agent failed to start: a prompt tries again",
+}
+
+
+def turn_words(
+    live_status: str, pending: int = 0, stored_status: str = "", detail: str = ""
+) -> str:
+    """What the session is doing, for the status line; a pending request means waiting. With
+    no agent running, how the last one ended (it failed to start, it exited) with what it
+    said, as the rail shows it, rather than "stopped"."""
+    if pending:
+        words = TURN_WORDS[Status.WAITING]
+        return words if pending == 1 else f"{words} ({pending} requests)"
+    status = live_status
+    if live_status == Status.CLOSED and stored_status in (Status.ERROR, Status.EXITED):
+        status = stored_status
+    if status == Status.ERROR and detail:
+        return f"the agent failed to start: {clean_line(detail)} · a prompt tries again"
+    if status == Status.EXITED and detail:  # "exited with code 3"
+        return f"the agent {clean_line(detail)} · a prompt restarts it"
+    return TURN_WORDS.get(status, clean_line(status))
+
+
+def status_parts(
+    record: SessionRecord,
+    agent_title: str,
+    live_status: str,
+    pending: int = 0,
+    detail: str = "",
+    not_saved: str | None = None,
+) -> list[StatusPart]:
+    """The pieces of the status line, most important first: that the transcript cannot be
+    saved (`not_saved` says why: a full disk, which would otherwise go unseen while the
+    reply streams on), the turn state, the mode, the model, the other options, usage and
+    cost, the last turn's tokens, the agent. Every name is cleaned."""
+    turn = turn_words(live_status, pending, record.status, detail)
+    parts: list[StatusPart] = []
+    if not_saved is not None:
+        parts.append((f"NOT SAVED: {clean_line(not_saved)} · retrying", "NOT SAVED"))
+    parts.append((turn, turn))
+    if mode := current_mode(record):
+        parts.append((f"mode: {clean_line(mode)}", clean_line(mode)))
+    if model := current_model(record):
+        parts.append((f"model: {clean_line(model)}", clean_line(model)))
+    parts.extend((f"{name}: {value}", f"{name}: {value}") for name, value in other_options(record))
+    if usage := usage_text(record.usage):
+        parts.append((usage, usage))
+    if tokens := turn_usage(record.usage):
+        parts.append(tokens)
+    parts.append((clean_line(agent_title), clean_line(agent_title)))
+    return parts
+
+
+def fit_status(parts: Sequence[StatusPart], width: int) -> str:
+    """The status line in `width` cells: every piece in full when it fits, else the short
+    labels, else as many pieces as fit in order of importance, the last one cut with an
+    ellipsis. The first piece (the turn state) always shows, cut only when `width` is
+    narrower than it."""
+    if width <= 0 or not parts:
+        return ""
+    for form in (0, 1):
+        text = STATUS_SEPARATOR.join(part[form] for part in parts)
+        if cell_len(text) <= width:
+            return text
+    shown = ""
+    for _, short in parts:
+        joined = f"{shown}{STATUS_SEPARATOR}{short}" if shown else short
+        if cell_len(joined) <= width:
+            shown = joined
+            continue
+        if not shown:
+            return clip_cells(short, width)
+        room = width - cell_len(shown) - len(STATUS_SEPARATOR)
+        if room >= MIN_CLIPPED:
+            return f"{shown}{STATUS_SEPARATOR}{clip_cells(short, room)}"
+        return f"{shown} …" if cell_len(shown) + 2 <= width else shown
+    return shown

@@ -1,0 +1,132 @@
+"""The bundled agents' kit (`cockpit.agentkit`): the demo's scenario words as data, checked
+against its handler table; the settings, errors and layering every bundled agent shares."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from acp.core import RequestError
+
+from cockpit.agentkit.demo import main as demo_main
+from cockpit.agentkit.demo.handlers import HANDLERS
+from cockpit.agentkit.errors import error_text, resource_missing
+from cockpit.agentkit.scenarios import (
+    ScenarioError,
+    check_handlers,
+    parse_scenarios,
+    read_scenarios,
+    scenarios_path,
+)
+from cockpit.agentkit.settings import MODES, check_mode, select_option, session_modes
+from cockpit.cli.agents import demo_scenarios
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TWO = """
+[[scenario]]
+word = "zeta"
+does = "comes first"
+
+[[scenario]]
+word = "alpha"
+does = "comes second"
+"""
+
+
+def test_scenarios_keep_the_order_of_the_file() -> None:
+    assert list(parse_scenarios(TWO).items()) == [
+        ("zeta", "comes first"),
+        ("alpha", "comes second"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "no [[scenario]] entries"),
+        ("[[scenario]\n", "not valid TOML"),
+        ('[[scenario]]\nword = "Tour"\ndoes = "x"\n', "lower-case letters"),
+        ('[[scenario]]\nword = "two words"\ndoes = "x"\n', "lower-case letters"),
+        ('[[scenario]]\nword = "tour"\n', "`does` must be a text"),
+        ('[[scenario]]\nword = "tour"\ndoes = "  "\n', "`does` must be a text"),
+        (TWO + '\n[[scenario]]\nword = "zeta"\ndoes = "again"\n', "'zeta' is listed twice"),
+    ],
+)
+def test_a_malformed_scenario_file_is_refused(text: str, says: str) -> None:
+    with pytest.raises(ScenarioError, match=re.escape(says)):
+        parse_scenarios(text, "test.toml")
+
+
+def test_handlers_and_words_must_match_both_ways() -> None:
+    check_handlers(["a", "b"], {"b": 1, "a": 2})
+    with pytest.raises(ScenarioError, match="words without a handler: b"):
+        check_handlers(["a", "b"], ["a"])
+    with pytest.raises(ScenarioError, match=r"handlers without a word in demo_scenarios\.toml: c"):
+        check_handlers(["a"], ["a", "c"])
+
+
+def test_the_bundled_file_matches_the_demo_handlers() -> None:
+    scenarios = read_scenarios()
+    check_handlers(scenarios, HANDLERS)
+    assert list(scenarios)[:2] == ["tour", "think"]  # the tour first, then the thought
+
+
+def test_cockpit_agents_lists_the_words_the_demo_runs() -> None:
+    assert demo_scenarios() == read_scenarios(scenarios_path())
+
+
+@pytest.mark.parametrize("change", ["missing", "extra"])
+def test_the_demo_agent_refuses_to_start_when_they_disagree(
+    monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    handlers = dict(HANDLERS)
+    if change == "missing":
+        del handlers["huge"]
+    else:
+        handlers["juggle"] = handlers["tour"]
+    monkeypatch.setattr(demo_main, "HANDLERS", handlers)
+    with pytest.raises(ScenarioError, match="huge" if change == "missing" else "juggle"):
+        demo_main.main([])  # raises before it touches stdio
+
+
+def test_modes_and_options_as_acp_describes_them() -> None:
+    state = session_modes("plan")
+    assert state.current_mode_id == "plan"
+    assert [mode.id for mode in state.available_modes] == list(MODES) == ["ask", "accept", "plan"]
+    check_mode("accept")
+    with pytest.raises(RequestError) as refused:
+        check_mode("yolo")
+    assert refused.value.data == {"modeId": "yolo", "known": ["ask", "accept", "plan"]}
+    option = select_option("model", "Model", "model", "b", {"a": "A", "b": "B"})
+    assert option.current_value == "b"
+    assert [(choice.value, choice.name) for choice in option.options] == [("a", "A"), ("b", "B")]
+
+
+def test_errors_read_as_one_line_and_keep_their_data() -> None:
+    error = RequestError.invalid_params({"path": "/x"})
+    assert error_text(error) == f'{error} (code -32602): {{"path": "/x"}}'
+    missing = resource_missing("file:///a", reason="gone")
+    assert missing.code == RequestError.resource_not_found("x").code
+    assert missing.data is not None and missing.data["reason"] == "gone"
+
+
+def test_the_kit_loads_no_textual_and_its_scenario_reader_no_sdk() -> None:
+    code = (
+        "import sys\n"
+        "import cockpit.agentkit.scenarios\n"
+        "before = {m.split('.')[0] for m in sys.modules}\n"
+        "import cockpit.agentkit.demo.main, cockpit.agentkit.claude.main\n"
+        "after = {m.split('.')[0] for m in sys.modules}\n"
+        "print(' '.join(sorted(before)), '|', ' '.join(sorted(after)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    before, after = (set(part.split()) for part in result.stdout.split("|"))
+    assert "acp" not in before and "anthropic" not in before
+    assert {"acp", "anthropic", "store"} <= after
+    assert not after & {"textual", "rich"}
