@@ -13,7 +13,7 @@ current; the others are requests.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -333,7 +333,13 @@ class EngineAPI(Protocol):
 
     # what the user has seen
     def show(self, session_id: str | None) -> None:
-        """The session the user has on screen now (None: none); it is read."""
+        """The session the user has on screen now (None: none); it is read, and its frames
+        come to this client."""
+
+    def watch(self, session_ids: Collection[str]) -> None:
+        """Sessions whose frames this client wants besides the one it shows (`cockpit run`
+        follows its own). Over a socket the others send status, questions and unread marks
+        but no frames; an engine in this process sends every frame anyway."""
 
     def unread(self, session_id: str) -> bool:
         """True when the session did something the user has not seen."""

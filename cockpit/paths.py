@@ -61,14 +61,19 @@ def config_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The folder for what lives only while Cockpit runs (sockets, locks):
-    `$COCKPIT_HOME/run` when COCKPIT_HOME is set, else the user runtime folder."""
+    """The folder for what lives only while Cockpit runs (the service's socket):
+    `$COCKPIT_HOME/run` when COCKPIT_HOME is set, else the user runtime folder
+    (`$XDG_RUNTIME_DIR/cockpit`), else, where the system has none (a container, some SSH
+    logins), `run/` in the data folder."""
     home = _env(environ).get("COCKPIT_HOME")
     if home:
         return Path(home).expanduser() / "run"
-    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR (over SSH, in CI): its fallback is fine
+    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: platformdirs guesses /run/user/UID
         warnings.simplefilter("ignore")
-        return platformdirs.user_runtime_path(APP_NAME, appauthor=False)
+        path = platformdirs.user_runtime_path(APP_NAME, appauthor=False)
+    if path.parent.is_dir() and os.access(path.parent, os.W_OK):
+        return path
+    return data_dir(environ) / "run"
 
 
 def own_folders(data: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:

@@ -154,7 +154,13 @@ class TranscriptReader:
     async def read(self, sql: str, parameters: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """One statement on the reader connection, never inside a page's read transaction:
         there it would see the database as it was when the page began (a session created
-        meanwhile not there yet)."""
+        meanwhile not there yet). It runs to its end even when its caller is cancelled (a
+        client of the service that goes away mid-request): cut before its cursor closed, the
+        statement would stay open, and every later read would see the database as it was
+        then."""
+        return await asyncio.shield(self._read(sql, parameters))
+
+    async def _read(self, sql: str, parameters: Sequence[Any]) -> list[sqlite3.Row]:
         async with self._lock, self._connection.execute(sql, parameters) as cur:
             return list(await cur.fetchall())
 

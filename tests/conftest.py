@@ -56,9 +56,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own COCKPIT_HOME: no test touches a user's real store."""
+    """Every test gets its own COCKPIT_HOME: no test touches a user's real store. Commands
+    run the engine in their own process (COCKPIT_LOCAL) unless a test of the service says
+    otherwise; a service a test starts stops soon after its last client leaves."""
     home = tmp_path / "cockpit-home"
     monkeypatch.setenv("COCKPIT_HOME", str(home))
+    monkeypatch.setenv("COCKPIT_LOCAL", "1")
+    monkeypatch.setenv("COCKPIT_SERVICE_IDLE", "20")
     return home
 
 

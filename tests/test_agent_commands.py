@@ -241,10 +241,14 @@ def test_the_tui_takes_the_same_agent_arguments(tmp_path: Path) -> None:
     registry = load_registry(tmp_path)
     assert tui_agent(tui_args("."), registry) is None
     assert tui_agent(tui_args("--agent", "codex"), registry) == "codex"
-    name = tui_agent(
+    spec = tui_agent(
         tui_args("--agent-cmd", "gemini --acp -y", "--missing-file", "error"), registry
     )
+    # A command comes back as how it runs: the service's registry does not know it.
+    assert isinstance(spec, AgentSpec)
+    name = spec.name
     assert name == "gemini --acp -y"
+    assert spec.missing_file == "error"
     assert registry.get(name).missing_file == "error"
     assert registry.get(name).env == registry.get("gemini").env
     assert registry.get("gemini").missing_file == "empty"  # the entry itself is untouched

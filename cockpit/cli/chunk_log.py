@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from cockpit.cli.connect import open_engine
+from cockpit.cli.connect import Reach, open_reader
 from cockpit.text.sanitize import printable
 from store.chunklog import CallRecord, ChunkLog, ChunkLogError, log_path
 from store.entries import Entry
@@ -89,7 +89,7 @@ async def load_calls(log: ChunkLog, only: int | None = None) -> list[Inspected]:
 async def find_log(home: Path, wanted: str) -> tuple[str | None, str, Path] | str:
     """(Cockpit session id, agent session id, log file) for SESSION, or an error message.
     SESSION is a Cockpit session (or the start of its id), or the agent's own session id."""
-    engine = await open_engine(home)
+    engine = await open_reader(home, Reach())  # a read: starts no service
     try:
         try:
             record = await engine.find_session(wanted)

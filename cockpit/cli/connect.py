@@ -1,11 +1,17 @@
 """Where the command line meets the engine: the one module of `cockpit.cli` that imports
-it. Today the engine runs in this process; the service will be reached from here. Every
-other module of the command line is typed against `cockpit.api`."""
+it. The engine is the store's service, reached over its socket (started, detached, when
+none runs), or through a command that speaks to a service elsewhere (`--remote`, `--via`);
+with `--local` it runs in this process. Every other module of the command line is typed
+against `cockpit.api`."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import asyncio
+import os
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from cockpit.api import (
@@ -13,7 +19,6 @@ from cockpit.api import (
     AgentInfo,
     AgentSpec,
     EngineAPI,
-    PermissionRequest,
     StartError,
 )
 from cockpit.engine.core import Engine
@@ -26,34 +31,205 @@ from cockpit.engine.registry import (
     executable,
     load_registry,
 )
+from cockpit.protocol import STATUS, STOP
+from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
+from cockpit.remote.launch import (
+    Streams,
+    connect_or_start,
+    end_command,
+    open_command,
+    query_service,
+    wait_gone,
+)
+from cockpit.service import daemon
+from cockpit.service.bridge import bridge
 
 __all__ = [
     "MISSING_FILE_POLICIES",
+    "Reach",
     "Registry",
     "StartError",
+    "bridge_service",
     "describe",
     "known_agents",
     "load_registry",
     "open_engine",
+    "open_reader",
     "policy_choice",
     "resolve_agent",
+    "run_service",
+    "service_status",
+    "start_service",
+    "stop_service",
 ]
+
+LOCAL_ENV = "COCKPIT_LOCAL"
+"""Set to 1: every command runs the engine in its own process, as `--local` does."""
+
+Connector = Callable[[], Awaitable[Streams]]
+"""What opens a connection to the service (each time a client attaches)."""
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How a command reaches the engine."""
+
+    local: bool = False
+    """The engine in this process: its agents stop when the command ends."""
+    via: tuple[str, ...] = ()
+    """A command whose stdin and stdout speak to a service (`ssh HOST cockpit service
+    --stdio`); empty: the service of the local store."""
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Reach:
+        """What `--local`, `--remote HOST`, `--via CMD` and COCKPIT_LOCAL say."""
+        via: tuple[str, ...] = ()
+        if getattr(args, "via", None):
+            via = tuple(shlex.split(args.via))
+        elif getattr(args, "remote", None):
+            via = ("ssh", "-T", args.remote, "cockpit", "service", "--stdio")
+        local = bool(getattr(args, "local", False)) or (
+            not via and os.environ.get(LOCAL_ENV, "") not in ("", "0")
+        )
+        return cls(local=local, via=via)
+
+    @property
+    def where(self) -> str:
+        """The service this reach attaches to, in words."""
+        return "this process" if self.local else shlex.join(self.via) if self.via else "here"
 
 
 async def open_engine(
     home: Path,
     *,
+    reach: Reach | None = None,
     registry: Registry | None = None,
-    policy: Callable[[PermissionRequest], str | None] | None = None,
     handshake_timeout: float | None = None,
+    start: bool = True,
+    on_cut: Callable[[], None] | None = None,
 ) -> EngineAPI:
-    """The engine of the store in `home` (`policy` answers permission requests before the
-    rules and the user do: `cockpit run --yes`)."""
-    if handshake_timeout is None:
-        return await Engine.open(home, registry=registry, policy=policy)
-    return await Engine.open(
-        home, registry=registry, policy=policy, handshake_timeout=handshake_timeout
+    """The engine of the store in `home`: in this process (`reach.local`), else its
+    service, started when none runs and `start` (ConnectionError when none can be reached;
+    ProtocolMismatch when it speaks another version). `registry` and `handshake_timeout`
+    are the engine's in this process; a service has its own.
+
+    A client of the service attaches again when its connection is cut (the service
+    restarted, an SSH link dropped); with `on_cut` it does not: `on_cut` is called instead,
+    once (a command that follows the service ends rather than start a new one)."""
+    reach = reach or Reach()
+    if reach.local:
+        if handshake_timeout is None:
+            return await Engine.open(home, registry=registry)
+        return await Engine.open(home, registry=registry, handshake_timeout=handshake_timeout)
+    bridges = Bridges(reach.via) if reach.via else None
+    connector: Connector = (
+        bridges.connect if bridges else lambda: connect_or_start(home, start=start)
     )
+    if on_cut is not None:
+        connector = _once(connector, on_cut)
+    try:
+        engine = await ServiceEngine.attach(connector, name=f"cockpit-{os.getpid()}")
+        assert isinstance(engine, ServiceEngine)
+    except ConnectionError as error:
+        if bridges is None:
+            raise
+        await bridges.end()
+        if isinstance(error, ProtocolMismatch):
+            raise
+        message = f"no Cockpit service answered through `{reach.where}` ({error})"
+        raise ConnectionError(message) from error
+    engine.bridges = bridges
+    return engine
+
+
+def _once(connect: Connector, on_cut: Callable[[], None]) -> Connector:
+    """A connector that connects the first time only; each later call (the client
+    attaching again after a cut) fails, and the first of them calls `on_cut`."""
+    calls = 0
+
+    async def first_only() -> Streams:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return await connect()
+        if calls == 2:
+            on_cut()
+        raise ConnectionError("the connection to the Cockpit service was cut")
+
+    return first_only
+
+
+class Bridges:
+    """The bridge command of `--via` or `--remote`, run again each time the client
+    attaches (its connection is the command's stdin and stdout)."""
+
+    def __init__(self, command: tuple[str, ...]) -> None:
+        self.command = command
+        self._running: list[asyncio.subprocess.Process] = []
+
+    async def connect(self) -> Streams:
+        await self.end()  # the last bridge's connection has ended
+        streams, process = await open_command(self.command)
+        self._running.append(process)
+        return streams
+
+    async def end(self) -> None:
+        """Let the bridges run so far go, and wait for them to end."""
+        while self._running:
+            await end_command(self._running.pop())
+
+
+class ServiceEngine(RemoteEngine):
+    """A client of the service; one reached through a bridge command ends it on close."""
+
+    bridges: Bridges | None = None
+
+    async def close(self, reason: str = "Cockpit quit") -> None:
+        await super().close(reason)
+        if self.bridges is not None:
+            await self.bridges.end()
+
+
+async def open_reader(home: Path, reach: Reach) -> EngineAPI:
+    """An engine to read the store with (`ls`, `show`): the service when one runs (it
+    knows what runs live), else one in this process; a read starts no service."""
+    if not reach.local:
+        try:
+            return await open_engine(home, reach=reach, start=False)
+        except ConnectionError:
+            if reach.via:
+                raise
+    return await Engine.open(home)
+
+
+async def service_status(home: Path) -> dict[str, object] | None:
+    """What the store's service runs (None: no service runs)."""
+    return await query_service(home, STATUS)
+
+
+async def stop_service(home: Path) -> bool:
+    """Stop the store's service and wait until it has let go of the store; False when
+    none ran."""
+    if await query_service(home, STOP) is None:
+        return False
+    await wait_gone(home)
+    return True
+
+
+async def start_service(home: Path) -> None:
+    """Start the store's service, detached, and wait until it listens."""
+    _reader, writer = await connect_or_start(home)
+    writer.close()
+
+
+def run_service(home: Path, idle: float | None) -> int:
+    """`cockpit service` in the foreground."""
+    return daemon.run(home, daemon.IDLE_DEFAULT if idle is None else idle)
+
+
+def bridge_service(home: Path, idle: float | None) -> int:
+    """`cockpit service --stdio`."""
+    return asyncio.run(bridge(home, idle))
 
 
 def known_agents(registry: Registry) -> list[AgentInfo]:

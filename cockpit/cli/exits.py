@@ -5,6 +5,10 @@ from __future__ import annotations
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
 EXIT_STORE = 5
 """The transcript could not be written at some point of the run (the disk was full)."""
+EXIT_SERVICE = 6
+"""The Cockpit service could not be reached or started, or it speaks another protocol."""
+EXIT_TIMEOUT = 124
+"""`cockpit wait` gave up (as `timeout` exits)."""
 EXIT_PIPE = 141
 """What reads the output closed it first (128 + SIGPIPE, as a shell reports such a death)."""
 

@@ -13,6 +13,8 @@ Exit codes of `cockpit run` (the reason is on stderr whenever it is not 0):
 - 5: the transcript could not be written at some point of the run (the disk was full),
   whatever the turn did: stderr said so at once, and says at the end whether everything
   was saved after all or what was lost;
+- 6: the Cockpit service could not be reached or started, or speaks another protocol
+  (every command but `--local` ones);
 - 130: the user's Ctrl-C cancelled the turn.
 """
 
@@ -31,9 +33,13 @@ from cockpit.cli.agents import agents_command
 from cockpit.cli.chunk_log import add_parser as add_inspect_parser
 from cockpit.cli.chunk_log import inspect_command
 from cockpit.cli.connect import MISSING_FILE_POLICIES
+from cockpit.cli.control import add_parsers as add_control_parsers
+from cockpit.cli.control import control_command
 from cockpit.cli.exits import EXIT_PIPE, EXIT_USAGE
 from cockpit.cli.logfile import log_to_file
 from cockpit.cli.run import run_command
+from cockpit.cli.service import add_parser as add_service_parser
+from cockpit.cli.service import service_command
 from cockpit.cli.sessions import ls_command, show_command
 from cockpit.cli.tui import tui_command
 from cockpit.paths import data_dir
@@ -63,16 +69,41 @@ def add_agent_arguments(command: argparse.ArgumentParser, agent_help: str) -> No
     )
 
 
+def add_reach_arguments(command: argparse.ArgumentParser) -> None:
+    """Where the engine runs: the store's service (the default), this process, or a
+    service on another machine."""
+    command.add_argument(
+        "--data-dir",
+        type=Path,
+        help="where the store lives (default: COCKPIT_HOME or the user data folder)",
+    )
+    where = command.add_mutually_exclusive_group()
+    where.add_argument(
+        "--local",
+        action="store_true",
+        help=(
+            "run the agents in this process, not in the Cockpit service: they stop when it"
+            " ends (also COCKPIT_LOCAL=1)"
+        ),
+    )
+    where.add_argument(
+        "--remote",
+        metavar="HOST",
+        help="attach to the Cockpit service on HOST through ssh (runs `cockpit service --stdio`)",
+    )
+    where.add_argument(
+        "--via",
+        metavar="CMD",
+        help="attach through a command that speaks to a service on its stdin and stdout",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(
         prog="cockpit", description="A cockpit for many ACP coding-agent sessions."
     )
     main.add_argument("--version", action="version", version=f"cockpit {__version__}")
-    main.add_argument(
-        "--data-dir",
-        type=Path,
-        help="where the store lives (default: COCKPIT_HOME or the user data folder)",
-    )
+    add_reach_arguments(main)
     commands = main.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser("run", help="run one prompt in a new session and stream the reply")
     add_agent_arguments(run, f"a registered agent (default: {DEFAULT_AGENT}; see `cockpit agents`)")
@@ -84,7 +115,10 @@ def parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         default=30.0,
-        help="seconds the agent may take to start (default 30)",
+        help=(
+            "seconds the agent may take to start (default 30; with --local only: the service"
+            " gives every agent 30)"
+        ),
     )
     run.add_argument(
         "--verbose", action="store_true", help="print session status changes on stderr"
@@ -102,23 +136,29 @@ def parser() -> argparse.ArgumentParser:
     agents = commands.add_parser("agents", help="list known agents and whether they are installed")
     agents.add_argument("--json", action="store_true")
     add_inspect_parser(commands)
+    add_service_parser(commands)
+    add_control_parsers(commands)
     return main
 
 
-SUBCOMMANDS = frozenset({"run", "ls", "show", "agents", "inspect"})
+SUBCOMMANDS = frozenset(
+    {"run", "ls", "show", "agents", "inspect", "service", "send", "wait", "answer", "events"}
+)
+CONTROL = frozenset({"send", "wait", "answer", "events"})
+OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--remote", "--via"})
 
 
 def tui_parser() -> argparse.ArgumentParser:
     tui = argparse.ArgumentParser(
         prog="cockpit",
-        description="Open the Cockpit TUI on PATH. Other commands: run, ls, show, agents, inspect.",
+        description=(
+            "Open the Cockpit TUI on PATH, attached to the Cockpit service (started when none"
+            " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
+            " agents, inspect, service, send, wait, answer, events."
+        ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
-    tui.add_argument(
-        "--data-dir",
-        type=Path,
-        help="where the store lives (default: COCKPIT_HOME or the user data folder)",
-    )
+    add_reach_arguments(tui)
     tui.add_argument(
         "path", nargs="?", default=".", help="the folder new sessions start in (default: here)"
     )
@@ -131,11 +171,12 @@ def tui_parser() -> argparse.ArgumentParser:
 
 
 def subcommand(arguments: Sequence[str]) -> str | None:
-    """The command word of a command line, skipping `--data-dir DIR`; None opens the TUI."""
+    """The command word of a command line, skipping the options before it and their
+    values; None opens the TUI."""
     rest = list(arguments)
     while rest:
         word = rest.pop(0)
-        if word == "--data-dir":
+        if word in OPTIONS_WITH_VALUES:
             rest = rest[1:]
         elif not word.startswith("-"):
             return word if word in SUBCOMMANDS else None
@@ -172,4 +213,8 @@ def dispatch(arguments: list[str]) -> int:
         return asyncio.run(show_command(args, home))
     if args.command == "inspect":
         return asyncio.run(inspect_command(args, home))
+    if args.command == "service":
+        return service_command(args, home)
+    if args.command in CONTROL:
+        return asyncio.run(control_command(args, home))
     return agents_command(args)

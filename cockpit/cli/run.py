@@ -10,7 +10,6 @@ import os
 import signal
 import sqlite3
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -27,6 +26,7 @@ from cockpit.api import (
     StatusEvent,
 )
 from cockpit.cli.connect import (
+    Reach,
     StartError,
     describe,
     load_registry,
@@ -36,6 +36,7 @@ from cockpit.cli.connect import (
 )
 from cockpit.cli.exits import (
     EXIT_OK,
+    EXIT_SERVICE,
     EXIT_STORE,
     EXIT_USAGE,
     exit_message,
@@ -116,18 +117,14 @@ class StreamPrinter:
             self.write("\n")
 
 
-def make_policy(yes: bool, allow: set[str]) -> Callable[[PermissionRequest], str | None]:
-    """What `cockpit run` allows without asking: everything with --yes, the kinds listed by
-    --allow. Anything else goes to Cockpit's permission policy, and what that leaves to the
-    user is asked on a terminal, or rejected when there is none."""
-
-    def policy(request: PermissionRequest) -> str | None:
-        if yes or request.kind in allow:
-            option = policy_choice(request.options, allow=True)
-            return str(option["optionId"]) if option is not None else None
+def allowed_kinds(yes: bool, allow: str | None) -> list[str] | None:
+    """What `cockpit run` allows without asking (`allow_automatically`): everything with
+    --yes (None), the kinds --allow lists, or nothing ([]). Anything else goes to
+    Cockpit's permission policy, and what that leaves to the user is asked on a terminal,
+    or rejected when there is none."""
+    if yes:
         return None
-
-    return policy
+    return [kind for kind in (allow or "").split(",") if kind]
 
 
 async def reject(engine: EngineAPI, request: PermissionRequest) -> None:
@@ -192,10 +189,14 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         return EXIT_USAGE
     interactive = sys.stdin.isatty()  # the question goes to stderr: stdout may be a pipe
     asking = asyncio.Lock()
-    policy = make_policy(args.yes, set(filter(None, (args.allow or "").split(","))))
-    engine = await open_engine(
-        home, registry=registry, policy=policy, handshake_timeout=args.timeout
-    )
+    allowed = allowed_kinds(args.yes, args.allow)
+    try:
+        engine = await open_engine(
+            home, reach=Reach.of(args), registry=registry, handshake_timeout=args.timeout
+        )
+    except ConnectionError as error:
+        print(f"cockpit: {error}", file=sys.stderr)
+        return EXIT_SERVICE
     printer = StreamPrinter(sys.stdout, "", sanitize=sys.stdout.isatty())
     asks: set[asyncio.Task[None]] = set()
     cancels: set[asyncio.Task[bool]] = set()
@@ -238,6 +239,9 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     try:
         record = await engine.create_session(spec, args.cwd or os.getcwd())
         printer.session = record.id
+        engine.watch([record.id])
+        if allowed != []:
+            engine.allow_automatically(record.id, allowed)
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGINT, cancel, record.id)
         try:
@@ -264,6 +268,8 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     finally:
         with contextlib.suppress(Exception):
             loop.remove_signal_handler(signal.SIGINT)
+        if allowed != [] and printer.session:  # --yes is this run's: the service's
+            engine.allow_automatically(printer.session, [])  # later turns ask again
         last_write = await close_engine(engine)
     if engine.saving_failure is not None:
         why = describe(last_write) if last_write is not None else engine.saving_failure

@@ -6,21 +6,48 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import Row
-from cockpit.cli.connect import open_engine
-from cockpit.cli.exits import EXIT_OK, EXIT_USAGE
+from cockpit.api import EngineAPI, Row, SessionRecord, Status
+from cockpit.cli.connect import Reach, open_reader
+from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age, transcript_markdown, transcript_text
 
+FAILED = frozenset({Status.EXITED, Status.ERROR})
+"""How a session's agent ended when it failed: what `ls` keeps from the store."""
+
+
+def live_status(engine: EngineAPI, record: SessionRecord) -> str:
+    """What a session does now, as the service says (a stored "working" of a client that
+    was killed mid-turn is stale); of one that runs in no agent, only how it failed
+    carries over from the store."""
+    status = engine.status(record.id)
+    if status == Status.CLOSED and record.status in FAILED:
+        return record.status
+    return status
+
+
+async def reader(args: argparse.Namespace, home: Path) -> EngineAPI | None:
+    """The engine `ls` and `show` read with (None, said on stderr, when the service that
+    `--remote` or `--via` names cannot be reached)."""
+    try:
+        return await open_reader(home, Reach.of(args))
+    except ConnectionError as error:
+        print(f"cockpit: {error or 'the Cockpit service could not be reached'}", file=sys.stderr)
+        return None
+
 
 async def ls_command(args: argparse.Namespace, home: Path) -> int:
-    engine = await open_engine(home)
+    engine = await reader(args, home)
+    if engine is None:
+        return EXIT_SERVICE
     try:
         sessions = await engine.sessions()
+        if engine.detaches:  # the service says what runs now; the store, what last ran
+            sessions = [replace(s, status=live_status(engine, s)) for s in sessions]
     finally:
         await engine.close()
     if args.json:
@@ -57,7 +84,9 @@ def _row_json(row: Row) -> dict[str, Any]:
 
 
 async def show_command(args: argparse.Namespace, home: Path) -> int:
-    engine = await open_engine(home)
+    engine = await reader(args, home)
+    if engine is None:
+        return EXIT_SERVICE
     try:
         try:
             record = await engine.find_session(args.session)

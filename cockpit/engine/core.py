@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -313,6 +313,9 @@ class Engine:
         that does something becomes unread until the user shows it. `viewer` tells apart
         the screens attached to one engine (the service's clients)."""
         self._attention.show(session_id, viewer)
+
+    def watch(self, session_ids: Collection[str]) -> None:
+        """Every frame reaches every listener in this process: nothing to choose."""
 
     def unread(self, session_id: str) -> bool:
         """True when the session did something (a row grew, a turn ended) the user has not

@@ -31,7 +31,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Static
 
-from cockpit.api import DEFAULT_AGENT
 from cockpit.paths import bundled_dir
 from cockpit.text.mentions import format_mention
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
@@ -119,7 +118,7 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
         if reopen is None or (self.agent and reopen.agent != self.agent):
             # `cockpit --agent NAME` is never ignored: with sessions stored, a new session
             # with that agent, unless the one that reopens already runs it.
-            await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
+            await self._create_session(self._opened_with(), str(self.folder))
         if self.current is None and reopen is not None:
             self.select_session(reopen.id)
         self.set_interval(30, self._refresh_rail)

@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 
-from cockpit.api import EngineAPI
+from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI
 from cockpit.compat.textual_private import widget_is_mounted
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.textout import describe_error, session_title
@@ -92,7 +92,7 @@ class CockpitBase(App[None]):
         engine: EngineAPI | EngineFactory,
         *,
         folder: Path,
-        agent: str | None = None,
+        agent: str | AgentSpec | None = None,
         clock: Callable[[], float] = time.time,
         blink: bool = True,
         settings_file: Path | None = None,
@@ -102,7 +102,11 @@ class CockpitBase(App[None]):
         self._engine: EngineAPI | None = None if callable(engine) else engine
         self._engine_factory: EngineFactory | None = engine if callable(engine) else None
         self.folder = folder
-        self.agent = agent
+        self.agent = agent.name if isinstance(agent, AgentSpec) else agent
+        """The agent Cockpit was opened with (`--agent`), by name."""
+        self._agent_spec = agent if isinstance(agent, AgentSpec) else None
+        """How it runs when given as a command (`--agent-cmd`), which the engine's own
+        registry does not know (the service's, in another process)."""
         self.clock = clock
         self.blink = blink
         self.settings_file = settings_file or settings_path()
@@ -239,6 +243,11 @@ class CockpitBase(App[None]):
             (r.id, clean_line(session_title(r)), clean_line(f"{r.agent} · {short_folder(r.cwd)}"))
             for r in self._ordered()
         ]
+
+    def _opened_with(self) -> str | AgentSpec:
+        """The agent a new session gets when none is chosen: the one Cockpit was opened
+        with, else the default."""
+        return self._agent_spec or self.agent or DEFAULT_AGENT
 
     def _transcript(self) -> TranscriptView | None:
         """The transcript on screen; None once the app is closing (its widgets go while

@@ -27,7 +27,6 @@ from cockpit.ui.failures import reported
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.overview import Overview
 from cockpit.ui.requests_on_screen import PermissionsChanged, RequestsOnScreen
-from cockpit.ui.transcript import TranscriptView
 
 
 class EngineEvents(Overview, RequestsOnScreen):
@@ -136,15 +135,21 @@ class EngineEvents(Overview, RequestsOnScreen):
     @reported("read the sessions again")
     async def _resync(self, message: ResyncNeeded) -> None:
         """Events may have been missed: every record, the rail, the status line, the
-        transcript on screen (its tail page, read afresh) and its question, read again."""
+        transcript (its tail page, read afresh) and its question, read again, and the user
+        told. The transcript read is the chosen session's: a switch made while the service
+        was away could read nothing, and the screen still holds the session left."""
         if not self.is_running:
             return
+        reason = message.event.reason
+        line = clean_line(f"{reason[:1].upper()}{reason[1:]}: the screen is read again.")
+        self.notify(line, timeout=5, markup=False)
         await self._reload_records()
         self._refresh_rail()
         self._refresh_status()
-        views = self.query(TranscriptView)
-        if views and views.first().session is not None:
-            await views.first().show_session(views.first().session or "")
+        view = self._transcript()
+        session = self.current or (view.session if view is not None else None)
+        if view is not None and session is not None:
+            await view.show_session(session)
         await self._show_permissions()
 
     def _refresh_later(self, session: str) -> None:

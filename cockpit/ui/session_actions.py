@@ -28,8 +28,13 @@ class SessionActions(SessionSwitching):
     """The session actions the keys and the command palette run."""
 
     async def action_quit(self) -> None:
-        """Ctrl+Q: quit, after asking when a turn runs or a question waits (every agent
-        stops with Cockpit, for now)."""
+        """Ctrl+Q: attached to the service, detach at once (the agents go on, turns
+        complete, questions wait for the next attach). With the engine in this process
+        (`--local`), quit, after asking when a turn runs or a question waits: every agent
+        stops with it."""
+        if self.engine.detaches:
+            self.exit()
+            return
         question = quit_question(
             self._running_turns(), self.engine.pending_count(), self.engine.saving_problem
         )
@@ -105,7 +110,7 @@ class SessionActions(SessionSwitching):
             if self.records:
                 self.select_session(self._ordered()[0].id)
             else:
-                await self._create_session(self.agent or DEFAULT_AGENT, str(self.folder))
+                await self._create_session(self._opened_with(), str(self.folder))
 
         self.open_screen(
             ConfirmScreen(f"Delete “{clean_line(session_title(record))}” and its transcript?"),

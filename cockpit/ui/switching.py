@@ -10,7 +10,7 @@ from textual import on, work
 from textual.message import Message
 from textual.widgets import OptionList
 
-from cockpit.api import PermissionRequest
+from cockpit.api import AgentSpec, PermissionRequest
 from cockpit.ui.base import focused_prompt
 from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import Drafts
@@ -75,7 +75,7 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
             self._focus_session()
 
     @reported("open the session")
-    async def _create_session(self, agent: str, folder: str) -> None:
+    async def _create_session(self, agent: str | AgentSpec, folder: str) -> None:
         try:
             record = await self.engine.create_session(agent, folder)
         except (KeyError, NotADirectoryError) as error:

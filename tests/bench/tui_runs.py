@@ -21,6 +21,18 @@ from cockpit.engine.registry import load_registry
 from store import Bubble, Frame, ViewTranscript, chunk_from_update, note
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply, markdown_reply, text_update
 
+
+async def show_session(app: Any, session: str) -> None:
+    """Choose `session` as a user does and wait until its transcript is on screen."""
+    from cockpit.ui.transcript import TranscriptView
+
+    app.select_session(session)
+    view = app.query_one(TranscriptView)
+    async with asyncio.timeout(30):
+        while view.session != session:
+            await asyncio.sleep(0.005)
+
+
 SIZE = (120, 40)
 
 
@@ -156,7 +168,7 @@ async def cockpit_end_to_end(size: int, folder: Path) -> tuple[float, float]:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
                 await pilot.pause()
-            await app.switch_to(record.id)
+            await show_session(app, record.id)
             await pilot.pause()
             cpu, wall = time.process_time(), time.perf_counter()
             if await engine.prompt(record.id, f"bench {size}") != "end_turn":
@@ -245,7 +257,7 @@ async def eight_sessions(folder: Path, presses: int = 60) -> dict[str, Any]:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
                 await pilot.pause()
-            await app.switch_to(records[0].id)
+            await show_session(app, records[0].id)
             composer = app.query_one(Composer)
             composer.focus()
             await pilot.pause()
@@ -303,7 +315,7 @@ async def eight_streams_cpu(folder: Path, ui: bool) -> float:
                 pilot = await stack.enter_async_context(app.run_test(size=SIZE))
                 while app.current is None:
                     await pilot.pause()
-                await app.switch_to(shown.id)
+                await show_session(app, shown.id)
                 await pilot.pause()
             cpu = time.process_time()
             await asyncio.gather(*(engine.prompt(r.id, "bench") for r in records))
@@ -332,7 +344,7 @@ async def check_shown(
 
     view = app.query_one(TranscriptView)
     if not streamed:
-        await app.switch_to(session)
+        await show_session(app, session)
     await view.jump_to_end()
     await pilot.pause()
     bubbles = list(app.query(AgentBubble))

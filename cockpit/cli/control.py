@@ -1,0 +1,401 @@
+"""The command line as a control plane for the sessions a service runs, whatever their
+agent: `cockpit send`, `wait`, `answer` and `events`. Each attaches to the store's service
+(starting it when none runs), does one thing and detaches; the agents go on.
+
+Ctrl-C (or SIGTERM) ends a command without a traceback and leaves the service's turns
+running; a service that goes away ends it too, saying so (exit 6), rather than starting
+a new one behind the user's back."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from cockpit.api import (
+    EngineAPI,
+    EngineEvent,
+    FramesEvent,
+    PermissionEvent,
+    PermissionRequest,
+    ProblemEvent,
+    ResyncEvent,
+    Status,
+    StatusEvent,
+)
+from cockpit.cli.connect import Reach, open_engine
+from cockpit.cli.events import events
+from cockpit.cli.exits import (
+    EXIT_AGENT,
+    EXIT_CANCELLED,
+    EXIT_OK,
+    EXIT_SERVICE,
+    EXIT_STOPPED,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+)
+from cockpit.text.sanitize import printable
+
+RUNNING = frozenset({Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING})
+"""A session in one of these states has a turn running (or its agent starting)."""
+
+IN_TURN = frozenset({Status.WORKING, Status.WAITING, Status.CANCELLING})
+"""A session in one of these states has a turn running: a prompt sent now waits for it."""
+
+FAILED = frozenset({Status.EXITED, Status.ERROR})
+"""A session in one of these states has no agent because it died or never started."""
+
+UNTIL = ("idle", "needs-you", "done")
+
+STORED_TIMEOUT = 60.0
+"""Seconds `cockpit send` waits for the service to store its prompt (the agent need not
+have started: the prompt is stored first)."""
+
+CUT = "the connection to the Cockpit service ended"
+
+
+def add_parsers(commands: Any) -> None:
+    send = commands.add_parser(
+        "send",
+        help="send a prompt to a session (it runs in the service)",
+        description=(
+            "Send a prompt to a session and return once the service has stored it (at once "
+            "when a turn runs: the prompt waits for it); the turn runs in the service. With "
+            "--wait, stream the reply and exit when the turn ends (0 on end_turn)."
+        ),
+    )
+    send.add_argument("session", help="a session id, or the start of one")
+    send.add_argument("prompt", nargs="*", help="the prompt (or --file)")
+    send.add_argument("--file", type=Path, help="read the prompt from this file ('-': stdin)")
+    send.add_argument("--wait", action="store_true", help="stream the reply; exit when it ends")
+    wait = commands.add_parser(
+        "wait",
+        help="wait until a session is idle, needs you, or is done",
+        description=(
+            "Exit 0 when the session gets there, 3 when its agent failed (exited or could "
+            "not start), 124 on --timeout."
+        ),
+    )
+    wait.add_argument("session", help="a session id, or the start of one")
+    wait.add_argument(
+        "--until",
+        choices=UNTIL,
+        default="idle",
+        help=(
+            "idle: no turn runs and no question waits; needs-you: a question waits or the "
+            "agent failed; done: the turn running now ends, at once when none runs "
+            "(default: idle)"
+        ),
+    )
+    wait.add_argument("--timeout", type=float, help="give up after this many seconds (exit 124)")
+    answer = commands.add_parser("answer", help="answer the oldest question a session asks")
+    answer.add_argument("session", help="a session id, or the start of one")
+    answer.add_argument(
+        "option", help="the option: its number, its id, its name, or its kind (allow_once...)"
+    )
+    events = commands.add_parser(
+        "events",
+        help="the service's events as JSON lines",
+        description=(
+            "One JSON object a line: first the state now (each session's status, each "
+            "question waiting), then with --follow every event as it happens (status, "
+            "turn_end, question, decision, attention, session, problem; frame with --frames; "
+            "resync when events were dropped because this reader fell behind) until Ctrl-C "
+            "or the service stops (exit 6)."
+        ),
+    )
+    events.add_argument("--follow", action="store_true", help="keep printing as they happen")
+    events.add_argument("--session", help="one session only (an id, or the start of one)")
+    events.add_argument("--frames", action="store_true", help="also every transcript frame")
+    events.add_argument("--json", action="store_true", help="NDJSON (the only form, for now)")
+
+
+async def control_command(args: argparse.Namespace, home: Path) -> int:
+    """Run one control command until it is done, interrupted or cut off the service."""
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[str] = loop.create_future()
+    attached: list[EngineAPI] = []
+
+    def end(why: str) -> None:
+        if not ended.done():
+            ended.set_result(why)
+
+    async def attach_and_run() -> int:
+        engine = await attach(args, home, on_cut=lambda: end(CUT))
+        if engine is None:
+            return EXIT_SERVICE
+        attached.append(engine)
+        return await command(engine, args)
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(number, end, signal.Signals(number).name)
+    work = asyncio.ensure_future(attach_and_run())
+    try:
+        racing: list[asyncio.Future[Any]] = [work, ended]
+        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await work
+            return stopped(args, ended.result())
+        try:
+            return work.result()
+        except BrokenPipeError:
+            raise  # what read stdout went away: `main` says so with its exit code
+        except ConnectionError as error:
+            print(f"cockpit: {CUT} ({error})", file=sys.stderr)
+            return EXIT_SERVICE
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, ValueError):
+                loop.remove_signal_handler(number)
+        for engine in attached:
+            await engine.close()
+
+
+async def attach(
+    args: argparse.Namespace, home: Path, on_cut: Callable[[], None]
+) -> EngineAPI | None:
+    """The store's service (None, said on stderr, when it cannot be reached). These commands
+    make no sense with the engine in their own process: its agents would stop with them."""
+    reach = Reach.of(args)
+    if reach.local:
+        print(f"cockpit: `cockpit {args.command}` needs the service (not --local)", file=sys.stderr)
+        return None
+    try:
+        return await open_engine(home, reach=reach, on_cut=on_cut)
+    except ConnectionError as error:
+        print(f"cockpit: {error}", file=sys.stderr)
+        return None
+
+
+async def command(engine: EngineAPI, args: argparse.Namespace) -> int:
+    """The command `args` names, with its session found."""
+    session = ""
+    if getattr(args, "session", None):
+        try:
+            session = (await engine.find_session(args.session)).id
+        except KeyError as error:
+            print(f"cockpit: {error.args[0]}", file=sys.stderr)
+            return EXIT_USAGE
+    commands: dict[str, Callable[[], Awaitable[int]]] = {
+        "send": lambda: send(engine, session, args),
+        "wait": lambda: wait(engine, session, args.until, args.timeout),
+        "answer": lambda: answer(engine, session, args.option),
+        "events": lambda: events(engine, session, args.follow, args.frames),
+    }
+    return await commands[args.command]()
+
+
+def stopped(args: argparse.Namespace, why: str) -> int:
+    """The exit code of a command ended from outside (`why`: CUT or a signal's name), said
+    on stderr; what runs in the service goes on."""
+    if why == CUT:
+        print(f"cockpit: {CUT}", file=sys.stderr)
+        return EXIT_SERVICE
+    if args.command == "events":
+        return EXIT_OK  # following until Ctrl-C is how it is meant to end
+    if args.command == "send":
+        print(
+            f"cockpit: stopped following; the turn goes on in the service (`cockpit wait "
+            f"{args.session}`, `cockpit show {args.session}`)",
+            file=sys.stderr,
+        )
+    return EXIT_CANCELLED
+
+
+# -- send -------------------------------------------------------------------------------------
+
+
+def prompt_text(args: argparse.Namespace) -> str:
+    """The prompt of `cockpit send`: its words, or the file's text."""
+    if args.file is not None:
+        return sys.stdin.read() if str(args.file) == "-" else args.file.read_text()
+    return " ".join(args.prompt)
+
+
+async def send(engine: EngineAPI, session: str, args: argparse.Namespace) -> int:
+    try:
+        text = prompt_text(args)
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"cockpit: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if not text.strip():
+        print("cockpit: nothing to send (give a prompt or --file)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.wait:
+        return await send_and_follow(engine, session, text)
+    return await send_and_go(engine, session, text)
+
+
+async def send_and_go(engine: EngineAPI, session: str, text: str) -> int:
+    """Send, and return once the service has stored the prompt: `cockpit show` then shows
+    it and `cockpit wait` sees its turn. A prompt sent while a turn runs waits for that turn
+    in the service; then it returns at once."""
+    outcome: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+
+    def listen(event: EngineEvent) -> None:
+        if outcome.done():
+            return
+        if isinstance(event, FramesEvent) and event.session == session:
+            for frame in event.frames:
+                if frame.kind == "user" and not frame.delta and frame.part == text:
+                    outcome.set_result(None)
+                elif frame.kind == "error":
+                    outcome.set_result(frame.part)
+        elif isinstance(event, ProblemEvent) and event.session == session:
+            outcome.set_result(event.message)
+
+    engine.watch([session])
+    engine.subscribe(listen)
+    busy = engine.status(session) in IN_TURN
+    engine.send(session, text)
+    await engine.sessions()  # answered after the send: it has reached the service
+    if busy:
+        print(f"sent to {session}: it runs after the turn that runs now", file=sys.stderr)
+        return EXIT_OK
+    try:
+        async with asyncio.timeout(STORED_TIMEOUT):
+            failure = await outcome
+    except TimeoutError:
+        print(
+            f"cockpit: sent to {session}, but the service has not stored the prompt after "
+            f"{STORED_TIMEOUT:g} s (`cockpit show {session}` tells)",
+            file=sys.stderr,
+        )
+        return EXIT_STOPPED
+    if failure is not None:
+        print(f"cockpit: {printable(failure)}", file=sys.stderr)
+        return EXIT_STOPPED
+    print(f"sent to {session}", file=sys.stderr)
+    return EXIT_OK
+
+
+async def send_and_follow(engine: EngineAPI, session: str, text: str) -> int:
+    """Send, and print the reply as it streams (as `cockpit run` does) until the turn ends.
+    Questions are said on stderr: another terminal answers them (`cockpit answer`)."""
+    from cockpit.cli.run import StreamPrinter  # the same printing as `cockpit run`
+
+    printer = StreamPrinter(sys.stdout, session, sanitize=sys.stdout.isatty())
+
+    def listen(event: EngineEvent) -> None:
+        if isinstance(event, FramesEvent) and event.session == session:
+            for frame in event.frames:
+                printer.frame(frame)
+        elif (
+            isinstance(event, PermissionEvent)
+            and not event.resolved
+            and event.request.session == session
+        ):
+            print(
+                printable(
+                    f"\n? the agent asks to: {event.request.title} [{event.request.kind}]; "
+                    f"answer with `cockpit answer {session} NUMBER`: "
+                    + ", ".join(option_names(event.request))
+                ),
+                file=sys.stderr,
+            )
+        elif isinstance(event, ProblemEvent) and event.session in (None, session):
+            print(f"cockpit: {printable(event.message)}", file=sys.stderr)
+
+    engine.watch([session])
+    engine.subscribe(listen)
+    stop_reason = await engine.prompt(session, text)
+    printer.finish()
+    if stop_reason == "end_turn":
+        return EXIT_OK
+    print(f"cockpit: the turn ended with stop reason {stop_reason!r}", file=sys.stderr)
+    return EXIT_AGENT if engine.status(session) in FAILED else EXIT_STOPPED
+
+
+# -- wait -------------------------------------------------------------------------------------
+
+
+def reached(engine: EngineAPI, session: str, until: str, turn_ended: bool) -> bool:
+    """True when a session is where `cockpit wait --until` waits for."""
+    status = engine.status(session)
+    waiting = engine.pending_count(session) > 0
+    if until == "needs-you":
+        return waiting or status in FAILED
+    if until == "done":
+        return turn_ended or (status not in RUNNING and not waiting)
+    return status not in RUNNING and not waiting
+
+
+async def wait(engine: EngineAPI, session: str, until: str, give_up: float | None) -> int:
+    changed = asyncio.Event()
+    ended = False
+
+    def listen(event: EngineEvent) -> None:
+        nonlocal ended
+        if isinstance(event, StatusEvent) and event.session == session:
+            ended |= event.turn_ended
+            changed.set()
+        elif (isinstance(event, PermissionEvent) and event.request.session == session) or (
+            isinstance(event, ResyncEvent)
+        ):
+            changed.set()
+
+    engine.subscribe(listen)
+    try:
+        async with asyncio.timeout(give_up):
+            while not reached(engine, session, until, ended):
+                changed.clear()
+                await changed.wait()
+    except TimeoutError:
+        print(
+            f"cockpit: gave up after {give_up:g} s: {session} is still "
+            f"{engine.status(session)}, not {until}",
+            file=sys.stderr,
+        )
+        return EXIT_TIMEOUT
+    status = engine.status(session)
+    question = engine.first_pending(session)
+    asks = f": {question.title}" if question is not None else ""
+    print(printable(f"{session} {status}{asks}"))
+    return EXIT_AGENT if status in FAILED else EXIT_OK
+
+
+# -- answer -----------------------------------------------------------------------------------
+
+
+def chosen_option(request: PermissionRequest, wanted: str) -> str | None:
+    """The id of the option `wanted` names: its number (from 1), id, name or kind."""
+    options = request.options
+    if wanted.isdigit() and 1 <= int(wanted) <= len(options):
+        return str(options[int(wanted) - 1]["optionId"])
+    for field in ("optionId", "name", "kind"):
+        for option in options:
+            if str(option.get(field, "")).casefold() == wanted.casefold():
+                return str(option["optionId"])
+    return None
+
+
+def option_names(request: PermissionRequest) -> list[str]:
+    """The options of a request, numbered, as `cockpit answer` takes them."""
+    return [f"{n}. {o.get('name')} ({o.get('kind')})" for n, o in enumerate(request.options, 1)]
+
+
+async def answer(engine: EngineAPI, session: str, wanted: str) -> int:
+    request = engine.first_pending(session)
+    if request is None:
+        print(f"cockpit: no question waits in {session}", file=sys.stderr)
+        return EXIT_USAGE
+    option = chosen_option(request, wanted)
+    if option is None:
+        names = ", ".join(option_names(request))
+        print(printable(f"cockpit: {wanted!r} is not one of the options: {names}"), file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        await engine.answer_permission(request.id, option, decided_by="cockpit answer")
+    except KeyError:
+        print(f"cockpit: the question was answered meanwhile in {session}", file=sys.stderr)
+        return EXIT_USAGE
+    print(printable(f"answered “{request.title}”: {option}"))
+    return EXIT_OK

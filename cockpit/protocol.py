@@ -1,0 +1,320 @@
+"""The service's protocol: its version, and the contract's records and events as JSON.
+
+Every value that crosses the socket between the service and a client is one of
+`cockpit.api`'s types (or a plain JSON value). A dataclass travels as an object tagged with
+its class name (`{"$": "Row", ...fields}`); a frame, the one value made per streamed token,
+travels as a bare list in its field order, so that a 50 KB reply in 12,000 pieces costs no
+field names. Decoding turns lists back into the tuples the annotations ask for, so a value
+read from the wire equals the one written. Pure: no I/O, no engine, no Textual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cockpit import api
+from store.model import Frame
+
+PROTOCOL_VERSION = 1
+"""Bumped whenever a method, a parameter or a record changes shape: a client and a service of
+different versions refuse each other with a message that says so."""
+
+TAG = "$"
+"""The key that names a record's class on the wire."""
+
+RECORDS: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        api.SessionRecord,
+        api.Row,
+        api.Page,
+        api.PermissionRequest,
+        api.AgentSpec,
+        api.AgentInfo,
+        api.FileMatch,
+        api.FramesEvent,
+        api.StatusEvent,
+        api.PermissionEvent,
+        api.SessionEvent,
+        api.AttentionEvent,
+        api.ProblemEvent,
+        api.SavingEvent,
+        api.ResyncEvent,
+    )
+}
+"""Every dataclass that may cross the wire, by the name that tags it."""
+
+FRAME_FIELDS = Frame._fields
+
+# -- methods ----------------------------------------------------------------------------------
+
+HELLO = "cockpit/hello"
+"""The first request of a client: `{protocol, client}` -> `{protocol, version, pid, state}`.
+A client and a service of different protocol versions say so and go no further."""
+CALL = "cockpit/call"
+"""A request of the contract: `{name, args}` -> `{result}` (a method of `EngineAPI`)."""
+WATCH = "cockpit/watch"
+"""Notification: the sessions whose frames this client wants (the ones it shows)."""
+SHOW = "cockpit/show"
+"""Notification: the session this client has on screen (it is read there)."""
+EVENT = "cockpit/event"
+"""Notification to a client: one engine event."""
+RESYNC = "cockpit/resync"
+"""Notification to a client: events were dropped (it could not keep up, or it reconnected):
+what it holds may be stale, and it reads again what it shows."""
+STATUS = "service/status"
+"""What the service runs: `{}` -> `{pid, version, protocol, started, clients, turns,
+questions, sessions: [{id, title, status}]}`. Needs no hello (see `cockpit.remote.launch`)."""
+STOP = "service/stop"
+"""Stop the service (its agents stop; their sessions resume on the next prompt)."""
+
+CALLS = frozenset(
+    {
+        "agents",
+        "agent_of",
+        "create_session",
+        "sessions",
+        "session",
+        "find_session",
+        "rename",
+        "delete",
+        "set_session_policy",
+        "session_policy",
+        "export",
+        "find_files",
+        "save_draft",
+        "add_notice",
+        "report",
+        "start",
+        "stop",
+        "prompt",
+        "send",
+        "cancel",
+        "set_mode",
+        "set_config_option",
+        "allow_automatically",
+        "answer_permission",
+        "page",
+        "rows_after",
+        "rows",
+        "row",
+        "last_row",
+        "unwritten",
+    }
+)
+"""The engine's methods a client may call through `cockpit/call`."""
+
+ERROR_CODE = -32000
+"""The JSON-RPC error code of an engine error; its data names the error's type."""
+
+
+class ProtocolError(ValueError):
+    """A value read from the wire is not one of the contract's."""
+
+
+def encode(value: Any) -> Any:
+    """`value` as JSON-ready data (dicts, lists, strings, numbers, booleans, None)."""
+    kind = type(value)
+    if kind is api.FramesEvent:  # one per batch of streamed tokens: the short way
+        return encode_frames_event(value.session, value.frames)
+    if kind is Frame:
+        return _encode_frame(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data: dict[str, Any] = {TAG: type(value).__name__}
+        for item in dataclasses.fields(value):
+            data[item.name] = encode(getattr(value, item.name))
+        return data
+    if isinstance(value, Mapping):
+        return {str(key): encode(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [encode(item) for item in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise ProtocolError(f"{type(value).__name__} cannot cross the wire")
+
+
+def encode_frames_event(session: str, frames: Sequence[Frame]) -> dict[str, Any]:
+    """A FramesEvent of `session` with `frames`, encoded. The frames go as bare lists,
+    each made without looking at what it holds field by field (every field but the
+    payload is a str, an int or a bool already): a frame is the one value made per
+    streamed token."""
+    return {TAG: "FramesEvent", "session": session, "frames": [_encode_frame(f) for f in frames]}
+
+
+def _encode_frame(frame: Frame) -> list[Any]:
+    data = list(frame)
+    if frame.payload is not None:
+        data[-1] = encode(frame.payload)
+    return data
+
+
+def decode(data: Any, expected: Any = Any) -> Any:
+    """The value `data` encodes; `expected` is the annotation it must meet (a list becomes
+    a tuple where a tuple is expected, a list of 9 values a Frame where a Frame is)."""
+    if expected is Frame:
+        return _frame(data)
+    if isinstance(data, dict) and TAG in data:
+        if data[TAG] == "FramesEvent":
+            return _frames_event(data)
+        return _record(data)
+    origin = typing.get_origin(expected)
+    if origin in (types.UnionType, typing.Union):
+        options = [option for option in typing.get_args(expected) if option is not type(None)]
+        if data is None:
+            return None
+        if len(options) == 1:
+            return decode(data, options[0])
+        return decode(data, _best_option(data, options))
+    if isinstance(data, list):
+        if origin is tuple:
+            arguments = typing.get_args(expected)
+            item = arguments[0] if arguments else Any
+            return tuple(decode(element, item) for element in data)
+        if origin is list:
+            (item,) = typing.get_args(expected) or (Any,)
+            return [decode(element, item) for element in data]
+        return [decode(element) for element in data]
+    if isinstance(data, dict):
+        return {key: decode(item) for key, item in data.items()}
+    return data
+
+
+def _best_option(data: Any, options: list[Any]) -> Any:
+    """Of a union's types, the one `data` most likely encodes."""
+    for option in options:
+        if option is Frame and isinstance(data, list):
+            return option
+        if typing.get_origin(option) is tuple and isinstance(data, list):
+            return option
+    return Any
+
+
+def _frame(data: Any) -> Frame:
+    if not isinstance(data, list) or len(data) != len(FRAME_FIELDS):
+        raise ProtocolError(f"not a frame: {str(data)[:80]}")
+    payload = data[-1]
+    if payload is None:
+        return Frame._make(data)
+    return Frame._make([*data[:-1], decode(payload)])
+
+
+_FRAMES_EVENT_FIELDS = frozenset({TAG, "session", "frames"})
+
+
+def _frames_event(data: dict[str, Any]) -> api.FramesEvent:
+    """A FramesEvent, the short way (see `encode_frames`)."""
+    frames = data.get("frames")
+    if data.keys() != _FRAMES_EVENT_FIELDS or not isinstance(frames, list):
+        raise ProtocolError(f"not a FramesEvent: {str(data)[:80]}")
+    return api.FramesEvent(data["session"], tuple(_frame(frame) for frame in frames))
+
+
+def _record(data: dict[str, Any]) -> Any:
+    cls = RECORDS.get(str(data[TAG]))
+    if cls is None:
+        raise ProtocolError(f"unknown record {data[TAG]!r}")
+    hints = _hints(cls)
+    unknown = set(data) - set(hints) - {TAG}
+    if unknown:
+        raise ProtocolError(f"a {cls.__name__} with fields it has not: {sorted(unknown)}")
+    values = {}
+    for name, hint in hints.items():
+        if name in data:
+            values[name] = decode(data[name], hint)
+    try:
+        return cls(**values)
+    except TypeError as error:
+        raise ProtocolError(f"a {cls.__name__} that does not fit: {error}") from error
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    """The fields of a record and their annotations (resolved once per class)."""
+    return _HINTS[cls.__name__]
+
+
+def _resolve(cls: type[Any]) -> dict[str, Any]:
+    names = {item.name for item in dataclasses.fields(cls) if item.init}
+    hints = typing.get_type_hints(cls, vars(api) | {"Frame": Frame})
+    return {name: hint for name, hint in hints.items() if name in names}
+
+
+_HINTS = {name: _resolve(cls) for name, cls in RECORDS.items()}
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+class RemoteError(RuntimeError):
+    """An error the service met that has no type of its own on this side."""
+
+
+def error_data(error: BaseException) -> dict[str, Any]:
+    """What the client needs to raise the same error: its type's name, its message, and
+    the fields some types carry (a session's id, a file's name)."""
+    data: dict[str, Any] = {"type": type(error).__name__, "message": _message(error)}
+    session = getattr(error, "session", None)
+    if isinstance(session, str):
+        data["session"] = session
+    filename = getattr(error, "filename", None)
+    if isinstance(filename, str):
+        data["filename"] = filename
+    return data
+
+
+def _message(error: BaseException) -> str:
+    if isinstance(error, KeyError) and error.args:  # str() of a KeyError adds quotes
+        return str(error.args[0])
+    return str(error)
+
+
+def raised(data: Any) -> BaseException:
+    """The error `error_data` describes, as this side's own type where it knows it (the
+    ones the UI and the command line catch), else a RemoteError that says what it was."""
+    if not isinstance(data, Mapping):
+        return RemoteError(str(data))
+    kind, message = str(data.get("type", "")), str(data.get("message", ""))
+    session = str(data.get("session", ""))
+    if kind in ("SessionBusy", "WriteConflict"):
+        return api.SessionBusy(session, message)
+    if kind == "UnknownSession":
+        return api.UnknownSession(message)
+    if kind == "StartError":
+        return api.StartError(message)
+    if kind in _OS_ERRORS:
+        error = _OS_ERRORS[kind](message)
+        error.filename = data.get("filename")
+        return error
+    if kind in _PLAIN_ERRORS:
+        return _PLAIN_ERRORS[kind](message)
+    if kind.endswith("Error") and kind in _SQLITE_ERRORS:
+        return _SQLITE_ERRORS[kind](message)
+    return RemoteError(f"{kind}: {message}" if kind else message)
+
+
+_PLAIN_ERRORS: dict[str, type[Exception]] = {
+    "KeyError": KeyError,
+    "ValueError": ValueError,
+    "TypeError": TypeError,
+    "SchemaError": api.SchemaError,
+    "ConnectionError": ConnectionError,
+    "TimeoutError": TimeoutError,
+}
+_OS_ERRORS: dict[str, type[OSError]] = {
+    "OSError": OSError,
+    "FileExistsError": FileExistsError,
+    "FileNotFoundError": FileNotFoundError,
+    "NotADirectoryError": NotADirectoryError,
+    "IsADirectoryError": IsADirectoryError,
+    "PermissionError": PermissionError,
+}
+_SQLITE_ERRORS: dict[str, type[Exception]] = {
+    "Error": sqlite3.Error,
+    "OperationalError": sqlite3.OperationalError,
+    "DatabaseError": sqlite3.DatabaseError,
+    "IntegrityError": sqlite3.IntegrityError,
+}

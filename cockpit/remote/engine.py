@@ -1,0 +1,640 @@
+"""`RemoteEngine`: the contract (`cockpit.api.EngineAPI`) over the service's socket.
+
+Requests go to the service as `cockpit/call`; the questions the contract answers at once
+(a session's status, what waits, what is unread) are answered from a mirror of the service's
+state, taken when the client attaches and kept current by the events that follow. When the
+connection drops (the service restarted, an SSH link blinked) the client attaches again,
+takes the state afresh and tells its listeners to read again (`ResyncEvent`): a read
+replaces what they hold, and the frames after it are guarded by length, so nothing is lost
+or doubled across the cut. A read the cut cut short is sent again on the next connection
+(`READS`): the screen gets its page, not an error.
+
+It is longer than this project's other modules because the contract is long: about half of
+it is one short method per `EngineAPI` request, each a `cockpit/call` of the same name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.connection import Connection
+
+from cockpit import __version__, protocol
+from cockpit.api import (
+    AgentInfo,
+    AgentSpec,
+    AttentionEvent,
+    EngineAPI,
+    EngineEvent,
+    FileMatch,
+    Listener,
+    Page,
+    PermissionEvent,
+    PermissionRequest,
+    ProblemEvent,
+    ResyncEvent,
+    Row,
+    SavingEvent,
+    SessionEvent,
+    SessionRecord,
+    Status,
+    StatusEvent,
+)
+from cockpit.remote.launch import Streams
+
+log = logging.getLogger(__name__)
+
+Connector = Callable[[], Awaitable[Streams]]
+
+HELLO_TIMEOUT = 30.0
+"""Seconds the service may take to answer a client that attaches (a hung one never does)."""
+
+RECONNECT_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
+"""Waits between attempts to attach again after a cut (the last repeats)."""
+
+
+READS = frozenset(
+    {
+        "sessions",
+        "session",
+        "find_session",
+        "session_policy",
+        "find_files",
+        "agent_of",
+        "page",
+        "rows_after",
+        "rows",
+        "row",
+        "last_row",
+        "unwritten",
+    }
+)
+"""The calls that change nothing: one a cut cuts short is sent again once this client has
+attached again (twice is as good as once), so a screen reading its transcript as the link
+blinks gets its page, not an error. A call that changes something (a prompt) is not: the
+service may have run it, and the caller hears of the cut."""
+
+ATTACH_WAIT = 30.0
+"""Seconds a request waits for this client to attach again after a cut, before it fails."""
+
+GONE_AFTER = 2.0
+"""Seconds after a cut, attaching again failing all along, from which the service counts as
+gone: a request fails at once rather than wait ATTACH_WAIT (a screen waiting on it would
+take no key meanwhile); one made earlier waits (a service restarting comes back sooner)."""
+
+RETRY_PAUSE = 0.02
+"""Seconds before a read cut short is sent again while the cut is not seen yet."""
+
+
+class ProtocolMismatch(ConnectionError):
+    """The service speaks another version of the protocol."""
+
+
+class RemoteEngine:
+    """The engine of a Cockpit service, reached over a connection."""
+
+    detaches = True
+    """Quitting the client leaves the agents running in the service."""
+
+    def __init__(self, connector: Connector, *, name: str = "cockpit") -> None:
+        self._connector = connector
+        self._name = name
+        self._conn: Connection | None = None
+        self._receiver: asyncio.Task[None] | None = None
+        self._attached = asyncio.Event()
+        self._settled = asyncio.Event()
+        """Set once this client is attached, or has found the service gone (after a cut,
+        when attaching again failed a few times): a request waits no longer than that."""
+        self._closing = False
+        self._listeners: list[Listener] = []
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._shown: str | None = None
+        self._watched: frozenset[str] = frozenset()
+        self._writer: asyncio.StreamWriter | None = None
+        """The connection's socket (the SDK's connection does not close it)."""
+        self._sending: asyncio.Future[None] | None = None
+        """The last notification on its way (the next one, or a request, goes after it)."""
+        self._ordered: set[asyncio.Future[Any]] = set()
+        """The tasks of `_in_order` not done yet."""
+        self._clock_offset = 0.0
+        self._problems: list[str] = []
+        self._saving_problem: str | None = None
+        self._saving_failure: str | None = None
+        self._statuses: dict[str, str] = {}
+        self._details: dict[str, str] = {}
+        self._pending: dict[str, PermissionRequest] = {}
+        self._unread: set[str] = set()
+        self._agents: list[AgentInfo] = []
+        self._specs: dict[str, AgentSpec] = {}
+        self._unwritten = (0, 0)
+        self.service: dict[str, Any] = {}
+        """What the service said of itself when this client attached (pid, version)."""
+
+    @classmethod
+    async def attach(cls, connector: Connector, *, name: str = "cockpit") -> RemoteEngine:
+        """Attach to the service `connector` reaches (ProtocolMismatch, ConnectionError)."""
+        engine = cls(connector, name=name)
+        await engine._attach()
+        return engine
+
+    # -- the connection -----------------------------------------------------------------------
+
+    async def _attach(self) -> None:
+        reader, writer = await self._connector()
+        self._let_go()
+        self._writer = writer
+        conn = Connection(self._on_message, writer, reader, listening=False)
+        self._conn = conn
+        self._receiver = asyncio.ensure_future(self._receive(conn))
+        try:
+            hello = await asyncio.wait_for(
+                conn.send_request(
+                    protocol.HELLO,
+                    {
+                        "protocol": protocol.PROTOCOL_VERSION,
+                        "client": self._name,
+                        "pid": os.getpid(),
+                    },
+                ),
+                HELLO_TIMEOUT,
+            )
+        except TimeoutError:  # a service that hangs (stopped, or its loop blocked)
+            self._conn = None  # no longer the connection to attach again after
+            await conn.close()
+            self._let_go()
+            raise ConnectionError(
+                f"the Cockpit service did not answer in {HELLO_TIMEOUT:g} s"
+            ) from None
+        except RequestError as error:
+            await conn.close()
+            self._let_go()
+            data = error.data if isinstance(error.data, dict) else {}
+            if data.get("type") == "ProtocolMismatch":
+                raise ProtocolMismatch(
+                    f"the Cockpit service speaks protocol {data.get('protocol')}, this "
+                    f"Cockpit ({__version__}) speaks {protocol.PROTOCOL_VERSION}: restart the "
+                    "service (`cockpit service restart`) when nothing runs in it"
+                ) from error
+            raise ConnectionError(f"the Cockpit service refused this client: {error}") from error
+        self.service = {key: hello.get(key) for key in ("pid", "version", "client")}
+        self._take_state(hello.get("state") or {})
+        self._attached.set()
+        self._settled.set()
+        self._send_watch()
+        if self._shown is not None:
+            self._notify(protocol.SHOW, {"session": self._shown})
+
+    def _let_go(self) -> None:
+        """Close the socket of the last connection (the service then sees this client
+        leave; a bridge command sees its stdin end)."""
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._writer = None
+
+    @property
+    def _lost(self) -> bool:
+        """Cut off, and the service still gone after a few attempts to attach again."""
+        return self._settled.is_set() and not self._attached.is_set()
+
+    def _take_state(self, state: dict[str, Any]) -> None:
+        self._clock_offset = float(state.get("now") or time.time()) - time.time()
+        self._problems = [str(p) for p in state.get("problems") or ()]
+        self._saving_problem = state.get("saving_problem")
+        self._saving_failure = self._saving_failure or state.get("saving_failure")
+        self._statuses = dict(state.get("statuses") or {})
+        self._details = dict(state.get("details") or {})
+        pending = protocol.decode(state.get("pending") or [], list[PermissionRequest])
+        self._pending = {request.id: request for request in pending}
+        self._unread = set(state.get("unread") or ())
+        self._agents = protocol.decode(state.get("agents") or [], list[AgentInfo])
+        specs = state.get("specs") or {}
+        self._specs = {session: protocol.decode(spec) for session, spec in specs.items()}
+
+    async def _receive(self, conn: Connection) -> None:
+        """Read until the connection ends; then attach again, unless closing."""
+        try:
+            await conn.main_loop()
+        except (ConnectionError, OSError) as error:  # a cut: attaching again says so
+            log.info("the connection to the service ended: %s", error)
+        except Exception:
+            log.exception("the connection to the service failed")
+        if not self._closing and conn is self._conn:
+            self._attached.clear()
+            self._settled.clear()
+            self._reattach_soon()
+        with contextlib.suppress(Exception):
+            await conn.close()  # its sending task ends with it (left pending, it leaks)
+
+    def _reattach_soon(self) -> None:
+        task = asyncio.ensure_future(self._reattach())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _reattach(self) -> None:
+        loop = asyncio.get_running_loop()
+        cut = loop.time()
+        for attempt in range(1_000_000):
+            if self._closing:
+                return
+            await asyncio.sleep(RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)])
+            try:
+                await self._attach()
+            except ProtocolMismatch as error:
+                self._settled.set()
+                self._emit(ProblemEvent(None, str(error)))
+                return
+            except (ConnectionError, OSError) as error:
+                if attempt == 2:
+                    self._emit(ProblemEvent(None, f"Lost the Cockpit service: {error}; retrying"))
+                if loop.time() - cut >= GONE_AFTER:
+                    self._settled.set()  # what waits fails now: the screen goes on
+                continue
+            self._emit(ResyncEvent("attached again to the Cockpit service"))
+            return
+
+    async def _on_message(self, method: str, params: Any, is_notification: bool) -> Any:
+        """The service's notifications. Handled at once, in the order they came (nothing
+        is awaited before an event is applied and told)."""
+        if method == protocol.EVENT and isinstance(params, dict):
+            event = protocol.decode(params.get("event"))
+            self._apply(event)
+            self._emit(event)
+        elif method == protocol.RESYNC:
+            self._reread_state()
+        return None
+
+    def _reread_state(self) -> None:
+        """Events were dropped (this client could not keep up): take the state afresh, then
+        tell the listeners to read again."""
+
+        async def reread() -> None:
+            try:
+                hello = await self._request(
+                    protocol.HELLO,
+                    {
+                        "protocol": protocol.PROTOCOL_VERSION,
+                        "client": self._name,
+                        "pid": os.getpid(),
+                    },
+                )
+                self._take_state(hello.get("state") or {})
+            finally:
+                self._emit(ResyncEvent("this client fell behind the Cockpit service"))
+
+        self._background(reread())
+
+    def _apply(self, event: EngineEvent) -> None:
+        """Keep the mirror current."""
+        if isinstance(event, StatusEvent):
+            self._statuses[event.session] = event.status
+            self._details[event.session] = event.detail
+        elif isinstance(event, PermissionEvent):
+            if event.resolved:
+                self._pending.pop(event.request.id, None)
+            else:
+                self._pending[event.request.id] = event.request
+        elif isinstance(event, AttentionEvent):
+            if event.unread:
+                self._unread.add(event.session)
+            else:
+                self._unread.discard(event.session)
+        elif isinstance(event, SavingEvent):
+            self._saving_problem = event.problem
+            self._saving_failure = self._saving_failure or event.problem
+        elif isinstance(event, SessionEvent) and event.session not in self._specs:
+            self._background(self._learn_spec(event.session))
+
+    async def _learn_spec(self, session_id: str) -> None:
+        try:
+            record = await self.session(session_id)
+        except KeyError:
+            self._specs.pop(session_id, None)  # deleted
+            return
+        self._specs[session_id] = await self._call("agent_of", record=record)
+
+    def _emit(self, event: EngineEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("a listener of the engine failed")
+
+    async def _request(
+        self, method: str, params: dict[str, Any], deadline: float | None = None
+    ) -> Any:
+        """Send a request once attached (ConnectionError when this client is not attached
+        again by `deadline`, ATTACH_WAIT from now by default: a screen must not wait on
+        a service that is gone)."""
+        if not self._attached.is_set():
+            loop = asyncio.get_running_loop()
+            wait = (loop.time() + ATTACH_WAIT if deadline is None else deadline) - loop.time()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._settled.wait(), max(wait, 0.0))
+            if not self._attached.is_set():
+                raise ConnectionError("the Cockpit service cannot be reached")
+        if self._closing:
+            raise ConnectionError("this client has detached from the Cockpit service")
+        sending = self._sending
+        in_order = asyncio.current_task() in self._ordered  # sent in its turn already
+        if sending is not None and not sending.done() and not in_order:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(sending)
+        assert self._conn is not None
+        return await self._conn.send_request(method, params)
+
+    async def _call(self, name: str, **args: Any) -> Any:
+        """Run one of the engine's methods in the service; its result, or its error."""
+        params = {
+            "name": name,
+            "args": {key: protocol.encode(value) for key, value in args.items()},
+        }
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ATTACH_WAIT
+        while True:
+            conn = self._conn
+            try:
+                answer = await self._request(protocol.CALL, params, deadline)
+            except RequestError as error:
+                raise protocol.raised(error.data) from None
+            except (ConnectionError, OSError):
+                if name not in READS or self._closing or self._lost or loop.time() >= deadline:
+                    raise
+                if conn is self._conn and self._attached.is_set():
+                    await asyncio.sleep(RETRY_PAUSE)  # the cut is not seen yet
+                continue
+            return protocol.decode((answer or {}).get("result"))
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification without waiting for it (dropped while detached: attaching
+        again sends what it must)."""
+        conn = self._conn
+        if conn is None or not self._attached.is_set():
+            return
+
+        async def send() -> None:
+            with contextlib.suppress(ConnectionError, OSError):
+                await conn.send_notification(method, params)
+
+        self._in_order(send)
+
+    def _in_order(
+        self, work: Callable[[], Awaitable[Any]], failed: Callable[[Exception], None] | None = None
+    ) -> None:
+        """Run `work` (a notification, or a request no one waits for) after what was sent
+        before it in the same way; every request made later waits for it. So a page read
+        after a `watch` cannot overtake it (the frames between the two would be missed),
+        nor a prompt the `allow_automatically` before it."""
+        previous = self._sending
+
+        async def run() -> None:
+            if previous is not None:
+                with contextlib.suppress(Exception):
+                    await previous
+            try:
+                await work()
+            except Exception as error:
+                if failed is None:
+                    raise
+                failed(error)
+
+        self._sending = task = asyncio.ensure_future(run())
+        self._ordered.add(task)
+        task.add_done_callback(self._ordered.discard)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _background(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a request to the service failed", exc_info=task.exception())
+
+    # -- the contract: state ------------------------------------------------------------------
+
+    @property
+    def problems(self) -> Sequence[str]:
+        return self._problems
+
+    @property
+    def saving_problem(self) -> str | None:
+        return self._saving_problem
+
+    @property
+    def saving_failure(self) -> str | None:
+        return self._saving_failure
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    async def close(self, reason: str = "Cockpit quit") -> None:
+        """Detach: the service and its agents go on."""
+        if self._closing:
+            return
+        with contextlib.suppress(Exception):
+            if self._attached.is_set():
+                self._unwritten = await asyncio.wait_for(self._call("unwritten"), 2)
+        self._closing = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+        self._let_go()
+        if self._receiver is not None:
+            self._receiver.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._receiver
+
+    def now(self) -> float:
+        return time.time() + self._clock_offset
+
+    def unwritten(self) -> tuple[int, int]:
+        return tuple(self._unwritten)  # type: ignore[return-value]
+
+    def agents(self) -> list[AgentInfo]:
+        return list(self._agents)
+
+    def agent_of(self, record: SessionRecord) -> AgentSpec:
+        known = self._specs.get(record.id)
+        if known is not None:
+            return known
+        return AgentSpec(record.agent, tuple(record.command), source="stored session")
+
+    def show(self, session_id: str | None) -> None:
+        self._shown = session_id
+        self._send_watch()
+        self._notify(protocol.SHOW, {"session": session_id})
+        if session_id is not None:
+            self._unread.discard(session_id)
+
+    def watch(self, session_ids: Collection[str]) -> None:
+        self._watched = frozenset(session_ids)
+        self._send_watch()
+
+    def _send_watch(self) -> None:
+        """Ask for the frames of what is shown and watched, and of nothing else."""
+        sessions = set(self._watched) | ({self._shown} if self._shown else set())
+        self._notify(protocol.WATCH, {"sessions": sorted(sessions)})
+
+    def unread(self, session_id: str) -> bool:
+        return session_id in self._unread
+
+    def status(self, session_id: str) -> str:
+        return self._statuses.get(session_id, Status.CLOSED)
+
+    def detail(self, session_id: str) -> str:
+        """What the session's last status change said."""
+        return self._details.get(session_id, "")
+
+    def pending_permissions(self, session_id: str | None = None) -> list[PermissionRequest]:
+        requests = [
+            request
+            for request in self._pending.values()
+            if session_id is None or request.session == session_id
+        ]
+        return sorted(requests, key=lambda request: request.created)
+
+    def pending_count(self, session_id: str | None = None) -> int:
+        if session_id is None:
+            return len(self._pending)
+        return sum(request.session == session_id for request in self._pending.values())
+
+    def first_pending(self, session_id: str) -> PermissionRequest | None:
+        for request in self._pending.values():  # in the order they were asked
+            if request.session == session_id:
+                return request
+        return None
+
+    # -- the contract: requests ---------------------------------------------------------------
+
+    async def create_session(
+        self, agent: str | AgentSpec, cwd: str | Path, title: str | None = None
+    ) -> SessionRecord:
+        record: SessionRecord = await self._call(
+            "create_session", agent=agent, cwd=str(cwd), title=title
+        )
+        if isinstance(agent, AgentSpec):
+            self._specs[record.id] = agent
+        return record
+
+    async def sessions(self) -> list[SessionRecord]:
+        return list(await self._call("sessions"))
+
+    async def session(self, session_id: str) -> SessionRecord:
+        record: SessionRecord = await self._call("session", session_id=session_id)
+        return record
+
+    async def find_session(self, prefix: str) -> SessionRecord:
+        record: SessionRecord = await self._call("find_session", prefix=prefix)
+        return record
+
+    async def rename(self, session_id: str, title: str) -> None:
+        await self._call("rename", session_id=session_id, title=title)
+
+    async def delete(self, session_id: str) -> None:
+        await self._call("delete", session_id=session_id)
+
+    async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
+        return str(
+            await self._call("set_session_policy", session_id=session_id, kind=kind, action=action)
+        )
+
+    async def session_policy(self, session_id: str) -> str:
+        return str(await self._call("session_policy", session_id=session_id))
+
+    async def export(self, session_id: str, target: str = "", replace: bool = False) -> Path:
+        return Path(
+            await self._call("export", session_id=session_id, target=target, replace=replace)
+        )
+
+    async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
+        return list(await self._call("find_files", session_id=session_id, query=query, limit=limit))
+
+    def save_draft(self, session_id: str, text: str) -> None:
+        self._in_order(lambda: self._call("save_draft", session_id=session_id, text=text))
+
+    async def add_notice(self, session_id: str, text: str) -> None:
+        await self._call("add_notice", session_id=session_id, text=text)
+
+    async def report(self, session_id: str | None, message: str) -> None:
+        try:
+            await self._call("report", session_id=session_id, message=message)
+        except Exception:
+            self._emit(ProblemEvent(session_id, message))
+
+    async def start(self, session_id: str) -> None:
+        await self._call("start", session_id=session_id)
+
+    async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
+        await self._call("stop", session_id=session_id, reason=reason)
+
+    async def prompt(self, session_id: str, text: str) -> str:
+        return str(await self._call("prompt", session_id=session_id, text=text))
+
+    def send(self, session_id: str, text: str) -> None:
+        def failed(error: Exception) -> None:
+            self._emit(ProblemEvent(session_id, f"The prompt could not be sent: {error}"))
+
+        self._in_order(lambda: self._call("send", session_id=session_id, text=text), failed)
+
+    async def cancel(self, session_id: str) -> bool:
+        return bool(await self._call("cancel", session_id=session_id))
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        await self._call("set_mode", session_id=session_id, mode_id=mode_id)
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> None:
+        await self._call(
+            "set_config_option", session_id=session_id, config_id=config_id, value=value
+        )
+
+    def allow_automatically(self, session_id: str, kinds: Sequence[str] | None = None) -> None:
+        kinds_sent = list(kinds) if kinds is not None else None
+        self._in_order(
+            lambda: self._call("allow_automatically", session_id=session_id, kinds=kinds_sent)
+        )
+
+    async def answer_permission(
+        self, request_id: str, option_id: str | None, decided_by: str = "user"
+    ) -> None:
+        await self._call(
+            "answer_permission", request_id=request_id, option_id=option_id, decided_by=decided_by
+        )
+
+    async def page(self, session_id: str, before_seq: int | None = None) -> Page:
+        page: Page = await self._call("page", session_id=session_id, before_seq=before_seq)
+        return page
+
+    async def rows_after(self, session_id: str, seq: int) -> Page:
+        page: Page = await self._call("rows_after", session_id=session_id, seq=seq)
+        return page
+
+    async def rows(self, session_id: str) -> list[Row]:
+        return list(await self._call("rows", session_id=session_id))
+
+    async def row(self, session_id: str, key: str) -> Row | None:
+        row: Row | None = await self._call("row", session_id=session_id, key=key)
+        return row
+
+    async def last_row(self, session_id: str, kind: str) -> Row | None:
+        row: Row | None = await self._call("last_row", session_id=session_id, kind=kind)
+        return row
+
+
+def _meets_the_contract(engine: RemoteEngine) -> EngineAPI:
+    """Never called: mypy checks here that `RemoteEngine` is an `EngineAPI`."""
+    return engine

@@ -1,0 +1,236 @@
+"""Reaching the service of a store: its socket, or a command whose stdin and stdout speak
+the protocol (`ssh HOST cockpit service --stdio`); and starting the service, detached,
+when none runs.
+
+A service started here runs in a session of its own with no terminal (SIGHUP from a closed
+terminal or a dropped SSH connection never reaches it), its output in its log. Two clients
+starting at once both may launch one; the store's lock lets one of them run and the other
+exits at once, so both clients end up on the same service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from acp.connection import Connection
+
+from cockpit.paths import private_dir, service_lock, service_log, service_socket
+
+START_TIMEOUT = 15.0
+"""Seconds a service started here may take to listen."""
+
+ALREADY_RUNNING = 75
+"""The exit code of `cockpit service` when another service holds the store's lock (two
+clients started one at the same instant: the other one serves them both)."""
+
+IDLE_ENV = "COCKPIT_SERVICE_IDLE"
+"""Seconds a service started in the background waits idle before it stops (its default
+when unset: `cockpit.service.daemon.IDLE_DEFAULT`)."""
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+STREAM_LIMIT = 64 * 1024 * 1024
+"""The longest line a client reads at once (a page of rows is one line)."""
+
+
+class ServiceUnavailable(ConnectionError):
+    """No service answers for the store: none could be started, or one hangs."""
+
+
+class ForeignService(ConnectionError):
+    """What listens on the store's socket runs as another user: nothing is said to it (it
+    would read the prompts, and answer with anything)."""
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (Linux's SO_PEERCRED), or
+    None where the system cannot say."""
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (AttributeError, OSError):
+        return None
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
+async def open_socket(data: Path) -> Streams:
+    """The service's socket for the store in `data` (ConnectionError when none listens;
+    ForeignService when another user's process does)."""
+    path = service_socket(data)
+    try:
+        reader, writer = await asyncio.open_unix_connection(str(path), limit=STREAM_LIMIT)
+    except (FileNotFoundError, ConnectionRefusedError) as error:
+        raise ConnectionError(f"no Cockpit service listens on {path}") from error
+    sock = writer.get_extra_info("socket")
+    uid = peer_uid(sock) if sock is not None else None
+    if uid is not None and uid != os.getuid():
+        writer.close()
+        raise ForeignService(f"{path} is served by another user (uid {uid}), not by Cockpit")
+    return reader, writer
+
+
+def start_detached(data: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
+    """Start `cockpit service` for the store in `data`, detached from this terminal."""
+    log = service_log(data)
+    private_dir(log.parent)
+    command = [sys.executable, "-m", "cockpit", "--data-dir", str(data), "service"]
+    if idle is None and os.environ.get(IDLE_ENV):
+        idle = float(os.environ[IDLE_ENV])
+    if idle is not None:
+        command += ["--idle", str(idle)]
+    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=descriptor,
+            stderr=descriptor,
+            start_new_session=True,
+            close_fds=True,
+            cwd=data,
+        )
+    finally:
+        os.close(descriptor)
+
+
+async def connect_or_start(data: Path, *, start: bool = True, idle: float | None = None) -> Streams:
+    """The socket of the store's service; when none listens and `start`, start one and
+    wait for it (ServiceUnavailable, saying where its log is, when it does not come up)."""
+    try:
+        return await open_socket(data)
+    except ConnectionError:
+        if not start:
+            raise
+    process = start_detached(data, idle)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_TIMEOUT
+    while True:
+        try:
+            return await open_socket(data)
+        except ConnectionError:
+            exited = process.poll()
+            if loop.time() > deadline or exited not in (None, 0, ALREADY_RUNNING):
+                raise ServiceUnavailable(_why_unavailable(data)) from None
+            if exited is not None and not service_running(data):
+                # The service that held the lock was stopping (idle, or asked to): it has
+                # let go of the store now, and no one serves it. Start one again.
+                process = start_detached(data, idle)
+            await asyncio.sleep(0.05)
+
+
+def _why_unavailable(data: Path) -> str:
+    """Why no service could be reached, in words: none started, or one holds the store
+    and does not answer (its socket was removed, or it hangs)."""
+    pid = service_pid(data)
+    if pid is not None:
+        return (
+            f"a Cockpit service (pid {pid}) holds {data} but does not answer on "
+            f"{service_socket(data)} (see {service_log(data)})"
+        )
+    return f"the Cockpit service for {data} did not start (see {service_log(data)})"
+
+
+async def open_command(argv: Sequence[str]) -> tuple[Streams, asyncio.subprocess.Process]:
+    """Run `argv` (`ssh HOST cockpit service --stdio`) and speak the protocol over its stdin
+    and stdout; its stderr goes to ours (ssh asks for passwords there)."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=STREAM_LIMIT,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    return (process.stdout, process.stdin), process
+
+
+async def end_command(process: asyncio.subprocess.Process) -> None:
+    """Let a bridge command go (it ends when its stdin closes)."""
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        await asyncio.wait_for(process.wait(), 2)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+
+
+GONE_TIMEOUT = 60.0
+"""Seconds a stopping service may take to stop its agents and let go of the store."""
+
+
+async def _no_requests(method: str, params: Any, is_notification: bool) -> None:
+    """A one-shot client takes no requests and ignores what the service tells it."""
+    return None
+
+
+QUERY_TIMEOUT = 5.0
+"""Seconds the service may take to answer `cockpit service status` or `stop`."""
+
+
+async def query_service(data: Path, method: str) -> dict[str, Any] | None:
+    """Ask the store's service one of the questions that work whatever its version
+    (STATUS, STOP: `cockpit service restart` replaces a service of another version); None
+    when no service listens, ServiceUnavailable when one listens and does not answer."""
+    try:
+        reader, writer = await open_socket(data)
+    except ForeignService:
+        raise
+    except ConnectionError:
+        return None
+    conn = Connection(_no_requests, writer, reader)
+    try:
+        answer = await asyncio.wait_for(conn.send_request(method, {}), QUERY_TIMEOUT)
+    except TimeoutError:
+        pid = service_pid(data)
+        end = f"`kill {pid}` ends it" if pid else f"its pid is in {service_lock(data)}"
+        raise ServiceUnavailable(
+            f"the Cockpit service for {data} does not answer in {QUERY_TIMEOUT:g} s: {end}"
+        ) from None
+    finally:
+        await conn.close()
+        writer.close()  # the SDK's connection leaves its socket open
+    return answer if isinstance(answer, dict) else {}
+
+
+def service_running(data: Path) -> bool:
+    """True while a service holds the store's lock (it may not listen yet, or any more)."""
+    lock = service_lock(data)
+    if not lock.exists():
+        return False
+    descriptor = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)  # closing lets go of a lock taken here
+    return False
+
+
+def service_pid(data: Path) -> int | None:
+    """The pid of the service holding the store's lock (None when none does)."""
+    if not service_running(data):
+        return None
+    try:
+        return int(service_lock(data).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+async def wait_gone(data: Path) -> None:
+    """Wait until the store's service has stopped (TimeoutError after GONE_TIMEOUT)."""
+    async with asyncio.timeout(GONE_TIMEOUT):
+        while service_running(data):  # noqa: ASYNC110 (a kernel lock tells no event)
+            await asyncio.sleep(0.05)

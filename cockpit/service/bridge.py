@@ -1,0 +1,60 @@
+"""`cockpit service --stdio`: the store's service, reached through this process's stdin and
+stdout (what `ssh HOST cockpit service --stdio` gives a client on another machine).
+
+It does not serve anything itself: it attaches to the store's service (starting it, detached,
+when none runs) and copies bytes both ways. So the agents belong to the service, not to
+this bridge: when the SSH connection drops, the bridge ends and the agents go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+
+from cockpit.compat.acp_private import agent_stdout_writer
+from cockpit.remote.launch import STREAM_LIMIT, connect_or_start
+
+CHUNK = 256 * 1024
+"""Bytes copied at once."""
+
+UNREACHABLE = 6
+"""The exit code when no service can be reached or started (the command line's
+EXIT_SERVICE: the client on the other end sees the bridge end)."""
+
+
+async def _pump(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> None:
+    """Copy until `source` ends (or `target` goes away), waiting for `target` to take
+    each piece."""
+    with contextlib.suppress(ConnectionError, OSError):
+        while chunk := await source.read(CHUNK):
+            target.write(chunk)
+            await target.drain()
+
+
+async def bridge(data: Path, idle: float | None = None) -> int:
+    """Copy stdin to the service's socket and the socket to stdout until either ends."""
+    loop = asyncio.get_running_loop()
+    try:
+        service_reader, service_writer = await connect_or_start(data, idle=idle)
+    except ConnectionError as error:
+        print(f"cockpit: {error}", file=sys.stderr)
+        return UNREACHABLE
+    stdin = asyncio.StreamReader(limit=STREAM_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin.buffer)
+    stdout = await agent_stdout_writer(sys.stdout.buffer)
+    pumps = [
+        asyncio.ensure_future(_pump(stdin, service_writer)),
+        asyncio.ensure_future(_pump(service_reader, stdout)),
+    ]
+    try:
+        await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pump in pumps:
+            pump.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
+        for writer in (service_writer, stdout):
+            with contextlib.suppress(Exception):
+                writer.close()
+    return 0

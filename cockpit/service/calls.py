@@ -1,0 +1,49 @@
+"""A client's requests, run by the engine: the contract's methods by name, their arguments
+read from the wire and their results written back (`cockpit.protocol`), and the state a
+client starts from when it attaches."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from acp import RequestError
+
+from cockpit import protocol
+from cockpit.engine.core import Engine
+
+
+async def call_engine(engine: Engine, params: dict[str, Any]) -> Any:
+    """Run `params["name"]` of the contract with `params["args"]`; its result, encoded."""
+    name = params.get("name")
+    if not isinstance(name, str) or name not in protocol.CALLS:
+        raise RequestError.method_not_found(f"engine/{name}")
+    raw = params.get("args") or {}
+    if not isinstance(raw, dict):
+        raise RequestError.invalid_params({"args": "must be an object"})
+    args = {str(key): protocol.decode(value) for key, value in raw.items()}
+    try:
+        result = getattr(engine, name)(**args)
+    except TypeError as error:
+        raise RequestError.invalid_params({"details": str(error)}) from error
+    if inspect.isawaitable(result):
+        result = await result
+    return protocol.encode(result)
+
+
+async def snapshot(engine: Engine) -> dict[str, Any]:
+    """What a client needs to answer the contract's immediate questions (a session's status,
+    what waits, what is unread, how each session's agent runs) until events update it."""
+    sessions = await engine.sessions()
+    return {
+        "now": engine.now(),
+        "problems": list(engine.problems),
+        "saving_problem": engine.saving_problem,
+        "saving_failure": engine.saving_failure,
+        "statuses": {session: engine.status(session) for session in engine.live_sessions()},
+        "details": {session: engine.detail(session) for session in engine.live_sessions()},
+        "pending": protocol.encode(engine.pending_permissions()),
+        "unread": [record.id for record in sessions if engine.unread(record.id)],
+        "agents": protocol.encode(engine.agents()),
+        "specs": {record.id: protocol.encode(engine.agent_of(record)) for record in sessions},
+    }

@@ -1,0 +1,133 @@
+"""Real `cockpit` processes in tests: the command line run as a user runs it (attached to
+the store's service, which it starts when none runs), and what is left of them when a test
+ends. Whatever a test did, `services_stopped` leaves no service and no agent of its home.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from cockpit.remote.launch import service_pid as service_pid  # the tests' too
+
+COCKPIT_TIMEOUT = 60.0
+"""Seconds one `cockpit` command of a test may take (a busy machine runs two test processes)."""
+
+STOP_TIMEOUT = 30.0
+"""Seconds `cockpit service stop --yes` may take at a test's end before what is left is
+killed."""
+
+
+def cockpit_env(home: Path, env_extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a `cockpit` command on the store in `home`, attached to its
+    service (COCKPIT_LOCAL unset), plus `env_extra`."""
+    env = {key: value for key, value in os.environ.items() if key != "COCKPIT_LOCAL"}
+    env["COCKPIT_HOME"] = str(home)
+    env.update(env_extra or {})
+    return env
+
+
+def cockpit_command(*args: str) -> list[str]:
+    """The command line of `cockpit ARGS`, run by this Python."""
+    return [sys.executable, "-m", "cockpit", *args]
+
+
+def cockpit(
+    *args: str,
+    home: Path,
+    env_extra: Mapping[str, str] | None = None,
+    timeout: float = COCKPIT_TIMEOUT,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run `cockpit ARGS` on the store in `home` with no terminal, to its end."""
+    return subprocess.run(
+        cockpit_command(*args),
+        env=cockpit_env(home, env_extra),
+        cwd=cwd or home.parent,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def spawn_cockpit(
+    *args: str,
+    home: Path,
+    env_extra: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.Popen[str]:
+    """Start `cockpit ARGS` on the store in `home` with no terminal, its output piped."""
+    return subprocess.Popen(
+        cockpit_command(*args),
+        env=cockpit_env(home, env_extra),
+        cwd=cwd or home.parent,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def pids_of(home: Path) -> list[int]:
+    """The live processes (but this one) whose command line or environment names `home`:
+    its service, the service's agents, any `cockpit` command on it."""
+    mention = re.compile(re.escape(os.fsencode(home)) + rb"(?=[\0/=]|$)")
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        texts = []
+        for name in ("cmdline", "environ"):
+            with contextlib.suppress(OSError):
+                texts.append((entry / name).read_bytes())
+        if any(mention.search(text) for text in texts) and pid_alive(int(entry.name)):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def kill_all(pids: list[int]) -> None:
+    """SIGKILL each of `pids` (each one by its pid: their groups may hold others')."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def stop_everything(home: Path) -> list[int]:
+    """Stop the store's service (`cockpit service stop --yes`), then kill any process of
+    the home still alive; return the pids that had to be killed."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        cockpit("service", "stop", "--yes", home=home, timeout=STOP_TIMEOUT)
+    left = pids_of(home)
+    kill_all(left)
+    deadline = time.monotonic() + 5
+    while pids_of(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@contextlib.contextmanager
+def services_stopped(home: Path) -> Iterator[Path]:
+    """Run a block that starts services on `home`; at its end, whatever happened, no
+    service and no agent of `home` remains."""
+    try:
+        yield home
+    finally:
+        stop_everything(home)

@@ -1,0 +1,279 @@
+"""The service reached through a command (`--via`, `--remote`): `cockpit service --stdio`
+copies the protocol between its stdin/stdout and the store's service, so the agents belong
+to the service and outlive the bridge; a client whose bridge dies runs the command again and
+reads what it missed. With an sshd of its own, the same over a real SSH connection."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from cockpit.api import EngineAPI, ResyncEvent, StatusEvent
+from cockpit.cli.connect import LOCAL_ENV, Reach, open_engine
+from tests.engine_helpers import Recorder, assert_live_equals_stored
+from tests.service_helpers import (
+    cockpit,
+    cockpit_command,
+    pid_alive,
+    service_pid,
+    services_stopped,
+)
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+SSHD = Path("/usr/sbin/sshd")
+
+
+@pytest.fixture
+def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The store the bridge serves, whose service is stopped at the test's end."""
+    monkeypatch.delenv("COCKPIT_LOCAL")
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    with services_stopped(isolated_home):
+        yield isolated_home
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path) -> Iterator[Path]:
+    """The client's own home: empty, and no service ever runs for it (a command that used
+    it rather than the bridge would see no session)."""
+    own = tmp_path / "client-home"
+    own.mkdir()
+    with services_stopped(own):
+        yield own
+
+
+def bridge_command(home: Path) -> list[str]:
+    """`cockpit service --stdio` on the store in `home`."""
+    return cockpit_command("--data-dir", str(home), "service", "--stdio")
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode == 0, f"exit {result.returncode}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(LOCAL_ENV)
+
+    def reach(**given: object) -> Reach:
+        args = argparse.Namespace(local=False, remote=None, via=None)
+        vars(args).update(given)
+        return Reach.of(args)
+
+    remote = reach(remote="me@build-box")
+    assert remote == Reach(via=("ssh", "-T", "me@build-box", "cockpit", "service", "--stdio"))
+    assert remote.where == "ssh -T me@build-box cockpit service --stdio"
+    via = reach(via="ssh -p 2222 box 'env COCKPIT_HOME=/srv/c cockpit service --stdio'")
+    assert via.via == (
+        "ssh",
+        "-p",
+        "2222",
+        "box",
+        "env COCKPIT_HOME=/srv/c cockpit service --stdio",
+    )
+    assert reach() == Reach()
+    assert reach(local=True) == Reach(local=True)
+    monkeypatch.setenv(LOCAL_ENV, "1")
+    assert reach() == Reach(local=True)
+    assert not remote.local and not reach(remote="box").local, "COCKPIT_LOCAL beat --remote"
+    monkeypatch.setenv(LOCAL_ENV, "0")
+    assert reach() == Reach()
+
+
+def test_commands_through_the_bridge_reach_the_store_it_serves(home: Path, elsewhere: Path) -> None:
+    via = ("--via", shlex.join(bridge_command(home)))
+    empty = ok(cockpit(*via, "ls", home=elsewhere))
+    assert empty.stdout.startswith("No sessions yet")
+    assert service_pid(home) is not None, "the bridge started no service for its store"
+
+    ran = ok(cockpit(*via, "run", "--agent", "demo", "--yes", "hello", home=elsewhere))
+    assert ran.stdout.startswith("# Welcome to Cockpit")
+    listed = json.loads(ok(cockpit(*via, "ls", "--json", home=elsewhere)).stdout)
+    assert [(s["status"], s["title"]) for s in listed] == [("ready", "hello")]
+    assert ok(cockpit("ls", home=home)).stdout.split()[0] == listed[0]["id"]
+    assert service_pid(elsewhere) is None, "a command through the bridge used its own store"
+
+    broken = cockpit("--via", "false", "ls", home=elsewhere)
+    assert broken.returncode == 6
+    assert broken.stderr.startswith("cockpit: no Cockpit service answered through `false`")
+    assert "Traceback" not in broken.stderr
+
+
+@pytest.fixture
+async def bridged(home: Path, tmp_path: Path) -> AsyncIterator[tuple[EngineAPI, Path]]:
+    """A client in this process reaching the service through a bridge command that notes
+    each pid it runs as (the file it writes them to)."""
+    pids = tmp_path / "bridge-pids"
+    command = f"echo $$ >> {shlex.quote(str(pids))}; exec {shlex.join(bridge_command(home))}"
+    engine = await open_engine(tmp_path, reach=Reach(via=("sh", "-c", command)))
+    try:
+        yield engine, pids
+    finally:
+        await engine.close()
+
+
+def bridge_pids(pids: Path) -> list[int]:
+    return [int(line) for line in pids.read_text().split()] if pids.exists() else []
+
+
+async def test_the_turn_outlives_its_bridge_and_the_client_reattaches(
+    home: Path, tmp_path: Path, bridged: tuple[EngineAPI, Path]
+) -> None:
+    engine, pids = bridged
+    recorder = Recorder()
+    resyncs: list[str] = []
+    ends: list[str] = []
+
+    def listen(event: object) -> None:
+        if isinstance(event, ResyncEvent):
+            resyncs.append(event.reason)
+        elif isinstance(event, StatusEvent) and event.turn_ended:
+            ends.append(event.detail)
+
+    engine.subscribe(recorder)
+    engine.subscribe(listen)
+    session = (await engine.create_session("demo", tmp_path)).id
+    engine.show(session)
+    engine.send(session, "slow")
+    await eventually(lambda: recorder.frames > 20, 30, "the slow reply to stream")
+    (first,) = bridge_pids(pids)
+    os.kill(first, 9)  # the SSH connection drops mid-turn
+
+    await eventually(lambda: resyncs, 30, "the client to attach again")
+    assert len(bridge_pids(pids)) == 2 and not pid_alive(first)
+    assert engine.status(session) == "working", "the turn died with its bridge"
+    assert not ends
+    # what the client shows is read again, as the TUI does on a resync, and frames go on
+    view = recorder.view(session)
+    view.merge_page(await engine.rows(session))
+    since = recorder.frames
+    await eventually(lambda: ends, 60, "the end of the turn")
+    assert ends == ["end_turn"]
+    assert recorder.frames > since + 20, "no frames came through the second bridge"
+    for bubble in [bubble for bubble in view if bubble.stale]:  # as the TUI does too
+        row = await engine.row(session, bubble.key)
+        assert row is not None
+        view.reread(row)
+    rows = await engine.rows(session)
+    assert rows[-1].kind == "agent" and rows[-1].text.startswith("# A slow reply")
+    assert_live_equals_stored(recorder, session, rows)
+
+
+# -- over a real SSH connection ----------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def sshd(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """An sshd of the test's own on 127.0.0.1 (a random port, a host key made now) that
+    lets in this user with a key made now: its port and the client's key."""
+    if not SSHD.exists() or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        pytest.skip("needs OpenSSH's sshd and ssh (Debian: openssh-server)")
+    keys = tmp_path / "ssh"
+    keys.mkdir(mode=0o700)
+    for name in ("host", "client"):
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / name)], check=True
+        )
+    authorized = keys / "authorized_keys"
+    authorized.write_text((keys / "client.pub").read_text())
+    authorized.chmod(0o600)
+    port = free_port()
+    config = keys / "sshd_config"
+    config.write_text(
+        "\n".join(
+            [
+                "ListenAddress 127.0.0.1",
+                f"Port {port}",
+                f"HostKey {keys / 'host'}",
+                f"AuthorizedKeysFile {authorized}",
+                f"PidFile {keys / 'sshd.pid'}",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "PermitRootLogin prohibit-password",
+                "StrictModes no",
+                "UsePAM no",
+                "",
+            ]
+        )
+    )
+    with contextlib.suppress(OSError):  # its privilege separation folder (made as root)
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    log = keys / "sshd.log"
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            [str(SSHD), "-f", str(config), "-D", "-e"],
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+        )
+    try:
+        started = lambda: listening(port) or server.poll() is not None  # noqa: E731
+        asyncio.run(eventually(started, 15, f"sshd to listen on port {port}"))
+        if server.poll() is not None:
+            pytest.fail(f"sshd did not start: {log.read_text()}")
+        yield port, keys / "client"
+    finally:
+        server.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.wait(10)
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_run_over_a_real_ssh_connection(
+    home: Path, elsewhere: Path, sshd: tuple[int, Path]
+) -> None:
+    port, key = sshd
+    ssh = [
+        "ssh",
+        "-p",
+        str(port),
+        "-i",
+        str(key),
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "LogLevel=ERROR",
+        "127.0.0.1",
+    ]
+    remote = ["env", f"COCKPIT_HOME={home}", sys.executable, "-m", "cockpit", "service", "--stdio"]
+    via = shlex.join([*ssh, *remote])
+    ran = cockpit("--via", via, "run", "--agent", "demo", "--yes", "hello", home=elsewhere)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("# Welcome to Cockpit")
+    assert service_pid(home) is not None, "no service runs for the store ssh reached"
+    assert service_pid(elsewhere) is None
+    listed = json.loads(ok(cockpit("--via", via, "ls", "--json", home=elsewhere)).stdout)
+    assert [s["title"] for s in listed] == ["hello"]

@@ -1,0 +1,337 @@
+"""The TUI as a user uses it, against the engine in its process ("local") and against a
+real Cockpit service in another process ("service": a `RemoteEngine` over its socket):
+streaming, questions, keys in bursts, switching and resizing mid-stream; then what only
+the service does: Ctrl+Q detaches while turns go on, two screens on one service, drafts
+kept, and a service killed under the screen and started again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tests.test_tui_interaction as interaction
+from cockpit.api import Status
+from cockpit.engine.recovery import CUT_BY_A_STOP
+from cockpit.protocol import STATUS
+from cockpit.remote.engine import RemoteEngine
+from cockpit.remote.launch import open_socket, query_service
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.composer import Composer
+from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.screens.inbox import InboxScreen
+from cockpit.ui.transcript import TranscriptView
+from tests.monkey import send_burst
+from tests.ui_helpers import ready, send, wait_until
+from tests.ui_service_helpers import ENGINES, Engines, engines_of, screen_equals_rows
+
+SIZE = (100, 30)
+
+STREAM_END = 60.0
+"""Seconds a `slow` reply (about 17 s on an idle machine) may take to end."""
+
+
+@pytest.fixture(params=ENGINES)
+async def engines(
+    request: pytest.FixtureRequest,
+    isolated_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[Engines]:
+    """Apps on the test's home, of the parametrized kind."""
+    monkeypatch.delenv("COCKPIT_LOCAL", raising=False)
+    async with engines_of(str(request.param), isolated_home, tmp_path / "project") as made:
+        yield made
+
+
+@pytest.fixture
+async def service(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Engines]:
+    """Apps attached to a service on the test's home (what only the service does)."""
+    monkeypatch.delenv("COCKPIT_LOCAL", raising=False)
+    async with engines_of("service", isolated_home, tmp_path / "project") as made:
+        yield made
+
+
+async def second_session(app: CockpitApp, title: str) -> str:
+    """Another session in the app's folder, on the rail."""
+    record = await app.engine.create_session("demo", app.folder, title=title)
+    await app._reload_records()
+    app._refresh_rail()
+    return record.id
+
+
+def shown(app: CockpitApp) -> str | None:
+    return app.query_one(TranscriptView).session
+
+
+def received(app: CockpitApp, session: str) -> int:
+    """Characters of agent text the screen holds for `session` (0 when not shown)."""
+    if shown(app) != session:
+        return 0
+    return sum(len(b.text) for b in app.query_one(TranscriptView).model if b.kind == "agent")
+
+
+async def replied(app: CockpitApp, session: str, prompt: str) -> bool:
+    """Whether the turn of `prompt` (the session's last) has ended, with a reply (a turn of
+    50 KB may run from start to end between two looks at the status)."""
+    if app.engine.status(session) != Status.READY:
+        return False
+    rows = await app.engine.rows(session)
+    users = [i for i, row in enumerate(rows) if row.kind == "user"]
+    return bool(users) and rows[users[-1]].text == prompt and rows[-1].kind == "agent"
+
+
+# -- both engines ---------------------------------------------------------------------------
+
+
+async def test_a_user_streams_types_switches_and_resizes_and_the_screen_equals_the_rows(
+    engines: Engines,
+) -> None:
+    """While `slow` streams: keys in bursts (typing, moving, Ctrl+End), a switch to another
+    session and back, two resizes; at its end, and after `bench` (50 KB in 4-character
+    chunks), the transcript on screen is the stored rows, bubble for bubble."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        other = await second_session(app, "elsewhere")
+        await send(app, pilot, "slow")
+        await wait_until(lambda: received(app, session) > 100, 20, "the reply to start")
+        composer = app.query_one(Composer)
+        await pilot.press(*"half a thought", "backspace", "ctrl+end", "left", "right")
+        send_burst(app, [*"xyz", "backspace", "backspace", "backspace", "ctrl+end"])
+        await wait_until(lambda: composer.text == "half a though", what="the burst typed")
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("ctrl+down")  # the other session, while this one streams
+        await wait_until(lambda: shown(app) == other, what="the other session on screen")
+        assert composer.text == ""
+        seen = app.engine.status(session)
+        await pilot.press("ctrl+up")
+        await wait_until(lambda: shown(app) == session, what="back on the streaming session")
+        assert composer.text == "half a though"
+        assert seen == Status.WORKING, "the reply ended before the switch: nothing was tested"
+        await pilot.resize_terminal(120, 40)
+        await wait_until(lambda: app.engine.status(session) == Status.READY, STREAM_END)
+        await screen_equals_rows(app, session)
+        composer.clear()
+        await send(app, pilot, "bench")
+        await wait_until(lambda: replied(app, session, "bench"), STREAM_END, "the bench reply")
+        await screen_equals_rows(app, session)
+        reply = (await app.engine.rows(session))[-1]
+        assert reply.kind == "agent" and len(reply.text) > 40_000
+        assert app.is_running
+
+
+async def test_a_question_is_shown_inline_and_answered_with_a_key(engines: Engines) -> None:
+    """The agent's question shows in the transcript with the keyboard on it; a digit
+    answers it, the turn goes on to its end, and the keyboard is back in the composer."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "permission")
+        await wait_until(lambda: len(app.query(PermissionPrompt)) == 1, what="the question")
+        await pilot.pause()
+        assert isinstance(app.focused, PermissionPrompt)
+        await pilot.press("1")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY and not app.query(PermissionPrompt)
+        )
+        await screen_equals_rows(app, session)
+        rows = await app.engine.rows(session)
+        assert [r.text for r in rows if r.kind == "permission"] == [
+            "Allowed once: Write demo-notes.md"
+        ]
+        assert isinstance(app.focused, Composer)
+
+
+async def test_drafts_stay_with_their_session(engines: Engines) -> None:
+    """A draft typed in one session is there again after a visit to another, and in the
+    next app on the same store."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = await ready(app)
+        second = await second_session(app, "second")
+        await pilot.press(*"first draft")
+        await pilot.press("ctrl+down")
+        await wait_until(lambda: app.current == second)
+        composer = app.query_one(Composer)
+        assert composer.text == ""
+        await pilot.press(*"second draft")
+        await pilot.press("ctrl+up")
+        await wait_until(lambda: app.current == first)
+        assert composer.text == "first draft"
+        await pilot.press("ctrl+down")
+        await wait_until(lambda: app.current == second)
+        assert composer.text == "second draft"
+    again = engines.app()
+    async with again.run_test(size=SIZE):
+        await wait_until(lambda: again.current == second, what="the last session reopened")
+        assert again.query_one(Composer).text == "second draft"
+        assert again._drafts.get(first) == "first draft"
+
+
+# -- the service only -----------------------------------------------------------------------
+
+
+async def service_status(engines: Engines) -> dict[str, Any]:
+    """What `cockpit service status` says (a question that does not attach a client)."""
+    answer: dict[str, Any] | None = await query_service(engines.home, STATUS)
+    assert answer is not None, "the service does not answer"
+    return answer
+
+
+async def test_ctrl_q_detaches_and_the_turns_go_on_for_the_next_app(service: Engines) -> None:
+    """Ctrl+Q while a reply streams: the app exits without asking, and the service streams
+    on. A question asked while no screen is attached (another session's turn, which a
+    script started) waits for the next app: it shows the reply complete, and the question
+    in the inbox and inline; answering it there ends that turn."""
+    app = service.app()
+    async with app.run_test(size=SIZE) as pilot:
+        streaming = await ready(app)
+        asking = await second_session(app, "asking")
+        await send(app, pilot, "slow")
+        await wait_until(lambda: received(app, streaming) > 50, 20, "the reply to start")
+        await pilot.press("ctrl+q")
+        await wait_until(lambda: not app.is_running, what="the app to exit")
+    script = await RemoteEngine.attach(lambda: open_socket(service.home), name="a script")
+    script.send(asking, "permission")
+    await script.close()  # after the prompt is sent
+
+    async def asked_with_nobody_attached() -> bool:
+        state = await service_status(service)
+        return bool(state["clients"] == 0 and state["questions"] == 1)
+
+    await wait_until(asked_with_nobody_attached, 30, "the question, asked with nobody attached")
+    state = await service_status(service)
+    assert {s["id"]: s["status"] for s in state["sessions"]}[streaming] == Status.WORKING
+
+    again = service.app()
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: shown(again) == streaming, what="the streaming session reopened")
+        assert again.engine.pending_count(asking) == 1
+        await wait_until(lambda: again.engine.status(streaming) == Status.READY, STREAM_END)
+        await screen_equals_rows(again, streaming)
+        rows = await again.engine.rows(streaming)
+        assert rows[-1].kind == "agent" and rows[-1].text.startswith("# A slow reply")
+        assert [r.kind for r in rows].count("agent") == 1
+        await pilot.press("ctrl+o")
+        await wait_until(lambda: isinstance(again.screen, InboxScreen), what="the inbox")
+        inbox = again.screen
+        assert isinstance(inbox, InboxScreen)
+        assert [item.session for item in inbox.items if item.request is not None] == [asking]
+        await pilot.press("escape", "ctrl+g")  # to the session that needs the user
+        await wait_until(lambda: len(again.query(PermissionPrompt)) == 1, what="the question")
+        await pilot.pause()
+        await pilot.press("1")
+        await wait_until(lambda: again.engine.status(asking) == Status.READY)
+        await screen_equals_rows(again, asking)
+        decisions = [r.text for r in await again.engine.rows(asking) if r.kind == "permission"]
+        assert decisions == ["Allowed once: Write demo-notes.md"]
+
+
+async def test_two_apps_on_one_service_show_the_same_live_state(service: Engines) -> None:
+    """Two screens on one service: a reply one of them asks for streams on both, the same
+    row for row; a question shows on both, and once answered in the second it leaves the
+    first."""
+    first, second = service.app(), service.app()
+    async with first.run_test(size=SIZE) as one, second.run_test(size=(80, 24)) as two:
+        session = await ready(first)
+        await wait_until(lambda: shown(second) == session, what="the same session in both")
+        await send(first, one, "bench")
+        await wait_until(lambda: received(second, session) > 1000, what="frames in the second")
+        await wait_until(lambda: replied(second, session, "bench"), STREAM_END, "the reply")
+        await screen_equals_rows(first, session)
+        await screen_equals_rows(second, session)
+        await send(first, one, "permission")
+        await wait_until(lambda: len(first.query(PermissionPrompt)) == 1, what="asked in one")
+        await wait_until(lambda: len(second.query(PermissionPrompt)) == 1, what="and in two")
+        await two.pause()
+        assert isinstance(second.focused, PermissionPrompt)
+        await two.press("2")  # Always allow
+        await wait_until(lambda: not first.query(PermissionPrompt), what="the question gone")
+        await wait_until(lambda: first.engine.status(session) == Status.READY)
+        assert first.engine.pending_count() == 0
+        for app in (first, second):
+            await screen_equals_rows(app, session)
+
+
+KEYS_WHILE_AWAY = 10.0
+"""Seconds the keys pressed while the service is away may take to be handled (a request
+that waited for the service to come back held them 30 s; now 2 s at most)."""
+
+
+async def test_a_killed_service_leaves_the_screen_up_and_the_next_one_is_reattached(
+    service: Engines,
+) -> None:
+    """SIGKILL of the service mid-reply: the app stays up, says the service is lost and
+    takes keys (a switch, a cancel: they fail, and say so); once a new service runs, the
+    app attaches to it by itself and shows the rows, the turn that was cut ending with
+    the notice the new service wrote; a prompt then runs as before."""
+    app = service.app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        session = await ready(app)
+        other = await second_session(app, "other")
+        await send(app, pilot, "slow")
+        await wait_until(lambda: received(app, session) > 100, 20, "the reply to start")
+        await service.service.kill()
+
+        def told(words: str) -> bool:
+            return any(words in n.message for n in app._notifications)
+
+        await wait_until(lambda: told("Lost the Cockpit service"), what="word of the loss")
+        try:
+            async with asyncio.timeout(KEYS_WHILE_AWAY):
+                await pilot.press(*"typed meanwhile", "escape", "ctrl+down")
+        except TimeoutError:
+            raise AssertionError("keys pressed while the service was away hung") from None
+        await wait_until(lambda: app.current == other, KEYS_WHILE_AWAY, "the switch made")
+        assert app.is_running
+        await wait_until(lambda: told("could not cancel the turn"), what="the failed cancel")
+        await wait_until(lambda: told("could not show the session"), what="the failed switch")
+        await service.start_service()
+        await wait_until(lambda: told("Attached again"), 20, "word of the new attach")
+        await screen_equals_rows(app, other)  # not what the screen held when its read failed
+        await pilot.press("ctrl+up")
+        await wait_until(lambda: app.engine.status(session) == Status.CLOSED)
+        await screen_equals_rows(app, session)
+        model = list(app.query_one(TranscriptView).model)
+        assert model[-1].kind == "notice" and model[-1].text == CUT_BY_A_STOP
+        assert model[-2].kind == "agent" and model[-2].text.startswith("# A slow reply")
+        composer = app.query_one(Composer)
+        assert composer.text == "typed meanwhile"
+        composer.clear()
+        await send(app, pilot, "hello")
+        await wait_until(lambda: replied(app, session, "hello"), 30, "the reply after it")
+        await screen_equals_rows(app, session)
+
+
+# -- interaction scenarios of tests/test_tui_interaction.py, against the service ------------
+
+SCENARIOS = [
+    interaction.test_an_inline_request_is_answered_with_a_key,
+    interaction.test_answering_from_the_inbox_reaches_the_right_agent,
+    interaction.test_allow_always_is_not_asked_again_and_a_policy_is_recorded,
+    interaction.test_cancel_while_a_request_is_pending,
+    interaction.test_a_mentioned_file_reaches_the_agent,
+    interaction.test_slash_completion_lists_agent_and_cockpit_commands,
+    interaction.test_shift_tab_cycles_modes_and_the_options_screen_sets_one,
+    interaction.test_the_plan_from_the_rail_and_an_export,
+]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__.removeprefix("test_"))
+async def test_an_interaction_scenario_against_the_service(
+    scenario: Any, service: Engines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scenario as written (its assertions unchanged), its app attached to a service:
+    the module's `make_app` is swapped for one that makes such apps."""
+
+    def make_app(_tmp_path: Path, folder: Path | None = None, **_: object) -> CockpitApp:
+        return service.app(folder)
+
+    monkeypatch.setattr(interaction, "make_app", make_app)
+    await scenario(tmp_path)
