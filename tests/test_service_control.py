@@ -205,6 +205,29 @@ async def test_a_killed_client_leaves_its_turn_running_and_ls_says_so_live(home:
     assert reply["kind"] == "agent" and reply["text"].startswith("# A slow reply")
 
 
+async def test_a_run_whose_service_is_killed_says_so_without_a_traceback(home: Path) -> None:
+    """`cockpit run` streaming when its service dies: it ends at once, exit 6, one line that
+    says the connection ended, no traceback; what was stored stays readable."""
+    run = spawn_cockpit("run", "--agent", "demo", "--yes", "slow", home=home)
+    try:
+        assert run.stdout is not None
+        assert run.stdout.readline().startswith("# A slow reply")
+        pid = service_pid(home)
+        assert pid is not None, "`cockpit run` started no service"
+        os.kill(pid, signal.SIGKILL)
+        _out, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 6, err
+    assert "the connection to the Cockpit service ended" in err
+    assert "Traceback" not in err, err
+    (session,) = listed(home)
+    prompt, *_ = stored_rows(home, session)
+    assert (prompt["kind"], prompt["text"]) == ("user", "slow")
+
+
 # -- a client sees another process's run live ----------------------------------------------------
 
 

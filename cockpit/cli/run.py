@@ -262,6 +262,13 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     except (NotADirectoryError, FileNotFoundError) as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except ConnectionError as error:  # the service went away mid-run (killed, stopped)
+        print(
+            f"cockpit: the connection to the Cockpit service ended ({error}); what was "
+            "stored is kept (`cockpit show` reads it)",
+            file=sys.stderr,
+        )
+        return EXIT_SERVICE
     except sqlite3.Error as error:  # the session itself could not be stored
         print(f"cockpit: the session could not be stored: {describe(error)}", file=sys.stderr)
         return EXIT_STORE
