@@ -25,9 +25,9 @@ from typing import Any
 from cockpit.api import Row, Status
 from cockpit.remote.engine import RemoteEngine
 from tests.bench.service_procs import Relay, running_service
-from tests.bench.service_runs import wait_for
 from tests.bench.service_stream import report
 from tests.bench.service_view import ShownView
+from tests.bench.tui_runs import wait_for
 
 REPLY = 200_000
 """The reply streamed (50,000 chunks): it lasts a few seconds, 30 to 60 cuts."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,10 @@ from cockpit.api import EngineAPI
 from cockpit.remote.engine import RemoteEngine
 from store.workload import BENCH_SIZE, benchmark_reply
 from tests.bench.service_procs import running_service
-from tests.bench.service_runs import SIZE, local_engine, make_app, show
+from tests.bench.service_runs import SIZE, local_engine, make_app
 from tests.bench.service_stream import report
 from tests.bench.tui import percentiles
-from tests.bench.tui_runs import FrameClock, run_queue_wait
+from tests.bench.tui_runs import keys_while_streaming, show
 
 SESSIONS = 8
 TARGETS = {"service_keypress_p95_ms": 50.0}
@@ -36,35 +36,19 @@ TARGETS = {"service_keypress_p95_ms": 50.0}
 async def eight_streams(engine: EngineAPI, folder: Path, presses: int = 80) -> dict[str, Any]:
     """Keypress latencies while eight sessions stream, the first on screen; and the CPU
     wait of this process's thread during each press."""
-    from textual import events
-
     from cockpit.ui.composer import Composer
 
     records = [await engine.create_session("demo", folder) for _ in range(SESSIONS)]
     await asyncio.gather(*(engine.start(record.id) for record in records))
     app = make_app(engine, folder)
-    latencies: list[float] = []
-    waits: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         await show(app, records[0].id)
         composer = app.query_one(Composer)
         composer.focus()
         await pilot.pause()
-        clock = FrameClock(app, composer, lambda: composer.text)
-        turns = [asyncio.ensure_future(engine.prompt(r.id, "bench")) for r in records]
-        await asyncio.sleep(0.2)
-        for number in range(presses):
-            if all(turn.done() for turn in turns):
-                break
-            key = "abcdefghij"[number % 10]
-            expected = composer.text + key
-            since = len(clock.frames)
-            started, waited = time.perf_counter(), run_queue_wait()
-            app.post_message(events.Key(key, key))
-            latencies.append(await clock.shown(since, expected) - started)
-            waits.append(run_queue_wait() - waited)
-            await asyncio.sleep(0.05)
-        reasons = await asyncio.gather(*turns)
+        latencies, waits, reasons = await keys_while_streaming(
+            app, composer, [partial(engine.prompt, r.id, "bench") for r in records], presses
+        )
         await pilot.pause()
     if set(reasons) != {"end_turn"}:
         raise AssertionError(f"the turns ended with {sorted(set(reasons))}")

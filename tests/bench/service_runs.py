@@ -5,7 +5,6 @@ process; the service, when there is one, in its own, and its CPU is read from /p
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from cockpit.api import EngineAPI, FramesEvent, Status
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from store.workload import BENCH_SIZE, benchmark_reply
+from tests.bench.tui_runs import show, wait_for
 
 SIZE = (120, 40)
 
@@ -41,25 +41,6 @@ def make_app(engine: EngineAPI, folder: Path) -> Any:
         settings_file=folder / "settings.json",
         themes_dir=folder / "themes",
     )
-
-
-async def wait_for(condition: Callable[[], object], timeout: float, what: str) -> None:
-    """Poll `condition` until it holds (TimeoutError naming `what` after `timeout`)."""
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise TimeoutError(f"waited {timeout:g} s in vain for {what}")
-        await asyncio.sleep(0.001)
-
-
-async def show(app: Any, session: str) -> None:
-    """Choose `session` as a user does, and wait until its transcript is read."""
-    from cockpit.ui.transcript import TranscriptView
-
-    await wait_for(lambda: session in app.records, 30, "the app to know the session")
-    app.select_session(session)
-    view = app.query_one(TranscriptView)
-    await wait_for(lambda: view.session == session and view._busy is None, 30, "the session")
 
 
 async def tui_stream_cpu(

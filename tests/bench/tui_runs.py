@@ -12,6 +12,8 @@ import gc
 import random
 import resource
 import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +24,23 @@ from store import Bubble, Frame, ViewTranscript, chunk_from_update, note
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply, markdown_reply, text_update
 
 
-async def show_session(app: Any, session: str) -> None:
-    """Choose `session` as a user does and wait until its transcript is on screen."""
+async def wait_for(condition: Callable[[], object], timeout: float, what: str) -> None:
+    """Poll `condition` until it holds (TimeoutError naming `what` after `timeout`)."""
+    deadline = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"waited {timeout:g} s in vain for {what}")
+        await asyncio.sleep(0.001)
+
+
+async def show(app: Any, session: str) -> None:
+    """Choose `session` as a user does, and wait until its transcript is read."""
     from cockpit.ui.transcript import TranscriptView
 
+    await wait_for(lambda: session in app.records, 30, "the app to know the session")
     app.select_session(session)
     view = app.query_one(TranscriptView)
-    async with asyncio.timeout(30):
-        while view.session != session:
-            await asyncio.sleep(0.005)
+    await wait_for(lambda: view.session == session and view._busy is None, 30, "the session")
 
 
 SIZE = (120, 40)
@@ -168,7 +178,7 @@ async def cockpit_end_to_end(size: int, folder: Path) -> tuple[float, float]:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
                 await pilot.pause()
-            await show_session(app, record.id)
+            await show(app, record.id)
             await pilot.pause()
             cpu, wall = time.process_time(), time.perf_counter()
             if await engine.prompt(record.id, f"bench {size}") != "end_turn":
@@ -235,6 +245,34 @@ def run_queue_wait() -> float:
         return 0.0
 
 
+async def keys_while_streaming(
+    app: Any, composer: Any, turns: list[Callable[[], Awaitable[str]]], presses: int
+) -> tuple[list[float], list[float], list[str]]:
+    """Start `turns` (each streams a reply), then type a key into `composer` every 50 ms
+    until they end or `presses` keys were typed: for each key the time from posting it to
+    the first frame that shows it, and how long the app's thread waited for a CPU
+    meanwhile; then each turn's stop reason."""
+    from textual import events
+
+    clock = FrameClock(app, composer, lambda: composer.text)
+    running = [asyncio.ensure_future(turn()) for turn in turns]
+    await asyncio.sleep(0.2)
+    latencies: list[float] = []
+    waits: list[float] = []
+    for number in range(presses):
+        if all(turn.done() for turn in running):
+            break
+        key = "abcdefghij"[number % 10]
+        expected = composer.text + key
+        since = len(clock.frames)
+        started, waited = time.perf_counter(), run_queue_wait()
+        app.post_message(events.Key(key, key))
+        latencies.append(await clock.shown(since, expected) - started)
+        waits.append(run_queue_wait() - waited)
+        await asyncio.sleep(0.05)
+    return latencies, waits, list(await asyncio.gather(*running))
+
+
 async def eight_sessions(folder: Path, presses: int = 60) -> dict[str, Any]:
     """Keypress-to-screen latency while eight demo agents stream the benchmark reply at
     once, the first one on screen: from posting the key to the first frame written with
@@ -242,8 +280,6 @@ async def eight_sessions(folder: Path, presses: int = 60) -> dict[str, Any]:
     the app's thread waited for a CPU meanwhile (the agents compete for the same cores).
     Then every transcript is checked, in the store and on screen (each session is shown
     in turn)."""
-    from textual import events
-
     from cockpit.ui.composer import Composer
 
     text = benchmark_reply(BENCH_SIZE)
@@ -251,32 +287,18 @@ async def eight_sessions(folder: Path, presses: int = 60) -> dict[str, Any]:
     records = [await engine.create_session("demo", folder) for _ in range(8)]
     await asyncio.gather(*(engine.start(r.id) for r in records))
     app = _app(engine, folder)
-    latencies: list[float] = []
-    waits: list[float] = []
     try:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
                 await pilot.pause()
-            await show_session(app, records[0].id)
+            await show(app, records[0].id)
             composer = app.query_one(Composer)
             composer.focus()
             await pilot.pause()
-            clock = FrameClock(app, composer, lambda: composer.text)
             cpu, wall = time.process_time(), time.perf_counter()
-            turns = [asyncio.create_task(engine.prompt(r.id, "bench")) for r in records]
-            await asyncio.sleep(0.2)
-            for number in range(presses):
-                if all(turn.done() for turn in turns):
-                    break
-                key = "abcdefghij"[number % 10]
-                expected = composer.text + key
-                since = len(clock.frames)
-                started, waited = time.perf_counter(), run_queue_wait()
-                app.post_message(events.Key(key, key))
-                latencies.append(await clock.shown(since, expected) - started)
-                waits.append(run_queue_wait() - waited)
-                await asyncio.sleep(0.05)
-            reasons = await asyncio.gather(*turns)
+            latencies, waits, reasons = await keys_while_streaming(
+                app, composer, [partial(engine.prompt, r.id, "bench") for r in records], presses
+            )
             await pilot.pause()
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             for record in records:
@@ -315,7 +337,7 @@ async def eight_streams_cpu(folder: Path, ui: bool) -> float:
                 pilot = await stack.enter_async_context(app.run_test(size=SIZE))
                 while app.current is None:
                     await pilot.pause()
-                await show_session(app, shown.id)
+                await show(app, shown.id)
                 await pilot.pause()
             cpu = time.process_time()
             await asyncio.gather(*(engine.prompt(r.id, "bench") for r in records))
@@ -344,7 +366,7 @@ async def check_shown(
 
     view = app.query_one(TranscriptView)
     if not streamed:
-        await show_session(app, session)
+        await show(app, session)
     await view.jump_to_end()
     await pilot.pause()
     bubbles = list(app.query(AgentBubble))
