@@ -185,6 +185,15 @@ class ResyncEvent:
     reason: str
 
 
+@dataclass(frozen=True)
+class LinkEvent:
+    """The connection to the Cockpit service was cut (`problem` says so in one line) or
+    works again (None). Meanwhile statuses may be stale and requests fail; the status line
+    says so while it lasts. An engine in the client's own process never sends it."""
+
+    problem: str | None
+
+
 EngineEvent = (
     FramesEvent
     | StatusEvent
@@ -194,6 +203,7 @@ EngineEvent = (
     | ProblemEvent
     | SavingEvent
     | ResyncEvent
+    | LinkEvent
 )
 
 Listener = Callable[[EngineEvent], object]
@@ -276,6 +286,11 @@ class EngineAPI(Protocol):
     def saving_failure(self) -> str | None:
         """Why the first write that failed while this engine ran failed (None: none did)."""
 
+    @property
+    def link_problem(self) -> str | None:
+        """Why the engine cannot be reached now (the service's connection was cut and it is
+        being attached again), else None; always None in process."""
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every event; returns the function that unsubscribes."""
 
@@ -357,8 +372,9 @@ class EngineAPI(Protocol):
     def status(self, session_id: str) -> str:
         """The live state of a session (a `Status`)."""
 
-    async def start(self, session_id: str) -> None:
-        """Start the session's agent (reloading its session when it was stored)."""
+    async def start(self, session_id: str, handshake_timeout: float | None = None) -> None:
+        """Start the session's agent (reloading its session when it was stored), giving it
+        `handshake_timeout` seconds to answer from now on (None: the engine's own)."""
 
     async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
         """Stop the session's agent; the transcript stays."""

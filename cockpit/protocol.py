@@ -45,6 +45,7 @@ RECORDS: dict[str, type[Any]] = {
         api.ProblemEvent,
         api.SavingEvent,
         api.ResyncEvent,
+        api.LinkEvent,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""

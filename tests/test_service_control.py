@@ -182,6 +182,19 @@ async def test_run_goes_through_the_service_and_ls_shows_live_statuses(home: Pat
     assert service_pid(home) is None, "ls started a service"
 
 
+async def test_run_gives_the_agent_its_timeout_through_the_service(home: Path) -> None:
+    """`--timeout` reaches the service's engine: an agent that never answers `initialize`
+    fails the run after that long, not after the service's own 30 s."""
+    demo = Path(__file__).resolve().parent.parent / "acp" / "demo_agent.py"
+    hanging = f"{sys.executable} {demo} --hang-initialize"
+    started = time.monotonic()
+    ran = cockpit("run", "--agent-cmd", hanging, "--timeout", "1.5", "hello", home=home)
+    assert time.monotonic() - started < 20, "the run waited for the service's own timeout"
+    assert ran.returncode == 3, ran
+    assert "did not answer within 1.5 s while starting" in ran.stderr, ran.stderr
+    assert service_pid(home) is not None, "the run did not go through the service"
+
+
 async def test_a_killed_client_leaves_its_turn_running_and_ls_says_so_live(home: Path) -> None:
     session = new_session(home)
     follower = spawn_cockpit("send", session, "slow", "--wait", home=home)

@@ -15,7 +15,13 @@ from textual.fuzzy import Matcher
 from cockpit.api import Status
 from cockpit.ui.commands import highlighted, literal
 from cockpit.ui.one_line import clean_line
-from cockpit.ui.status_text import TURN_WORDS, fit_status, status_parts, turn_words
+from cockpit.ui.status_text import (
+    TURN_WORDS,
+    fit_status,
+    link_parts,
+    status_parts,
+    turn_words,
+)
 from store import SessionRecord
 from tests.helpers import session_record, status_text
 
@@ -161,3 +167,14 @@ def test_palette_fields_are_never_read_as_markup(title: str) -> None:
     for query in ("s", shown[:3], shown[-2:]):
         if query.strip():
             assert highlighted(Matcher(query), shown).plain == shown
+
+
+@given(st.text(max_size=80), st.sampled_from(["ready", "working", "waiting"]), st.integers(7, 300))
+def test_a_client_cut_from_its_service_says_so_first_and_not_once_attached(
+    why: str, live: str, width: int
+) -> None:
+    """Whatever the status line says after it may be stale while the link is cut."""
+    parts = status_parts(session_record(), AGENT, live)
+    assert fit_status([*link_parts(why), *parts], width).startswith("OFFLINE")
+    assert fit_status(link_parts(why), width).startswith("OFFLINE")  # no session shown
+    assert fit_status([*link_parts(None), *parts], width) == fit_status(parts, width)

@@ -23,6 +23,7 @@ from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
+from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
 from tests.monkey import send_burst
 from tests.ui_helpers import ready, send, wait_until
@@ -283,6 +284,8 @@ async def test_a_killed_service_leaves_the_screen_up_and_the_next_one_is_reattac
             return any(words in n.message for n in app._notifications)
 
         await wait_until(lambda: told("Lost the Cockpit service"), what="word of the loss")
+        status = app.query_one("#status", StatusLine)
+        assert status.parts[0][1] == "OFFLINE", status.parts  # the rest may be stale
         try:
             async with asyncio.timeout(KEYS_WHILE_AWAY):
                 await pilot.press(*"typed meanwhile", "escape", "ctrl+down")
@@ -294,6 +297,7 @@ async def test_a_killed_service_leaves_the_screen_up_and_the_next_one_is_reattac
         await wait_until(lambda: told("could not show the session"), what="the failed switch")
         await service.start_service()
         await wait_until(lambda: told("Attached again"), 20, "word of the new attach")
+        await wait_until(lambda: status.parts[0][1] != "OFFLINE", what="the status line back")
         await screen_equals_rows(app, other)  # not what the screen held when its read failed
         await pilot.press("ctrl+up")
         await wait_until(lambda: app.engine.status(session) == Status.CLOSED)

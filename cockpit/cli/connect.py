@@ -104,23 +104,20 @@ async def open_engine(
     *,
     reach: Reach | None = None,
     registry: Registry | None = None,
-    handshake_timeout: float | None = None,
     start: bool = True,
     on_cut: Callable[[], None] | None = None,
 ) -> EngineAPI:
     """The engine of the store in `home`: in this process (`reach.local`), else its
     service, started when none runs and `start` (ConnectionError when none can be reached;
-    ProtocolMismatch when it speaks another version). `registry` and `handshake_timeout`
-    are the engine's in this process; a service has its own.
+    ProtocolMismatch when it speaks another version). `registry` is the engine's in this
+    process; a service has its own.
 
     A client of the service attaches again when its connection is cut (the service
     restarted, an SSH link dropped); with `on_cut` it does not: `on_cut` is called instead,
     once (a command that follows the service ends rather than start a new one)."""
     reach = reach or Reach()
     if reach.local:
-        if handshake_timeout is None:
-            return await Engine.open(home, registry=registry)
-        return await Engine.open(home, registry=registry, handshake_timeout=handshake_timeout)
+        return await Engine.open(home, registry=registry)
     bridges = Bridges(reach.via) if reach.via else None
     connector: Connector = (
         bridges.connect if bridges else lambda: connect_or_start(home, start=start)

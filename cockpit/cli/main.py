@@ -115,10 +115,7 @@ def parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         default=30.0,
-        help=(
-            "seconds the agent may take to start (default 30; with --local only: the service"
-            " gives every agent 30)"
-        ),
+        help="seconds the agent may take to start (default 30)",
     )
     run.add_argument(
         "--verbose", action="store_true", help="print session status changes on stderr"

@@ -191,9 +191,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     asking = asyncio.Lock()
     allowed = allowed_kinds(args.yes, args.allow)
     try:
-        engine = await open_engine(
-            home, reach=Reach.of(args), registry=registry, handshake_timeout=args.timeout
-        )
+        engine = await open_engine(home, reach=Reach.of(args), registry=registry)
     except ConnectionError as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
@@ -245,6 +243,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGINT, cancel, record.id)
         try:
+            await engine.start(record.id, handshake_timeout=args.timeout)
             stop_reason = await engine.prompt(record.id, " ".join(args.prompt))
         except StartError:
             stop_reason = "error"

@@ -76,6 +76,8 @@ class Engine:
 
     detaches = False
     """The agents run in this process: they stop when its client quits."""
+    link_problem: str | None = None
+    """Nothing to lose touch with: the engine is in this process."""
 
     def __init__(
         self,
@@ -400,9 +402,12 @@ class Engine:
         live = self._live.get(session_id)
         return live.status if live is not None else Status.CLOSED
 
-    async def start(self, session_id: str) -> None:
-        """Start the session's agent (reloading its session when it was stored)."""
+    async def start(self, session_id: str, handshake_timeout: float | None = None) -> None:
+        """Start the session's agent (reloading its session when it was stored), giving it
+        `handshake_timeout` seconds to answer from now on (None: the engine's own)."""
         live = await self._live_session(session_id)
+        if handshake_timeout is not None:
+            live.handshake_timeout = handshake_timeout
         if not live.running:
             await live.start()
 

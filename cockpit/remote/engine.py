@@ -35,6 +35,7 @@ from cockpit.api import (
     EngineAPI,
     EngineEvent,
     FileMatch,
+    LinkEvent,
     Listener,
     Page,
     PermissionEvent,
@@ -85,6 +86,9 @@ service may have run it, and the caller hears of the cut."""
 ATTACH_WAIT = 30.0
 """Seconds a request waits for this client to attach again after a cut, before it fails."""
 
+LINK_CUT = "the Cockpit service is out of reach; attaching again"
+"""What the status line says from a cut until this client is attached again."""
+
 GONE_AFTER = 2.0
 """Seconds after a cut, attaching again failing all along, from which the service counts as
 gone: a request fails at once rather than wait ATTACH_WAIT (a screen waiting on it would
@@ -128,6 +132,7 @@ class RemoteEngine:
         self._problems: list[str] = []
         self._saving_problem: str | None = None
         self._saving_failure: str | None = None
+        self._link_problem: str | None = None
         self._statuses: dict[str, str] = {}
         self._details: dict[str, str] = {}
         self._pending: dict[str, PermissionRequest] = {}
@@ -230,6 +235,7 @@ class RemoteEngine:
         if not self._closing and conn is self._conn:
             self._attached.clear()
             self._settled.clear()
+            self._set_link_problem(LINK_CUT)
             self._reattach_soon()
         with contextlib.suppress(Exception):
             await conn.close()  # its sending task ends with it (left pending, it leaks)
@@ -250,6 +256,7 @@ class RemoteEngine:
                 await self._attach()
             except ProtocolMismatch as error:
                 self._settled.set()
+                self._set_link_problem("the Cockpit service that runs now speaks another protocol")
                 self._emit(ProblemEvent(None, str(error)))
                 return
             except (ConnectionError, OSError) as error:
@@ -258,8 +265,14 @@ class RemoteEngine:
                 if loop.time() - cut >= GONE_AFTER:
                     self._settled.set()  # what waits fails now: the screen goes on
                 continue
+            self._set_link_problem(None)
             self._emit(ResyncEvent("attached again to the Cockpit service"))
             return
+
+    def _set_link_problem(self, problem: str | None) -> None:
+        if problem != self._link_problem:
+            self._link_problem = problem
+            self._emit(LinkEvent(problem))
 
     async def _on_message(self, method: str, params: Any, is_notification: bool) -> Any:
         """The service's notifications. Handled at once, in the order they came (nothing
@@ -436,6 +449,10 @@ class RemoteEngine:
     def saving_failure(self) -> str | None:
         return self._saving_failure
 
+    @property
+    def link_problem(self) -> str | None:
+        return self._link_problem
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
@@ -576,8 +593,8 @@ class RemoteEngine:
         except Exception:
             self._emit(ProblemEvent(session_id, message))
 
-    async def start(self, session_id: str) -> None:
-        await self._call("start", session_id=session_id)
+    async def start(self, session_id: str, handshake_timeout: float | None = None) -> None:
+        await self._call("start", session_id=session_id, handshake_timeout=handshake_timeout)
 
     async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
         await self._call("stop", session_id=session_id, reason=reason)

@@ -16,6 +16,7 @@ from cockpit.ui.engine_messages import (
     AttentionChanged,
     FramesArrived,
     FramesReady,
+    LinkChanged,
     PermissionChanged,
     ProblemReported,
     ResyncNeeded,
@@ -130,6 +131,12 @@ class EngineEvents(Overview, RequestsOnScreen):
         self._refresh_status()  # the status line says so while it lasts
         if message.event.problem is None:
             self.notify("The transcript is saved again.", timeout=5, markup=False)
+
+    @on(LinkChanged)
+    @reported("follow the sessions")
+    async def _link_changed(self) -> None:
+        if self.is_running:
+            self._refresh_status()  # the status line says so while it lasts
 
     @on(ResyncNeeded)
     @reported("read the sessions again")

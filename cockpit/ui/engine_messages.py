@@ -20,6 +20,7 @@ from cockpit.api import (
     AttentionEvent,
     EngineEvent,
     FramesEvent,
+    LinkEvent,
     PermissionEvent,
     ProblemEvent,
     ResyncEvent,
@@ -87,6 +88,13 @@ class ResyncNeeded(Message):
     event: ResyncEvent
 
 
+@dataclass
+class LinkChanged(Message):
+    """The connection to the service was cut, or works again."""
+
+    event: LinkEvent
+
+
 ENGINE_MESSAGES: Mapping[type[Any], Callable[[Any], Message]] = {
     FramesEvent: FramesArrived,
     StatusEvent: StatusChanged,
@@ -96,6 +104,7 @@ ENGINE_MESSAGES: Mapping[type[Any], Callable[[Any], Message]] = {
     ProblemEvent: ProblemReported,
     SavingEvent: SavingChanged,
     ResyncEvent: ResyncNeeded,
+    LinkEvent: LinkChanged,
 }
 """The message that carries each type of engine event."""
 

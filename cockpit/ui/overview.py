@@ -13,7 +13,7 @@ from cockpit.ui.rail import RailEntry, SessionRail
 from cockpit.ui.screens.inbox import InboxItem, InboxScreen
 from cockpit.ui.session_states import RailState, rail_state
 from cockpit.ui.status_line import StatusLine
-from cockpit.ui.status_text import status_parts
+from cockpit.ui.status_text import link_parts, status_parts
 from cockpit.ui.terminal_alerts import TerminalAlerts
 from store import SessionRecord
 
@@ -72,17 +72,17 @@ class Overview(TerminalAlerts):
         if not self.is_running:
             return
         status = self.query_one("#status", StatusLine)
+        offline = link_parts(self.engine.link_problem)
         record = self.records.get(self.current or "")
         if record is None:
-            status.show([])
+            status.show(offline)
             return
         spec = self.engine.agent_of(record)
         waiting = self.engine.pending_count(record.id)
         live = self.engine.status(record.id)
         detail = self._details.get(record.id, "")
-        status.show(
-            status_parts(record, spec.label, live, waiting, detail, self.engine.saving_problem)
-        )
+        saving = self.engine.saving_problem
+        status.show([*offline, *status_parts(record, spec.label, live, waiting, detail, saving)])
 
     def inbox_items(self) -> list[InboxItem]:
         """Every pending request and every finished-unread session, oldest first."""

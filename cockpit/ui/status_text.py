@@ -140,6 +140,14 @@ def status_parts(
     return parts
 
 
+def link_parts(problem: str | None) -> list[StatusPart]:
+    """The status line's first piece while the engine is out of reach (the service's
+    connection was cut): whatever follows it may be stale. None: no piece."""
+    if problem is None:
+        return []
+    return [(f"OFFLINE: {clean_line(problem)}", "OFFLINE")]
+
+
 def fit_status(parts: Sequence[StatusPart], width: int) -> str:
     """The status line in `width` cells: every piece in full when it fits, else the short
     labels, else as many pieces as fit in order of importance, the last one cut with an

@@ -1,0 +1,45 @@
+"""The one private part of pydantic Cockpit touches, and why. `tests/test_compat_pydantic.py`
+checks it against what is installed, so an upgrade that moves it fails there, by name.
+Checked with pydantic 2.14 (`TESTED_WITH`).
+
+The ACP SDK's schema asks pydantic for `use_attribute_docstrings`: for each of its ~280
+models pydantic finds the class's source text, tokenizes and parses it, to copy each
+field's docstring into the field's description. That is about 0.2 s of CPU (half the
+SDK's import) in every process that imports `acp`: every agent Cockpit ships, every
+`cockpit` command, the service. The descriptions only ever reach a JSON Schema export,
+which neither Cockpit nor the SDK makes at run time, so Cockpit skips that step for the
+SDK's schema module only; every other model keeps its docstrings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic._internal import _fields
+
+TESTED_WITH = "2.14"
+"""The pydantic version this was checked against."""
+
+SKIPPED_MODULES = frozenset({"acp.schema"})
+"""Modules whose models get no descriptions from their attribute docstrings."""
+
+_HOOK = "_update_fields_from_docstrings"
+"""The pydantic function that copies attribute docstrings into field descriptions."""
+
+
+def skip_schema_docstrings() -> None:
+    """Make pydantic skip reading attribute docstrings for the models of `SKIPPED_MODULES`.
+
+    Idempotent; must run before `acp` is first imported to have any effect. If pydantic no
+    longer has the hook, nothing changes (the import is only slower) and the compat test
+    says so."""
+    original = getattr(_fields, _HOOK, None)
+    if original is None or getattr(original, "cockpit_skips", False):
+        return
+
+    def update_unless_skipped(cls: type[Any], *args: Any, **kwargs: Any) -> None:
+        if cls.__module__ not in SKIPPED_MODULES:
+            original(cls, *args, **kwargs)
+
+    update_unless_skipped.cockpit_skips = True  # type: ignore[attr-defined]
+    setattr(_fields, _HOOK, update_unless_skipped)
