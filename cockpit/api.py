@@ -372,6 +372,10 @@ class EngineAPI(Protocol):
     def status(self, session_id: str) -> str:
         """The live state of a session (a `Status`)."""
 
+    async def running_elsewhere(self, session_ids: Sequence[str]) -> list[str]:
+        """Those of these sessions that another Cockpit process (one started with --local)
+        runs now: what it stored of their state is that process's word."""
+
     async def start(self, session_id: str, handshake_timeout: float | None = None) -> None:
         """Start the session's agent (reloading its session when it was stored), giving it
         `handshake_timeout` seconds to answer from now on (None: the engine's own)."""

@@ -91,6 +91,7 @@ CALLS = frozenset(
         "save_draft",
         "add_notice",
         "report",
+        "running_elsewhere",
         "start",
         "stop",
         "prompt",

@@ -88,6 +88,24 @@ class SessionLocks:
         self._held[session] = descriptor
         return True
 
+    def writer_elsewhere(self, session: str) -> int | None:
+        """The process id of another live process that holds the session's lock, by what
+        its lock file says (no lock is taken: a probe would make a claim made at that
+        instant fail), else None. A holder that died leaves its file; its pid is dead."""
+        if session in self._held:
+            return None
+        try:
+            descriptor = os.open(self.path(session), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            holder = _holder(descriptor)
+        finally:
+            os.close(descriptor)
+        if holder is None or holder == os.getpid() or not _alive(holder):
+            return None
+        return holder
+
     def release(self, session: str) -> None:
         """Give up the session's lock (nothing when not held) and remove its file."""
         descriptor = self._held.pop(session, None)
@@ -112,6 +130,17 @@ def _holder(descriptor: int) -> int | None:
     except (OSError, UnicodeDecodeError):
         return None
     return int(text) if text.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    """True when a process with this id exists (it may belong to another user)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _still_at(descriptor: int, path: Path) -> bool:

@@ -289,6 +289,10 @@ class Store:
         claims a session by itself; this lets a caller find out before it starts work.)"""
         await self._fold(session)
 
+    def writer_elsewhere(self, session: str) -> int | None:
+        """The process id of another live Cockpit that writes this session now, else None."""
+        return self._sessions.writer_elsewhere(session)
+
     async def release(self, session: str) -> None:
         """Write what this store holds of a session, forget it and give up its lock, so
         another Cockpit can continue it. Writing it again claims it again."""

@@ -366,6 +366,27 @@ async def test_stop_ends_the_process_group_and_leaves_no_zombie(home: Path, proj
             os.killpg(pid, 0)
 
 
+async def test_a_start_asked_for_while_a_stop_runs_waits_for_it(home: Path, project: Path) -> None:
+    """A prompt typed the moment its session closes: the start waits for the stop, then
+    runs a new agent. Run side by side, the stop marked the new agent's session closed and
+    waited forever for that agent, which no one stopped, to exit (the app never closed)."""
+    async with open_engine(home) as (engine, _recorder):
+        record = await engine.create_session("demo", project)
+        await engine.start(record.id)
+        live = engine._live[record.id]
+        assert live.process is not None
+        first = live.process.process.pid
+        stopping = asyncio.ensure_future(engine.stop(record.id))
+        await asyncio.sleep(0)  # the stop is under way
+        await asyncio.wait_for(engine.start(record.id), 30)
+        await asyncio.wait_for(stopping, 30)
+        assert engine.status(record.id) == Status.READY
+        second = live.process.process.pid
+        assert second != first and not Path(f"/proc/{first}").exists()
+        await asyncio.wait_for(engine.stop(record.id), 30)
+        assert not Path(f"/proc/{second}").exists()
+
+
 async def test_modes_and_config_options(home: Path, project: Path) -> None:
     async with open_engine(home) as (engine, _recorder):
         record = await engine.create_session("demo", project)

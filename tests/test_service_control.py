@@ -195,6 +195,28 @@ async def test_run_gives_the_agent_its_timeout_through_the_service(home: Path) -
     assert service_pid(home) is not None, "the run did not go through the service"
 
 
+async def test_ls_says_what_a_local_cockpit_runs_and_that_a_killed_one_runs_nothing(
+    home: Path,
+) -> None:
+    """Sessions run by a `--local` Cockpit are its word (the service does not run them);
+    once that Cockpit is killed mid-turn, its stored "working" is stale: nothing runs."""
+    local = {"COCKPIT_LOCAL": "1"}
+    runner = spawn_cockpit("run", "--agent", "demo", "slow", home=home, env_extra=local)
+    try:
+        assert runner.stdout is not None
+        assert runner.stdout.readline().startswith("# A slow reply")
+        (session,) = listed(home)  # through the service, which this run does not use
+        assert listed(home)[session] == Status.WORKING
+        without = ok(cockpit("ls", home=home, env_extra=local)).stdout
+        assert f"{session}  {Status.WORKING}" in without
+    finally:
+        runner.kill()
+        runner.wait()
+    assert listed(home)[session] == Status.CLOSED
+    without = ok(cockpit("ls", home=home, env_extra=local)).stdout
+    assert f"{session}  {Status.CLOSED}" in without, without
+
+
 async def test_a_killed_client_leaves_its_turn_running_and_ls_says_so_live(home: Path) -> None:
     session = new_session(home)
     follower = spawn_cockpit("send", session, "slow", "--wait", home=home)

@@ -225,3 +225,41 @@ async def test_an_update_never_overwrites_a_row_with_another_key(tmp_path: Path)
         with pytest.raises(WriteConflict):
             await store.close()
     assert stored(path, "SELECT seq, key, text FROM messages") == [(1, "agent:0:@1", "theirs")]
+
+
+async def test_a_session_held_by_a_live_process_names_it_and_a_dead_one_does_not(
+    tmp_path: Path,
+) -> None:
+    """`writer_elsewhere` reads the holder from the lock file without locking it: a live
+    holder is named, the store's own lock and a holder killed with its file left are not."""
+    path = tmp_path / "c.db"
+    store = await Store.open(path)
+    try:
+        theirs = await new_session(store)
+        ours = await new_session(store)
+        await store.begin_turn(ours, "mine")
+        assert store.writer_elsewhere(ours) is None  # held here, not elsewhere
+        assert store.writer_elsewhere(theirs) is None  # held by no one
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            CHILD,
+            str(path),
+            theirs,
+            "0",
+            cwd=ROOT,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert child.stdout is not None
+        try:
+            assert await asyncio.wait_for(child.stdout.readline(), 30) == b"READY\n"
+            assert store.writer_elsewhere(theirs) == child.pid
+        finally:
+            child.kill()
+            await child.wait()
+        assert SessionLocks(path).path(theirs).exists(), "the killed holder's file is gone"
+        assert store.writer_elsewhere(theirs) is None  # its file stays; its pid is dead
+        await store.begin_turn(theirs, "mine now")  # and the session is free
+    finally:
+        await store.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from cockpit.api import (
@@ -26,7 +26,7 @@ from cockpit.api import (
     StatusEvent,
 )
 from cockpit.cli.exits import EXIT_OK
-from cockpit.cli.sessions import live_status
+from cockpit.cli.sessions import live_status, run_elsewhere
 
 
 def event_json(event: EngineEvent) -> dict[str, Any] | None:
@@ -77,12 +77,14 @@ def frame_json(frame: Frame) -> dict[str, Any]:
     return {"type": "frame", **frame._asdict()}
 
 
-def state_now(engine: EngineAPI, records: list[SessionRecord]) -> list[dict[str, Any]]:
-    """The state the service's events start from: each session's live status (what the
-    store last said of it when it runs in no agent), then each question waiting."""
+def state_now(
+    engine: EngineAPI, records: list[SessionRecord], elsewhere: Collection[str]
+) -> list[dict[str, Any]]:
+    """The state the service's events start from: each session's live status (see
+    `live_status`), then each question waiting."""
     lines = [
-        {"type": "status", "session": record.id, "status": live_status(engine, record)}
-        for record in records
+        {"type": "status", "session": r.id, "status": live_status(engine, r, elsewhere)}
+        for r in records
     ]
     lines += [question_json(request) for request in engine.pending_permissions()]
     return lines
@@ -134,9 +136,10 @@ async def events(engine: EngineAPI, session: str, follow: bool, frames: bool) ->
             queue.put_nowait(data)
 
     records = await engine.sessions()
+    elsewhere = await run_elsewhere(engine, records)
     # No await from here to `subscribe`: the state read now and the events after it meet
     # with nothing lost or told twice (the engine's mirror applies an event as it tells it).
-    for data in state_now(engine, records):
+    for data in state_now(engine, records, elsewhere):
         if wanted(data):
             out(data)
     if not follow:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,22 @@ FAILED = frozenset({Status.EXITED, Status.ERROR})
 """How a session's agent ended when it failed: what `ls` keeps from the store."""
 
 
-def live_status(engine: EngineAPI, record: SessionRecord) -> str:
-    """What a session does now, as the service says (a stored "working" of a client that
-    was killed mid-turn is stale); of one that runs in no agent, only how it failed
-    carries over from the store."""
+def live_status(engine: EngineAPI, record: SessionRecord, elsewhere: Collection[str]) -> str:
+    """What a session does now: as the engine says, or as the Cockpit that runs it with
+    --local stored it (its id in `elsewhere`). A stored "working" of a Cockpit that died
+    mid-turn is stale: of a session no agent runs, only how its agent failed carries over
+    from the store."""
     status = engine.status(record.id)
-    if status == Status.CLOSED and record.status in FAILED:
+    if status != Status.CLOSED:
+        return status
+    if record.status in FAILED or record.id in elsewhere:
         return record.status
-    return status
+    return Status.CLOSED
+
+
+async def run_elsewhere(engine: EngineAPI, records: Iterable[SessionRecord]) -> set[str]:
+    """The sessions among `records` that another Cockpit process runs now."""
+    return set(await engine.running_elsewhere([record.id for record in records]))
 
 
 async def reader(args: argparse.Namespace, home: Path) -> EngineAPI | None:
@@ -46,8 +55,8 @@ async def ls_command(args: argparse.Namespace, home: Path) -> int:
         return EXIT_SERVICE
     try:
         sessions = await engine.sessions()
-        if engine.detaches:  # the service says what runs now; the store, what last ran
-            sessions = [replace(s, status=live_status(engine, s)) for s in sessions]
+        elsewhere = await run_elsewhere(engine, sessions)
+        sessions = [replace(s, status=live_status(engine, s, elsewhere)) for s in sessions]
     finally:
         await engine.close()
     if args.json:

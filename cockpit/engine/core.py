@@ -402,14 +402,22 @@ class Engine:
         live = self._live.get(session_id)
         return live.status if live is not None else Status.CLOSED
 
+    async def running_elsewhere(self, session_ids: Sequence[str]) -> list[str]:
+        """Those of these sessions another Cockpit process holds (see
+        `Store.writer_elsewhere`)."""
+        return [
+            session
+            for session in session_ids
+            if session not in self._live and self.store.writer_elsewhere(session) is not None
+        ]
+
     async def start(self, session_id: str, handshake_timeout: float | None = None) -> None:
         """Start the session's agent (reloading its session when it was stored), giving it
         `handshake_timeout` seconds to answer from now on (None: the engine's own)."""
         live = await self._live_session(session_id)
         if handshake_timeout is not None:
             live.handshake_timeout = handshake_timeout
-        if not live.running:
-            await live.start()
+        await live.start()  # at once when it is up; after a stop under way when it stops
 
     async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
         """Stop the session's agent; the transcript stays and reopens without it (a turn

@@ -86,6 +86,11 @@ class AgentLifecycle:
     async def _start(self) -> None:
         """Spawn the agent, shake hands, and open (or reload) its ACP session."""
         live = self._live
+        async with self._stop_lock:
+            # A stop under way ends first: one that went on beside this start would mark
+            # the session closed, and wait for this start's agent to exit, which no one
+            # stops. (A stop that begins from here on cuts this start instead.)
+            pass
         self.ready = False
         await self.claim()
         self.stopping = False
@@ -381,12 +386,14 @@ class AgentLifecycle:
         live = self._live
         self.stopping = True
         self.ready = False
+        # What is stopped is the agent of now, with its connection and its watcher, read
+        # before the first await.
+        conn, process, watcher = live.conn, live.process, self._watcher
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
                 live.close_open("stop", "the session was stopped", "cancelled"), 2
             )
         live.broker.release_all()
-        conn, process = live.conn, live.process
         if (
             conn is not None
             and process is not None
@@ -403,8 +410,9 @@ class AgentLifecycle:
                 await conn.close()
         if process is not None:
             await process.stop()
-        if self._watcher is not None:
+        if watcher is not None:
             with contextlib.suppress(BaseException):
-                await self._watcher
+                await watcher
         await live.requests.close()
-        live.conn = None
+        if live.conn is conn:
+            live.conn = None

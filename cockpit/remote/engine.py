@@ -593,6 +593,9 @@ class RemoteEngine:
         except Exception:
             self._emit(ProblemEvent(session_id, message))
 
+    async def running_elsewhere(self, session_ids: Sequence[str]) -> list[str]:
+        return list(await self._call("running_elsewhere", session_ids=list(session_ids)))
+
     async def start(self, session_id: str, handshake_timeout: float | None = None) -> None:
         await self._call("start", session_id=session_id, handshake_timeout=handshake_timeout)
 
