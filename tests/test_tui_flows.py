@@ -96,6 +96,31 @@ async def test_switch_rename_close_and_reopen(tmp_path: Path) -> None:
         assert not live.running  # reopened from the store, no agent
 
 
+async def test_a_prompt_typed_the_moment_a_session_closes_starts_it_again(
+    tmp_path: Path,
+) -> None:
+    """F4 mid-reply, then a prompt with no pause between the keys: the screen takes the
+    keys while the stop runs, and the prompt starts a new agent once the stop is over
+    (run side by side, the stop waited forever for the new agent: the app froze)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(lambda: app.current is not None)
+        session = app.current or ""
+        await send(app, pilot, "slow")
+        await wait_until(lambda: app.engine.status(session) == Status.WORKING)
+        first = local(app)._live[session].process
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.press("f4", *"hello", "enter")
+        await wait_until(lambda: len(shown(app)) >= 4 and shown(app)[-1][0] == "agent", 30)
+        await wait_until(lambda: app.engine.status(session) == Status.READY, 30)
+        live = local(app)._live[session]
+        assert live.process is not first and live.running
+        assert first is not None and first.returncode is not None
+        user_rows = [text for kind, text in shown(app) if kind == "user"]
+        assert user_rows[-1] == "hello"
+
+
 async def test_cancel_with_escape(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

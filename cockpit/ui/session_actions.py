@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+from textual import work
+
 from cockpit.api import DEFAULT_AGENT, Status
 from cockpit.text.textout import session_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
@@ -81,12 +83,18 @@ class SessionActions(SessionSwitching):
 
         self.open_screen(RenameScreen(clean_line(session_title(record))), renamed)
 
-    @reported("close the session")
-    async def action_close_session(self) -> None:
-        """Stop the agent of the session on screen; its transcript stays."""
+    def action_close_session(self) -> None:
+        """Stop the agent of the session on screen; its transcript stays. The stop runs
+        beside the screen, which takes keys meanwhile: it may last seconds (a turn
+        cancelled, an agent given its grace to exit)."""
         if self.current is not None:
-            await self.engine.stop(self.current)
-            self.notify("Session closed: its agent stopped. A prompt starts it again.", timeout=4)
+            self._close_session(self.current)
+
+    @work(group="stop", exit_on_error=False)
+    @reported("close the session")
+    async def _close_session(self, session: str) -> None:
+        await self.engine.stop(session)
+        self.notify("Session closed: its agent stopped. A prompt starts it again.", timeout=4)
 
     def action_delete_session(self) -> None:
         """Delete the session on screen, after asking."""

@@ -108,7 +108,7 @@ async def _inbox(app: CockpitApp, session: str, arguments: str) -> None:
 
 
 async def _close(app: CockpitApp, session: str, arguments: str) -> None:
-    await app.action_close_session()
+    app.action_close_session()
 
 
 async def _help(app: CockpitApp, session: str, arguments: str) -> None:
