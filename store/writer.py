@@ -210,12 +210,26 @@ class TranscriptWriter:
         rows: Iterable[LiveRow | None],
         statements: Sequence[tuple[str, tuple[Any, ...]]] = (),
     ) -> None:
-        """Write these rows (as they are now) and statements in one transaction."""
+        """Write these rows (as they are now) and statements in one transaction.
+
+        The write runs to its end even when its caller is cancelled (a prompt's task
+        cancelled by a delete, a consumer by a stop): cut between its BEGIN and its COMMIT,
+        it left the connection inside that transaction, and every later write went into it
+        uncommitted: unseen by reads, lost on exit, while the rows counted as written."""
         batch = [
             (row, row.version, row.snapshot()) for row in rows if row is not None and row.unsaved
         ]
         if not batch and not statements:
             return
+        writing = asyncio.ensure_future(self._commit(batch, statements))
+        writing.add_done_callback(_retrieve)
+        await asyncio.shield(writing)
+
+    async def _commit(
+        self,
+        batch: Sequence[tuple[LiveRow, int, Row]],
+        statements: Sequence[tuple[str, tuple[Any, ...]]],
+    ) -> None:
         async with self._lock:
             # Under the write lock every earlier write of these rows is settled, so `saved`
             # tells a row never written (an insert, which must not overwrite anything) from
@@ -274,6 +288,13 @@ def _may_succeed_later(error: Exception) -> bool:
     the database locked: an OperationalError), so what failed is kept for it; a statement
     that is itself wrong (a constraint, a value that cannot be bound) fails every time."""
     return isinstance(error, sqlite3.OperationalError)
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    """Read the outcome of a write whose caller was cancelled (it was logged where it
+    failed), so that asyncio does not warn that nobody did."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _check_written(

@@ -27,8 +27,10 @@ from acp.connection import Connection
 
 from cockpit import protocol
 from cockpit.api import AttentionEvent, EngineEvent, FramesEvent, Row, Status, StatusEvent
+from cockpit.engine.core import Engine
 from cockpit.remote.engine import RemoteEngine
 from cockpit.service.link import OUTBOX_BYTES, ClientLink
+from cockpit.service.server import Service
 from store.model import Frame
 from store.store import Store
 from tests.bench.service_client import StoppableClient
@@ -446,3 +448,35 @@ async def test_a_read_cancelled_as_its_client_goes_away_leaves_the_store_readabl
             await read
         record = await store.create_session(agent="demo", command=["demo"], cwd="/tmp")
         assert record.id in {r.id for r in await store.list_sessions()}
+
+
+async def test_a_client_that_comes_as_the_service_stops_attaches_to_the_next(
+    tmp_path: Path, short_folder: Path
+) -> None:
+    """An idle stop and a connect at the same instant: the stopping service says so on
+    hello (instead of reading a store it is closing, which failed the client with an
+    internal error), and the client waits for the next service rather than fail."""
+    engine = await Engine.open(tmp_path / "home")
+    service = Service(engine, on_stop=lambda: None)
+    path = short_folder / "s.sock"
+    await service.listen(path)
+    attempts = 0
+
+    async def connect() -> Any:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 3:  # the next service is up
+            service.stopping = False
+        return await asyncio.open_unix_connection(str(path))
+
+    try:
+        service.stopping = True
+        client = await asyncio.wait_for(RemoteEngine.attach(connect, name="late"), 20)
+        try:
+            assert attempts == 3
+            assert await client.sessions() == []
+        finally:
+            await client.close()
+    finally:
+        await service.close()
+        await engine.close()

@@ -721,6 +721,42 @@ async def test_a_page_read_cancelled_anywhere_leaves_the_reader_usable(store: St
         assert len((await store.rows_after(session, 0, max_rows=3)).rows) == 3
 
 
+async def test_a_write_cancelled_anywhere_commits_and_what_follows_is_committed(
+    tmp_path: Path,
+) -> None:
+    """A prompt's task cancelled by a delete cut a write between its BEGIN and its COMMIT:
+    the writer stayed inside that transaction, every later single-statement write went
+    into it uncommitted (unseen by reads, lost on exit: the monkey's live view longer
+    than its stored row), and every later transaction failed."""
+    path = tmp_path / "c.db"
+    store = await Store.open(path)
+    try:
+        kept = await new_session(store)
+        for steps in range(12):
+            doomed = await new_session(store)
+            await store.begin_turn(doomed, "to delete")
+            delete = asyncio.ensure_future(store.delete_session(doomed))  # two statements
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            delete.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await delete
+            await feed(store, [note(kept, "notice", f"after {steps}")])
+            await store.flush()
+            with sqlite3.connect(path) as db:  # another connection sees only what commits
+                seen = db.execute(
+                    "SELECT text FROM messages WHERE session = ? ORDER BY seq DESC LIMIT 1",
+                    (kept,),
+                ).fetchone()
+                gone = db.execute("SELECT 1 FROM sessions WHERE id = ?", (doomed,)).fetchone()
+            db.close()
+            assert seen == (f"after {steps}",), f"cancelled after {steps} steps"
+            if steps:  # (cancelled before its first step, the delete never began)
+                assert gone is None, "the delete whose caller was cancelled did not finish"
+    finally:
+        await store.close()
+
+
 async def test_a_deleted_session_is_never_written_again(store: Store) -> None:
     """The TUI deleted a session while a prompt for it was on its way: the rows written
     after the delete failed the foreign key at every flush."""

@@ -89,6 +89,9 @@ ATTACH_WAIT = 30.0
 LINK_CUT = "the Cockpit service is out of reach; attaching again"
 """What the status line says from a cut until this client is attached again."""
 
+SUCCESSOR_WAIT = 10.0
+"""Seconds a client that finds its service stopping waits for the next one."""
+
 GONE_AFTER = 2.0
 """Seconds after a cut, attaching again failing all along, from which the service counts as
 gone: a request fails at once rather than wait ATTACH_WAIT (a screen waiting on it would
@@ -102,6 +105,11 @@ class ProtocolMismatch(ConnectionError):
     """The service speaks another version of the protocol."""
 
 
+class ServiceLeft(ConnectionError):
+    """The service went away as this client said hello (it was stopping: idle, or asked
+    to): the next attempt reaches the next service."""
+
+
 class RemoteEngine:
     """The engine of a Cockpit service, reached over a connection."""
 
@@ -112,6 +120,9 @@ class RemoteEngine:
         self._connector = connector
         self._name = name
         self._conn: Connection | None = None
+        self._greeted: Connection | None = None
+        """The connection whose hello was answered: only its end is a cut to attach again
+        after (one that failed before its hello is its attempt's to report)."""
         self._receiver: asyncio.Task[None] | None = None
         self._attached = asyncio.Event()
         self._settled = asyncio.Event()
@@ -145,10 +156,20 @@ class RemoteEngine:
 
     @classmethod
     async def attach(cls, connector: Connector, *, name: str = "cockpit") -> RemoteEngine:
-        """Attach to the service `connector` reaches (ProtocolMismatch, ConnectionError)."""
+        """Attach to the service `connector` reaches (ProtocolMismatch, ConnectionError). One
+        that stops as this client comes is waited out: the connector starts the next."""
         engine = cls(connector, name=name)
-        await engine._attach()
-        return engine
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SUCCESSOR_WAIT
+        while True:
+            try:
+                await engine._attach()
+            except ServiceLeft:
+                if loop.time() >= deadline:
+                    raise
+                await asyncio.sleep(RECONNECT_DELAYS[2])
+                continue
+            return engine
 
     # -- the connection -----------------------------------------------------------------------
 
@@ -178,10 +199,17 @@ class RemoteEngine:
             raise ConnectionError(
                 f"the Cockpit service did not answer in {HELLO_TIMEOUT:g} s"
             ) from None
+        except ConnectionError as error:  # it closed the connection: it is going away
+            self._conn = None
+            await conn.close()
+            self._let_go()
+            raise ServiceLeft(f"the Cockpit service went away: {error}") from error
         except RequestError as error:
             await conn.close()
             self._let_go()
             data = error.data if isinstance(error.data, dict) else {}
+            if data.get("type") == "ServiceStopping":
+                raise ServiceLeft("the Cockpit service is stopping") from error
             if data.get("type") == "ProtocolMismatch":
                 raise ProtocolMismatch(
                     f"the Cockpit service speaks protocol {data.get('protocol')}, this "
@@ -189,6 +217,7 @@ class RemoteEngine:
                     "service (`cockpit service restart`) when nothing runs in it"
                 ) from error
             raise ConnectionError(f"the Cockpit service refused this client: {error}") from error
+        self._greeted = conn
         self.service = {key: hello.get(key) for key in ("pid", "version", "client")}
         self._take_state(hello.get("state") or {})
         self._attached.set()
@@ -232,7 +261,8 @@ class RemoteEngine:
             log.info("the connection to the service ended: %s", error)
         except Exception:
             log.exception("the connection to the service failed")
-        if not self._closing and conn is self._conn:
+        if not self._closing and conn is self._greeted:
+            self._greeted = None
             self._attached.clear()
             self._settled.clear()
             self._set_link_problem(LINK_CUT)

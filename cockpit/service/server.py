@@ -49,6 +49,9 @@ class Service:
         """The engine calls under way (one outlives the client that asked for it)."""
         self.last_activity = time.monotonic()
         """When a client last left or anything last ran: the idle clock starts from it."""
+        self.stopping = False
+        """True once the service lets its clients go: a client that says hello then is told
+        so (and starts the next service), not served by an engine that is closing."""
         engine.subscribe(self._on_event)
 
     # -- clients ------------------------------------------------------------------------------
@@ -105,6 +108,12 @@ class Service:
     def _handler(self, link: ClientLink) -> Callable[[str, Any, bool], Awaitable[Any]]:
         async def handle(method: str, params: Any, is_notification: bool) -> Any:
             params = params if isinstance(params, dict) else {}
+            if self.stopping and method in (protocol.HELLO, protocol.CALL):
+                raise RequestError(
+                    protocol.ERROR_CODE,
+                    "the Cockpit service is stopping",
+                    {"type": "ServiceStopping"},
+                )
             if method == protocol.HELLO:
                 return await self._hello(link, params)
             if method == protocol.STATUS:  # these two work whatever the client's version
@@ -232,6 +241,7 @@ class Service:
 
     async def close(self) -> None:
         """Stop serving: every client is let go (the engine is closed by the caller)."""
+        self.stopping = True
         if self._server is not None:
             self._server.close()
         for link in list(self._links.values()):
