@@ -394,3 +394,36 @@ async def test_a_store_that_fails_a_read_is_reported_in_the_session_and_the_app_
         rows = await engine.rows(broken)
         assert shown(app) == [(r.kind, r.text) for r in rows]
         assert rows[-1].text == "Cockpit could not show the session: disk I/O error"
+
+
+async def test_a_store_that_fails_a_delete_or_a_rename_is_reported_and_the_app_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Dialogs' callbacks call the engine too: a delete that failed in the store killed
+    the app (its handler's guard took the dialog's answer for the app)."""
+    project = await six_sessions(tmp_path)
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(lambda: app.current is not None)
+        session = app.current or ""
+        engine = app.engine
+
+        async def failing(*args: Any, **kwargs: Any) -> Any:
+            raise sqlite3.OperationalError("disk I/O error")
+
+        engine.delete = failing  # type: ignore[method-assign]
+        engine.rename = failing  # type: ignore[method-assign]
+        await pilot.press("f8", "y")
+        await wait_until(
+            lambda: ("error", "Cockpit could not delete the session: disk I/O error")
+            in shown(app)
+        )
+        assert app.is_running and session in app.records
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press(*"new name", "enter")
+        await wait_until(
+            lambda: ("error", "Cockpit could not do what the dialog asked: disk I/O error")
+            in shown(app)
+        )
+        assert app.is_running

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -164,10 +165,22 @@ class CockpitBase(App[None]):
 
     def open_screen(self, screen: Screen[Any], callback: Any = None) -> None:
         """Open a dialog unless the same one is open already: a key pressed twice in one
-        burst (Ctrl+O Ctrl+O, a held F1) opens it once."""
+        burst (Ctrl+O Ctrl+O, a held F1) opens it once. What its callback raises (the
+        engine failing to do what the dialog asked) is reported; the app goes on."""
         if any(same_dialog(screen, opened) for opened in self.screen_stack):
             return
-        self.push_screen(screen, callback)
+        self.push_screen(screen, None if callback is None else self._reporting(callback))
+
+    def _reporting(self, callback: Callable[[Any], Any]) -> Callable[[Any], Awaitable[None]]:
+        async def answered(result: Any) -> None:
+            try:
+                outcome = callback(result)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as error:
+                self.report_failure("do what the dialog asked", error)
+
+        return answered
 
     def action_command_palette(self) -> None:
         """Ctrl+P: the command palette, unless one is open under another dialog (Textual

@@ -18,7 +18,8 @@ def reported(
 ) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
     """Decorate an async method of a widget or of the app: an exception it raises goes to
     the app's `report_failure` ("Cockpit could not WHAT: why") and the call returns
-    `default`. Outside Cockpit's app (a widget tested alone) the exception goes on."""
+    `default`. Outside Cockpit's app (a widget tested alone) the exception goes on. A
+    function that is no method (a dialog's callback) takes `reported_to` instead."""
 
     def decorate(
         method: Callable[P, Coroutine[Any, Any, T]],
@@ -32,6 +33,30 @@ def reported(
                 if report is None:
                     raise
                 report(what, error)
+                return default  # type: ignore[no-any-return]
+
+        return guarded
+
+    return decorate
+
+
+def reported_to(
+    app: Any, what: str, default: Any = None
+) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
+    """`reported` for a function that is no method of a widget (a dialog's callback, whose
+    first argument is the dialog's answer): what it raises goes to `app`'s
+    `report_failure`. (Decorated with `reported`, such a function raised on: the app died
+    of a store error while deleting a session.)"""
+
+    def decorate(
+        function: Callable[P, Coroutine[Any, Any, T]],
+    ) -> Callable[P, Coroutine[Any, Any, T]]:
+        @functools.wraps(function)
+        async def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                return await function(*args, **kwargs)
+            except Exception as error:
+                app.report_failure(what, error)
                 return default  # type: ignore[no-any-return]
 
         return guarded

@@ -12,7 +12,7 @@ from cockpit.api import DEFAULT_AGENT, Status
 from cockpit.text.textout import session_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
-from cockpit.ui.failures import reported
+from cockpit.ui.failures import reported, reported_to
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.new_session import NewSessionChoice, NewSessionScreen
 from cockpit.ui.screens.questions import ConfirmScreen, RenameScreen
@@ -102,7 +102,7 @@ class SessionActions(SessionSwitching):
         if record is None:
             return
 
-        @reported("delete the session")
+        @reported_to(self, "delete the session")
         async def confirmed(yes: bool | None) -> None:
             if not yes:
                 return

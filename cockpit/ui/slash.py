@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cockpit.ui.failures import reported
+from cockpit.ui.failures import reported_to
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
 
@@ -54,7 +54,7 @@ async def _export(app: CockpitApp, session: str, target: str) -> None:
     """Write the transcript as Markdown (where, the engine decides: Cockpit's `exports/`
     folder unless told), never over a file without asking."""
 
-    @reported("export the transcript")
+    @reported_to(app, "export the transcript")
     async def write(replace: bool | None) -> None:
         if replace is False:
             return

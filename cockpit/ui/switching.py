@@ -14,7 +14,7 @@ from cockpit.api import AgentSpec, PermissionRequest
 from cockpit.ui.base import focused_prompt
 from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import Drafts
-from cockpit.ui.failures import reported
+from cockpit.ui.failures import reported, reported_to
 from cockpit.ui.overview import Overview
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.screens.inbox import InboxScreen
@@ -124,7 +124,7 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
     def action_inbox(self) -> None:
         """Show everything that waits on the user, across all sessions."""
 
-        @reported("answer the request")
+        @reported_to(self, "answer the request")
         async def answer(request: PermissionRequest, option_id: str) -> None:
             with contextlib.suppress(KeyError):
                 await self.engine.answer_permission(request.id, option_id)
