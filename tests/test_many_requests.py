@@ -18,6 +18,7 @@ from cockpit.api import PermissionEvent, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.requests_on_screen import PermissionsChanged
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
 from tests.test_engine_restart import TINY
@@ -136,3 +137,26 @@ async def test_esc_cancels_the_turn_while_the_requests_still_arrive(tmp_path: Pa
         await wait_until(lambda: not app.query(PermissionPrompt))
         replies = [row.text for row in rows if row.kind == "agent"]
         assert replies[-1] == f"asked {MANY}: 0 allowed, {MANY} cancelled"
+
+
+async def test_an_esc_from_the_question_holds_when_more_requests_come_before_it_lands(
+    tmp_path: Path,
+) -> None:
+    """The Esc moves the keyboard on the next idle; a request that came just before
+    showed the same question again, found the keyboard still on it and put it back there
+    (under load, the Esc above failed one run in a few hundred)."""
+    app = tiny_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        app.query_one(Composer).text = "ask-many n=2 gap=0"
+        await pilot.press("enter")
+        await wait_until(lambda: isinstance(app.focused, PermissionPrompt))
+        await wait_until(lambda: app.engine.pending_count(session) == 2)
+        prompt = app.focused
+        assert isinstance(prompt, PermissionPrompt)
+        app.post_message(PermissionsChanged())  # a request's news, ahead of the Esc's move
+        prompt.action_leave()
+        for _ in range(3):
+            await pilot.pause()
+        assert isinstance(app.focused, Composer)
+        assert shown(app) is prompt  # the question stays on screen, unanswered

@@ -415,15 +415,16 @@ async def test_a_store_that_fails_a_delete_or_a_rename_is_reported_and_the_app_g
         engine.rename = failing  # type: ignore[method-assign]
         await pilot.press("f8", "y")
         await wait_until(
-            lambda: ("error", "Cockpit could not delete the session: disk I/O error")
-            in shown(app)
+            lambda: ("error", "Cockpit could not delete the session: disk I/O error") in shown(app)
         )
         assert app.is_running and session in app.records
         await pilot.press("f2")
         await pilot.pause()
         await pilot.press(*"new name", "enter")
         await wait_until(
-            lambda: ("error", "Cockpit could not do what the dialog asked: disk I/O error")
-            in shown(app)
+            lambda: (
+                ("error", "Cockpit could not do what the dialog asked: disk I/O error")
+                in shown(app)
+            )
         )
         assert app.is_running

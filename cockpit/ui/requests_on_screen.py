@@ -41,8 +41,9 @@ class RequestsOnScreen(CockpitBase):
         if view is None or view.session is None:
             return
         first = self.engine.first_pending(view.session)
-        leaving = focused_prompt(view.screen.focused)
-        if leaving is not None and (first is None or first.id != leaving.request.id):
+        held = focused_prompt(view.screen.focused)
+        leaving = held is not None and (first is None or first.id != held.request.id)
+        if leaving:
             # Removed with the keyboard on it, Textual would hand the focus to the first
             # bubble beside it and scroll the transcript to the top: move it first, now
             # (`focus()` waits for the next idle, after the removal).
@@ -50,8 +51,11 @@ class RequestsOnScreen(CockpitBase):
         added = await view.show_permissions(first, self.engine.pending_count(view.session))
         if added is not None and focus and not self.query_one(Composer).text.strip():
             added.focus()
-        elif (leaving is not None or left) and view.prompts:
-            self._focus_session()  # the next request waiting, oldest first
+        elif (leaving or left) and view.prompts:
+            # The next request waiting, oldest first. Only when the one that had the
+            # keyboard went: with the same one still shown, the keyboard stays where the
+            # user put it (an Esc to the composer, not applied yet, was undone here).
+            self._focus_session()
 
     @reported("answer the request")
     async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
