@@ -21,6 +21,7 @@ from cockpit.api import (
     AttentionEvent,
     EngineEvent,
     FramesEvent,
+    LinkEvent,
     PermissionEvent,
     PermissionRequest,
     ProblemEvent,
@@ -203,6 +204,7 @@ def one_of_each_event() -> list[EngineEvent]:
         ProblemEvent(None, "the disk is full"),
         SavingEvent(None),
         ResyncEvent("attached again"),
+        LinkEvent("the Cockpit service is out of reach"),
     ]
 
 
