@@ -54,6 +54,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.set_threshold(first, middle, FULL_COLLECTION_EVERY)
 
 
+TEST_SLOW_DELAY = 0.025
+"""Seconds between the chunks of the demo agent's slow turn in tests (0.05 for a user):
+still seconds long, so a test acts mid-stream, and the suite waits half as long for it."""
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own COCKPIT_HOME: no test touches a user's real store. Commands
@@ -63,6 +68,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COCKPIT_HOME", str(home))
     monkeypatch.setenv("COCKPIT_LOCAL", "1")
     monkeypatch.setenv("COCKPIT_SERVICE_IDLE", "20")
+    monkeypatch.setenv("COCKPIT_DEMO_SLOW_DELAY", str(TEST_SLOW_DELAY))
     return home
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import sys
 import uuid
@@ -45,7 +46,18 @@ if TYPE_CHECKING:
     from cockpit.agentkit.demo.agent import DemoAgent
 
 SLOW_DELAY = 0.05
-"""Seconds between chunks in a slow turn: long enough for a client to cancel mid-stream."""
+"""Seconds between chunks in a slow turn: long enough for a client to cancel mid-stream
+(`COCKPIT_DEMO_SLOW_DELAY` sets another: the test suite streams faster)."""
+
+
+def slow_delay() -> float:
+    """The delay between chunks of a slow turn: SLOW_DELAY, or the environment's."""
+    try:
+        return max(0.0, float(os.environ.get("COCKPIT_DEMO_SLOW_DELAY", SLOW_DELAY)))
+    except ValueError:
+        return SLOW_DELAY
+
+
 PERMISSION_GRACE = 1.0
 """Seconds a cancelled turn still waits for the client to answer a pending permission."""
 PARAGRAPH_BREAK = "\n\n"
@@ -107,6 +119,7 @@ class Turn:
         self.cancel = session.cancel
         self.rng = random.Random(turn_seed(text))
         self.slow = agent.slow
+        self.delay = slow_delay()
         self.replies: list[str] = []
         self.reply_open = False
         """True while the last update was an id-less reply: a client appends the next one."""
@@ -122,7 +135,7 @@ class Turn:
         """Yield between chunks (and wait in a slow turn) so a cancel can arrive."""
         if self.slow:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.cancel.wait(), SLOW_DELAY)
+                await asyncio.wait_for(self.cancel.wait(), self.delay)
         else:
             await asyncio.sleep(0)
         self.check()
