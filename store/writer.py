@@ -62,6 +62,8 @@ class TranscriptWriter:
         self._flush_interval = flush_interval
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
+        self._writing: set[asyncio.Future[None]] = set()
+        """The writes under way (each runs to its end, its caller cancelled or not)."""
         self.closed = False
         """True once the store closes: no flush is scheduled from then on."""
         self._failure: Exception | None = None
@@ -72,12 +74,14 @@ class TranscriptWriter:
         """Session metadata updates (mode, usage...) waiting for the next flush."""
 
     async def idle(self) -> None:
-        """Cancel the flush timer and let a timed flush under way finish (closing)."""
+        """Cancel the flush timer and let a timed flush, and every write, under way finish
+        (closing)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if self._flush_task is not None:
             await asyncio.gather(self._flush_task, return_exceptions=True)
+        await asyncio.gather(*self._writing, return_exceptions=True)
 
     def stop(self) -> None:
         """Schedule no flush from now on, and cancel a retry the last failure scheduled."""
@@ -222,8 +226,16 @@ class TranscriptWriter:
         if not batch and not statements:
             return
         writing = asyncio.ensure_future(self._commit(batch, statements))
-        writing.add_done_callback(_retrieve)
+        self._writing.add(writing)
+        writing.add_done_callback(self._written)
         await asyncio.shield(writing)
+
+    def _written(self, writing: asyncio.Future[None]) -> None:
+        """Forget a write once done; read its outcome, which its caller, cancelled, did not
+        (a failure was logged where it failed), so that asyncio does not warn of it."""
+        self._writing.discard(writing)
+        if not writing.cancelled():
+            writing.exception()
 
     async def _commit(
         self,
@@ -288,13 +300,6 @@ def _may_succeed_later(error: Exception) -> bool:
     the database locked: an OperationalError), so what failed is kept for it; a statement
     that is itself wrong (a constraint, a value that cannot be bound) fails every time."""
     return isinstance(error, sqlite3.OperationalError)
-
-
-def _retrieve(task: asyncio.Future[None]) -> None:
-    """Read the outcome of a write whose caller was cancelled (it was logged where it
-    failed), so that asyncio does not warn that nobody did."""
-    if not task.cancelled():
-        task.exception()
 
 
 def _check_written(

@@ -757,6 +757,23 @@ async def test_a_write_cancelled_anywhere_commits_and_what_follows_is_committed(
         await store.close()
 
 
+async def test_a_store_closed_under_a_cancelled_write_finishes_it_first(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    store = await Store.open(path)
+    doomed = await new_session(store)
+    await store.begin_turn(doomed, "to delete")
+    delete = asyncio.ensure_future(store.delete_session(doomed))
+    await asyncio.sleep(0)  # the write has begun
+    delete.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await delete
+    await store.close()  # had nothing of its own to write: it closed under the write
+    with sqlite3.connect(path) as db:
+        left = db.execute("SELECT COUNT(*) FROM messages WHERE session = ?", (doomed,)).fetchone()
+    db.close()
+    assert left == (0,)
+
+
 async def test_a_deleted_session_is_never_written_again(store: Store) -> None:
     """The TUI deleted a session while a prompt for it was on its way: the rows written
     after the delete failed the foreign key at every flush."""
