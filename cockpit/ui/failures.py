@@ -20,24 +20,9 @@ def reported(
     the app's `report_failure` ("Cockpit could not WHAT: why") and the call returns
     `default`. Outside Cockpit's app (a widget tested alone) the exception goes on. A
     function that is no method (a dialog's callback) takes `reported_to` instead."""
-
-    def decorate(
-        method: Callable[P, Coroutine[Any, Any, T]],
-    ) -> Callable[P, Coroutine[Any, Any, T]]:
-        @functools.wraps(method)
-        async def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
-            try:
-                return await method(*args, **kwargs)
-            except Exception as error:
-                report = getattr(getattr(args[0], "app", None), "report_failure", None)
-                if report is None:
-                    raise
-                report(what, error)
-                return default  # type: ignore[no-any-return]
-
-        return guarded
-
-    return decorate
+    return _guarded(
+        lambda args: getattr(getattr(args[0], "app", None), "report_failure", None), what, default
+    )
 
 
 def reported_to(
@@ -47,6 +32,16 @@ def reported_to(
     first argument is the dialog's answer): what it raises goes to `app`'s
     `report_failure`. (Decorated with `reported`, such a function raised on: the app died
     of a store error while deleting a session.)"""
+    return _guarded(lambda args: app.report_failure, what, default)
+
+
+def _guarded(
+    reporter: Callable[[tuple[Any, ...]], Callable[[str, Exception], None] | None],
+    what: str,
+    default: Any,
+) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
+    """The decorator: what the function raises goes to the reporter found from its
+    arguments; with none, it goes on."""
 
     def decorate(
         function: Callable[P, Coroutine[Any, Any, T]],
@@ -56,7 +51,10 @@ def reported_to(
             try:
                 return await function(*args, **kwargs)
             except Exception as error:
-                app.report_failure(what, error)
+                report = reporter(args)
+                if report is None:
+                    raise
+                report(what, error)
                 return default  # type: ignore[no-any-return]
 
         return guarded
