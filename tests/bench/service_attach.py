@@ -33,10 +33,10 @@ from typing import Any
 from cockpit.api import Status
 from cockpit.remote.engine import RemoteEngine
 from tests.bench.service_procs import running_service
-from tests.bench.service_runs import SIZE, local_engine
+from tests.bench.service_runs import local_engine
 from tests.bench.service_stream import report
 from tests.bench.tui import _process_start
-from tests.bench.tui_runs import wait_for
+from tests.bench.tui_runs import SIZE, wait_for
 
 SESSIONS = 20
 STREAMING = 2

@@ -24,10 +24,10 @@ from cockpit.api import EngineAPI
 from cockpit.remote.engine import RemoteEngine
 from store.workload import BENCH_SIZE, benchmark_reply
 from tests.bench.service_procs import running_service
-from tests.bench.service_runs import SIZE, local_engine, make_app
+from tests.bench.service_runs import local_engine
 from tests.bench.service_stream import report
 from tests.bench.tui import percentiles
-from tests.bench.tui_runs import keys_while_streaming, show
+from tests.bench.tui_runs import SIZE, keys_while_streaming, make_app, show
 
 SESSIONS = 8
 TARGETS = {"service_keypress_p95_ms": 50.0}

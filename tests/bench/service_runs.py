@@ -8,15 +8,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from cockpit.api import EngineAPI, FramesEvent, Status
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from store.workload import BENCH_SIZE, benchmark_reply
-from tests.bench.tui_runs import show, wait_for
-
-SIZE = (120, 40)
+from tests.bench.tui_runs import SIZE, make_app, show, wait_for
 
 CpuClock = Callable[[], float]
 """The CPU seconds of what a run measures besides this process (the service's), or 0."""
@@ -29,18 +26,6 @@ def no_other_cpu() -> float:
 async def local_engine(home: Path) -> Engine:
     """The engine in this process, on the store in `home` (the baseline)."""
     return await Engine.open(home, registry=load_registry(home / "config"))
-
-
-def make_app(engine: EngineAPI, folder: Path) -> Any:
-    from cockpit.ui.app import CockpitApp
-
-    return CockpitApp(
-        engine,
-        folder=folder,
-        blink=False,
-        settings_file=folder / "settings.json",
-        themes_dir=folder / "themes",
-    )
 
 
 async def tui_stream_cpu(

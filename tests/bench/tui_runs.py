@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import FramesEvent
+from cockpit.api import EngineAPI, FramesEvent
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from store import Bubble, Frame, ViewTranscript, chunk_from_update, note
@@ -46,7 +46,9 @@ async def show(app: Any, session: str) -> None:
 SIZE = (120, 40)
 
 
-def _app(engine: Engine, folder: Path) -> Any:
+def make_app(engine: EngineAPI, folder: Path) -> Any:
+    """The app on `engine` with its settings and themes in `folder` (no cursor blink: a
+    blink would redraw between measurements)."""
     from cockpit.ui.app import CockpitApp
 
     return CockpitApp(
@@ -129,7 +131,7 @@ async def ui_stream(text: str, folder: Path, pace: float | None = None) -> tuple
     folded = min(plain_fold_cpu(frames) for _ in range(3))
     # The frames stand for what would arrive over the pipe: the collector need not walk
     # them over and over while they wait (the app's own objects are frozen at its start).
-    app = _app(engine, folder)
+    app = make_app(engine, folder)
     gc.collect()
     gc.freeze()
     try:
@@ -173,7 +175,7 @@ async def cockpit_end_to_end(size: int, folder: Path) -> tuple[float, float]:
     engine = await Engine.open(folder / "home", registry=load_registry(folder / "config"))
     record = await engine.create_session("demo", folder)
     await engine.start(record.id)
-    app = _app(engine, folder)
+    app = make_app(engine, folder)
     try:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
@@ -286,7 +288,7 @@ async def eight_sessions(folder: Path, presses: int = 60) -> dict[str, Any]:
     engine = await Engine.open(folder / "home8", registry=load_registry(folder / "config"))
     records = [await engine.create_session("demo", folder) for _ in range(8)]
     await asyncio.gather(*(engine.start(r.id) for r in records))
-    app = _app(engine, folder)
+    app = make_app(engine, folder)
     try:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
@@ -330,7 +332,7 @@ async def eight_streams_cpu(folder: Path, ui: bool) -> float:
     shown = await engine.create_session("demo", folder, title="idle")
     records = [await engine.create_session("demo", folder) for _ in range(8)]
     await asyncio.gather(*(engine.start(r.id) for r in records))
-    app = _app(engine, folder)
+    app = make_app(engine, folder)
     try:
         async with contextlib.AsyncExitStack() as stack:
             if ui:
@@ -424,7 +426,7 @@ async def paging_run(messages: int, folder: Path) -> dict[str, Any]:
         await engine.store.apply(note(record.id, "notice", f"message {number}"))
     await engine.store.flush()
     newest = (await engine.store.latest_seqs())[record.id]
-    app = _app(engine, folder)
+    app = make_app(engine, folder)
     try:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
@@ -508,7 +510,7 @@ async def first_paint(folder: Path, bare: bool) -> float:
             await pilot.pause()
             return time.time()
     engine = await Engine.open(folder / "home", registry=load_registry(folder / "config"))
-    app = _app(engine, folder)
+    app = make_app(engine, folder)
     try:
         async with app.run_test(size=SIZE) as pilot:
             while app.current is None:
