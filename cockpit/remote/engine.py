@@ -76,6 +76,7 @@ READS = frozenset(
         "row",
         "last_row",
         "unwritten",
+        "running_elsewhere",
     }
 )
 """The calls that change nothing: one a cut cuts short is sent again once this client has
