@@ -20,7 +20,7 @@ from typing import Any
 from cockpit import api
 from store.model import Frame
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 """Bumped whenever a method, a parameter or a record changes shape: a client and a service of
 different versions refuse each other with a message that says so."""
 
@@ -55,8 +55,9 @@ FRAME_FIELDS = Frame._fields
 # -- methods ----------------------------------------------------------------------------------
 
 HELLO = "cockpit/hello"
-"""The first request of a client: `{protocol, client}` -> `{protocol, version, pid, state}`.
-A client and a service of different protocol versions say so and go no further."""
+"""The first request of a client: `{protocol, client}` -> `{protocol, version, pid, client}`,
+and a STATE notification queued with the events. A client and a service of different
+protocol versions say so and go no further."""
 CALL = "cockpit/call"
 """A request of the contract: `{name, args}` -> `{result}` (a method of `EngineAPI`)."""
 WATCH = "cockpit/watch"
@@ -65,6 +66,11 @@ SHOW = "cockpit/show"
 """Notification: the session this client has on screen (it is read there)."""
 EVENT = "cockpit/event"
 """Notification to a client: one engine event."""
+STATE = "cockpit/state"
+"""Notification to a client, answering each hello: what it needs to answer the contract's
+immediate questions. It goes out in order with the events (not in the hello's answer, which
+the client takes a few loop turns after the events that follow it: an older state then
+overwrote newer events, and a session stayed "working" for good)."""
 RESYNC = "cockpit/resync"
 """Notification to a client: events were dropped (it could not keep up, or it reconnected):
 what it holds may be stale, and it reads again what it shows."""

@@ -18,17 +18,18 @@ import signal
 import socket
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.connection import Connection
+from acp.connection import Connection, StreamDirection, StreamEvent
 
 from cockpit import protocol
 from cockpit.api import AttentionEvent, EngineEvent, FramesEvent, Row, Status, StatusEvent
 from cockpit.engine.core import Engine
-from cockpit.remote.engine import RemoteEngine
+from cockpit.remote.engine import Connector, RemoteEngine
+from cockpit.remote.launch import Streams
 from cockpit.service.link import OUTBOX_BYTES, ClientLink
 from cockpit.service.server import Service
 from store.model import Frame
@@ -129,7 +130,7 @@ async def one_reply_cut_every_100_ms(
     shown = ShownView(client, record.id)
     await eventually(lambda: shown.reads >= 1, 30, "the client to read the session it shows")
     moments: list[list[tuple[str, str, str]]] = []
-    cuts = relay.cuts
+    cuts = relay.answered_cuts
     turn = asyncio.ensure_future(driver.prompt(record.id, "bench"))
     await cut_while(relay, turn, lambda: sound_prefix(shown, moments))
     assert await turn == "end_turn"
@@ -142,7 +143,7 @@ async def one_reply_cut_every_100_ms(
     )
     assert difference(shown.shown(), expected(rows)) == "equal"
     assert not any(bubble.stale for bubble in shown.view)
-    assert shown.resyncs >= relay.cuts - cuts, "a cut the client was not told of"
+    assert shown.resyncs >= relay.answered_cuts - cuts, "a cut the client was not told of"
     final = {key: text for key, _, text in expected(rows)}
     for moment in moments:  # at every cut, each bubble a prefix of its final text
         for key, _, text in moment:
@@ -448,6 +449,121 @@ async def test_a_read_cancelled_as_its_client_goes_away_leaves_the_store_readabl
             await read
         record = await store.create_session(agent="demo", command=["demo"], cwd="/tmp")
         assert record.id in {r.id for r in await store.list_sessions()}
+
+
+async def test_an_event_just_after_the_hello_is_not_undone_by_the_state_it_follows(
+    tmp_path: Path, short_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state a client attaches with goes out in order with the events. It came in the
+    hello's answer, which the client takes a few loop turns after the events behind it: an
+    event the engine emitted just after the state was made (here the session read on
+    another screen; under load, a turn ending) was applied, then undone by the older state,
+    and the session stayed unread (or "working") for good."""
+    engine = await Engine.open(tmp_path / "home")
+    record = await engine.create_session("demo", tmp_path)
+    await engine.add_notice(record.id, "news")
+    assert engine.unread(record.id)
+    hello = Service._hello
+
+    async def then_read_elsewhere(self: Service, *args: Any) -> dict[str, Any]:
+        answer = await hello(self, *args)
+        engine.show(record.id, viewer="another screen")  # before the answer is written
+        return answer
+
+    monkeypatch.setattr(Service, "_hello", then_read_elsewhere)
+    service = Service(engine, on_stop=lambda: None)
+    path = short_folder / "s.sock"
+    await service.listen(path)
+    try:
+        client = await RemoteEngine.attach(lambda: asyncio.open_unix_connection(str(path)))
+        try:
+            await client.sessions()  # answered after every event sent before it
+            assert not client.unread(record.id), "the event was undone by the older state"
+        finally:
+            await client.close()
+    finally:
+        await service.close()
+        await engine.close()
+
+
+@contextlib.asynccontextmanager
+async def first_connection_to(
+    folder: Path, after_answer: Callable[[asyncio.StreamWriter], None]
+) -> AsyncIterator[Connector]:
+    """A connector whose first connection reaches a service that answers hello (its state
+    first) and then does `after_answer` to the connection; every later one, a real
+    in-process service on a store of its own."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async def handle(method: str, params: Any, is_notification: bool) -> Any:
+            await conn.send_notification(protocol.STATE, {})
+            return {"protocol": protocol.PROTOCOL_VERSION, "client": "first"}
+
+        def answered(event: StreamEvent) -> None:
+            if event.direction == StreamDirection.OUTGOING and "result" in event.message:
+                after_answer(writer)
+
+        conn = Connection(handle, writer, reader, listening=False)
+        conn.add_observer(answered)
+        await conn.main_loop()
+
+    first = await asyncio.start_unix_server(answer, str(folder / "first.sock"))
+    engine = await Engine.open(folder / "home")
+    service = Service(engine, on_stop=lambda: None)
+    await service.listen(folder / "s.sock")
+    connections = 0
+
+    async def connect() -> Streams:
+        nonlocal connections
+        connections += 1
+        path = folder / ("first.sock" if connections == 1 else "s.sock")
+        return await asyncio.open_unix_connection(str(path))
+
+    try:
+        yield connect
+    finally:
+        first.close()
+        await service.close()
+        await engine.close()
+
+
+async def test_a_connection_cut_just_after_the_hello_is_attached_again(
+    short_folder: Path,
+) -> None:
+    """The connection ends as the client takes the hello's answer: before it counts as
+    attached, so its end attached nothing again, and the client believed itself attached
+    to a dead connection for good (every read failed; under load, one cut in a few
+    hundred left a view short or a session "working")."""
+
+    def cut(writer: asyncio.StreamWriter) -> None:
+        writer.close()  # what is written goes first
+
+    async with first_connection_to(short_folder, cut) as connect:
+        client = await asyncio.wait_for(RemoteEngine.attach(connect, name="cut"), 20)
+        try:
+            assert client.service["client"] != "first", "attached to the connection cut"
+            assert await asyncio.wait_for(client.sessions(), 10) == []
+        finally:
+            await client.close()
+
+
+async def test_a_write_that_fails_holds_up_no_request_after_it(short_folder: Path) -> None:
+    """The service stops reading: the client's next write fails, which ends the SDK's
+    sending task for good, and a request queued behind that write waited forever, the
+    connection's end included (a screen stuck reading its session). Now it fails when
+    the connection ends, and is made again on the next one."""
+    answered: list[asyncio.StreamWriter] = []
+    async with first_connection_to(short_folder, answered.append) as connect:
+        client = await asyncio.wait_for(RemoteEngine.attach(connect, name="cut"), 20)
+        try:
+            assert client.service["client"] == "first"
+            await asyncio.sleep(0.2)  # what the client sends as it attaches is read
+            answered[0].get_extra_info("socket").shutdown(socket.SHUT_RD)
+            both = asyncio.gather(client.sessions(), client.sessions())  # queued together
+            assert list(await asyncio.wait_for(both, 10)) == [[], []]
+            assert client.service["client"] != "first"
+        finally:
+            await client.close()
 
 
 async def test_a_client_that_comes_as_the_service_stops_attaches_to_the_next(

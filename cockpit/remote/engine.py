@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from acp import RequestError
 from acp.connection import Connection
@@ -54,6 +54,8 @@ from cockpit.remote.launch import Streams
 log = logging.getLogger(__name__)
 
 Connector = Callable[[], Awaitable[Streams]]
+
+T = TypeVar("T")
 
 HELLO_TIMEOUT = 30.0
 """Seconds the service may take to answer a client that attaches (a hung one never does)."""
@@ -121,6 +123,8 @@ class RemoteEngine:
         self._connector = connector
         self._name = name
         self._conn: Connection | None = None
+        self._conn_ended = asyncio.Event()
+        """Set once `_conn` has ended (see `before_the_end`)."""
         self._greeted: Connection | None = None
         """The connection whose hello was answered: only its end is a cut to attach again
         after (one that failed before its hello is its attempt's to report)."""
@@ -129,6 +133,8 @@ class RemoteEngine:
         self._settled = asyncio.Event()
         """Set once this client is attached, or has found the service gone (after a cut,
         when attaching again failed a few times): a request waits no longer than that."""
+        self._state_came = asyncio.Event()
+        """Set when the service's state (protocol.STATE) was taken, after each hello."""
         self._closing = False
         self._listeners: list[Listener] = []
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -180,19 +186,12 @@ class RemoteEngine:
         self._writer = writer
         conn = Connection(self._on_message, writer, reader, listening=False)
         self._conn = conn
-        self._receiver = asyncio.ensure_future(self._receive(conn))
+        self._conn_ended = ended = asyncio.Event()
+        self._receiver = asyncio.ensure_future(self._receive(conn, ended))
         try:
-            hello = await asyncio.wait_for(
-                conn.send_request(
-                    protocol.HELLO,
-                    {
-                        "protocol": protocol.PROTOCOL_VERSION,
-                        "client": self._name,
-                        "pid": os.getpid(),
-                    },
-                ),
-                HELLO_TIMEOUT,
-            )
+            hello = await asyncio.wait_for(self._greet(conn, ended), HELLO_TIMEOUT)
+            if ended.is_set():  # cut after the answer, before it was greeted: nothing else
+                raise ConnectionError("the connection ended as it was attached")  # retries
         except TimeoutError:  # a service that hangs (stopped, or its loop blocked)
             self._conn = None  # no longer the connection to attach again after
             await conn.close()
@@ -220,12 +219,24 @@ class RemoteEngine:
             raise ConnectionError(f"the Cockpit service refused this client: {error}") from error
         self._greeted = conn
         self.service = {key: hello.get(key) for key in ("pid", "version", "client")}
-        self._take_state(hello.get("state") or {})
         self._attached.set()
         self._settled.set()
         self._send_watch()
         if self._shown is not None:
             self._notify(protocol.SHOW, {"session": self._shown})
+
+    def _hello(self) -> dict[str, Any]:
+        return {"protocol": protocol.PROTOCOL_VERSION, "client": self._name, "pid": os.getpid()}
+
+    async def _greet(self, conn: Connection, ended: asyncio.Event) -> dict[str, Any]:
+        """Say hello; its answer once the state it queued with the events came too
+        (ConnectionError when the connection ends first)."""
+        self._state_came.clear()
+        hello: dict[str, Any] = await before_the_end(
+            ended, conn.send_request(protocol.HELLO, self._hello())
+        )
+        await before_the_end(ended, self._state_came.wait())
+        return hello
 
     def _let_go(self) -> None:
         """Close the socket of the last connection (the service then sees this client
@@ -254,14 +265,16 @@ class RemoteEngine:
         specs = state.get("specs") or {}
         self._specs = {session: protocol.decode(spec) for session, spec in specs.items()}
 
-    async def _receive(self, conn: Connection) -> None:
-        """Read until the connection ends; then attach again, unless closing."""
+    async def _receive(self, conn: Connection, ended: asyncio.Event) -> None:
+        """Read until the connection ends; then attach again, unless closing (or not
+        attached yet: `_attach` then sees `ended` and tries again itself)."""
         try:
             await conn.main_loop()
         except (ConnectionError, OSError) as error:  # a cut: attaching again says so
             log.info("the connection to the service ended: %s", error)
         except Exception:
             log.exception("the connection to the service failed")
+        ended.set()
         if not self._closing and conn is self._greeted:
             self._greeted = None
             self._attached.clear()
@@ -312,6 +325,9 @@ class RemoteEngine:
             event = protocol.decode(params.get("event"))
             self._apply(event)
             self._emit(event)
+        elif method == protocol.STATE and isinstance(params, dict):
+            self._take_state(params)
+            self._state_came.set()
         elif method == protocol.RESYNC:
             self._reread_state()
         return None
@@ -322,15 +338,10 @@ class RemoteEngine:
 
         async def reread() -> None:
             try:
-                hello = await self._request(
-                    protocol.HELLO,
-                    {
-                        "protocol": protocol.PROTOCOL_VERSION,
-                        "client": self._name,
-                        "pid": os.getpid(),
-                    },
-                )
-                self._take_state(hello.get("state") or {})
+                self._state_came.clear()
+                await self._request(protocol.HELLO, self._hello())
+                with contextlib.suppress(TimeoutError):  # cut meanwhile: attaching again tells
+                    await asyncio.wait_for(self._state_came.wait(), HELLO_TIMEOUT)
             finally:
                 self._emit(ResyncEvent("this client fell behind the Cockpit service"))
 
@@ -378,22 +389,28 @@ class RemoteEngine:
         """Send a request once attached (ConnectionError when this client is not attached
         again by `deadline`, ATTACH_WAIT from now by default: a screen must not wait on
         a service that is gone)."""
-        if not self._attached.is_set():
-            loop = asyncio.get_running_loop()
-            wait = (loop.time() + ATTACH_WAIT if deadline is None else deadline) - loop.time()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._settled.wait(), max(wait, 0.0))
-            if not self._attached.is_set():
-                raise ConnectionError("the Cockpit service cannot be reached")
-        if self._closing:
-            raise ConnectionError("this client has detached from the Cockpit service")
-        sending = self._sending
+        loop = asyncio.get_running_loop()
+        until = loop.time() + ATTACH_WAIT if deadline is None else deadline
         in_order = asyncio.current_task() in self._ordered  # sent in its turn already
-        if sending is not None and not sending.done() and not in_order:
+        while True:
+            if not self._attached.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._settled.wait(), max(until - loop.time(), 0.0))
+                if not self._attached.is_set():
+                    raise ConnectionError("the Cockpit service cannot be reached")
+            if self._closing:
+                raise ConnectionError("this client has detached from the Cockpit service")
+            sending = self._sending
+            if in_order or sending is None or sending.done():
+                break
+            # What was sent before goes first. Then look again: attached again meanwhile,
+            # the new connection has its own `watch` to send first (a page read that went
+            # before it missed the frames in between), and none before its hello.
             with contextlib.suppress(Exception):
                 await asyncio.shield(sending)
-        assert self._conn is not None
-        return await self._conn.send_request(method, params)
+        conn, ended = self._conn, self._conn_ended
+        assert conn is not None
+        return await before_the_end(ended, conn.send_request(method, params))
 
     async def _call(self, name: str, **args: Any) -> Any:
         """Run one of the engine's methods in the service; its result, or its error."""
@@ -420,13 +437,13 @@ class RemoteEngine:
     def _notify(self, method: str, params: dict[str, Any]) -> None:
         """Send a notification without waiting for it (dropped while detached: attaching
         again sends what it must)."""
-        conn = self._conn
+        conn, ended = self._conn, self._conn_ended
         if conn is None or not self._attached.is_set():
             return
 
         async def send() -> None:
             with contextlib.suppress(ConnectionError, OSError):
-                await conn.send_notification(method, params)
+                await before_the_end(ended, conn.send_notification(method, params))
 
         self._in_order(send)
 
@@ -684,6 +701,24 @@ class RemoteEngine:
     async def last_row(self, session_id: str, kind: str) -> Row | None:
         row: Row | None = await self._call("last_row", session_id=session_id, kind=kind)
         return row
+
+
+async def before_the_end(ended: asyncio.Event, work: Awaitable[T]) -> T:
+    """`work` (a send on a connection, or a wait for what it brings), abandoned with a
+    ConnectionError once the connection has ended. The SDK's sends wait on its sending
+    task, which the first failed write ends for good: a send queued behind that write
+    waited forever, and every request after it too (a screen stuck reading its session)."""
+    task = asyncio.ensure_future(work)
+    end = asyncio.ensure_future(ended.wait())
+    try:
+        await asyncio.wait((task, end), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        end.cancel()
+        if not task.done():
+            task.cancel()
+    if task.done() and not task.cancelled():
+        return task.result()
+    raise ConnectionError("the connection to the Cockpit service ended")
 
 
 def _meets_the_contract(engine: RemoteEngine) -> EngineAPI:

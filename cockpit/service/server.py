@@ -152,12 +152,14 @@ class Service:
             )
         link.hello = params
         link.greeted = True
+        state = await snapshot(self.engine)
+        size = 1000 + 500 * len(state["specs"])  # about: a session weighs its spec and status
+        link.post(protocol.STATE, state, size)  # nothing awaited since it was made: in order
         return {
             "protocol": protocol.PROTOCOL_VERSION,
             "version": __version__,
             "pid": os.getpid(),
             "client": link.id,
-            "state": await snapshot(self.engine),
         }
 
     async def _call(self, link: ClientLink, params: dict[str, Any]) -> Any:

@@ -131,8 +131,12 @@ class Relay:
         self.target = target
         self.path = path
         self.cuts = 0
+        self.answered_cuts = 0
+        """Cuts that dropped a connection the service had answered on (one cut while the
+        client was still attaching again costs it a try, not a second resync)."""
         self.connections = 0
         self._ends: set[asyncio.StreamWriter] = set()
+        self._answered: set[asyncio.StreamWriter] = set()
         self._pumps: set[asyncio.Task[None]] = set()
         self._server: asyncio.AbstractServer | None = None
 
@@ -162,11 +166,13 @@ class Relay:
         """Drop every connection now, both ends, and what was in flight."""
         if self._ends:
             self.cuts += 1
+            self.answered_cuts += bool(self._answered & self._ends)
         for end in list(self._ends):
             transport = end.transport
             with contextlib.suppress(Exception):
                 transport.abort()
         self._ends.clear()
+        self._answered.clear()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -180,7 +186,7 @@ class Relay:
         self._ends.update((writer, far_writer))
         pumps = [
             asyncio.ensure_future(self._pump(reader, far_writer)),
-            asyncio.ensure_future(self._pump(far_reader, writer)),
+            asyncio.ensure_future(self._pump(far_reader, writer, answered=writer)),
         ]
         self._pumps.update(pumps)
         try:
@@ -189,12 +195,21 @@ class Relay:
             self._pumps.difference_update(pumps)
             for end in (writer, far_writer):
                 self._ends.discard(end)
+                self._answered.discard(end)
                 end.transport.abort()
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Copy until either side ends; then end both."""
+    async def _pump(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        answered: asyncio.StreamWriter | None = None,
+    ) -> None:
+        """Copy until either side ends; then end both. Bytes copied from the service mark
+        the connection `answered`."""
         try:
             while data := await reader.read(65536):
+                if answered is not None:
+                    self._answered.add(answered)
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, OSError):
