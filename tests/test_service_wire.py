@@ -136,13 +136,17 @@ async def one_reply_cut_every_100_ms(
     assert await turn == "end_turn"
     rows = await driver.rows(record.id)
     assert [row.kind for row in rows] == ["user", "agent"]
-    await eventually(
-        lambda: client.status(record.id) == Status.READY and shown.idle,
-        30,
-        "the client to take every event after the last cut",
-    )
-    assert difference(shown.shown(), expected(rows)) == "equal"
-    assert not any(bubble.stale for bubble in shown.view)
+    try:
+        await eventually(
+            lambda: client.status(record.id) == Status.READY and shown.idle,
+            30,
+            "the client to take every event after the last cut",
+        )
+    except AssertionError as error:
+        story = shown.told()
+        raise AssertionError(f"{error}; status {client.status(record.id)}:\n{story}") from None
+    assert difference(shown.shown(), expected(rows)) == "equal", shown.told()
+    assert not any(bubble.stale for bubble in shown.view), shown.told()
     assert shown.resyncs >= relay.answered_cuts - cuts, "a cut the client was not told of"
     final = {key: text for key, _, text in expected(rows)}
     for moment in moments:  # at every cut, each bubble a prefix of its final text

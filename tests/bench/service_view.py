@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
+from collections import Counter, deque
 
 from cockpit.api import EngineAPI, EngineEvent, FramesEvent, ResyncEvent, Row
 from store import ViewTranscript
@@ -28,6 +28,9 @@ class ShownView:
         """Reads cut short by a cut (the next resync reads again)."""
         self.frames_events: Counter[str] = Counter()
         """FramesEvents received, by session."""
+        self.story: deque[str] = deque(maxlen=40)
+        """The last reads and resyncs, with the lengths they left (for a failure to say
+        what happened: a rare one under load cannot be run again at will)."""
         self._queue: asyncio.Queue[EngineEvent | None] = asyncio.Queue()
         self._taking = False
         self._queue.put_nowait(None)  # first the tail page, as the UI shows a session
@@ -48,12 +51,20 @@ class ShownView:
                 self.resyncs += event is not None
                 try:
                     page = await self.engine.page(self.session)
-                except (ConnectionError, OSError):
+                except (ConnectionError, OSError) as error:
+                    self.story.append(f"read failed: {error}")
                     self.failed_reads += 1  # cut again: attaching again tells us to read
                     continue
                 self.reads += 1
                 self.view = ViewTranscript()
                 self.view.merge_page(page.rows)
+                held = [len(b.text) for b in self.view]
+                self.story.append(f"read after {event or 'showing'}: {held}")
+
+    def told(self) -> str:
+        """The story so far, a line each, with what the view holds now."""
+        now = [(b.key, len(b.text), "stale" if b.stale else "") for b in self.view]
+        return "\n".join([*self.story, f"now {now}"])
 
     @property
     def idle(self) -> bool:
