@@ -186,30 +186,30 @@ class Relay:
         self._ends.update((writer, far_writer))
         pumps = [
             asyncio.ensure_future(self._pump(reader, far_writer)),
-            asyncio.ensure_future(self._pump(far_reader, writer, answered=writer)),
+            asyncio.ensure_future(self._pump(far_reader, writer, from_service=True)),
         ]
         self._pumps.update(pumps)
         try:
             await asyncio.gather(*pumps, return_exceptions=True)
         finally:
             self._pumps.difference_update(pumps)
+            self._answered.discard(writer)
             for end in (writer, far_writer):
                 self._ends.discard(end)
-                self._answered.discard(end)
                 end.transport.abort()
 
     async def _pump(
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        answered: asyncio.StreamWriter | None = None,
+        from_service: bool = False,
     ) -> None:
-        """Copy until either side ends; then end both. Bytes copied from the service mark
-        the connection `answered`."""
+        """Copy until either side ends; then end both. Bytes copied `from_service` mark
+        the connection answered."""
         try:
             while data := await reader.read(65536):
-                if answered is not None:
-                    self._answered.add(answered)
+                if from_service:
+                    self._answered.add(writer)
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, OSError):
