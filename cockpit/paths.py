@@ -128,6 +128,25 @@ def service_socket(data: Path, environ: Mapping[str, str] | None = None) -> Path
     return Path(tempfile.gettempdir()) / f"cockpit-{os.getuid()}" / name
 
 
+SSH_CONTROL_NAME = "ssh-%C"
+"""The socket `--remote`'s ssh shares one connection through; ssh puts a hash of the
+host, port and user (40 hex digits) for `%C`."""
+
+SSH_CONTROL_SPARE = 40 - len("%C") + 17
+"""What ssh adds to the path: the hash for `%C`, and a suffix of 17 bytes on the name it
+binds before it renames it."""
+
+
+def ssh_control_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the ssh of `cockpit --remote` keeps the connection its later runs share (in
+    the runtime folder; where that path is too long for a socket, in a short owner-only
+    folder under the temporary folder, as `service_socket`)."""
+    path = runtime_dir(environ) / SSH_CONTROL_NAME
+    if len(os.fsencode(path)) + SSH_CONTROL_SPARE <= SOCKET_PATH_BYTES:
+        return path
+    return Path(tempfile.gettempdir()) / f"cockpit-{os.getuid()}" / SSH_CONTROL_NAME
+
+
 def service_lock(data: Path) -> Path:
     """The lock the service of the store in `data` holds while it runs: one service per store."""
     return data / "service.lock"

@@ -143,10 +143,11 @@ async def test_a_prompt_whose_agent_cannot_start_says_why_in_the_transcript(
         record = await engine.create_session(spec, project)
         engine.send(record.id, "hello")
 
-        async def an_error_row() -> bool:
-            return any(r.kind == "error" for r in await rows_of(engine, record.id))
+        async def an_error_row_and_status() -> bool:
+            rows = await rows_of(engine, record.id)  # the row is told, then the status set
+            return any(r.kind == "error" for r in rows) and engine.status(record.id) == Status.ERROR
 
-        await eventually(an_error_row, 15)
+        await eventually(an_error_row_and_status, 15)
         rows = await rows_of(engine, record.id)
         assert [r.kind for r in rows] == ["user", "error"]
         assert "no-such-agent" in rows[1].text

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import EngineAPI, ResyncEvent, StatusEvent
-from cockpit.cli.connect import LOCAL_ENV, Reach, open_engine
+from cockpit.cli.connect import LOCAL_ENV, SSH_ENV, Reach, open_engine
+from cockpit.paths import ssh_control_path
+from cockpit.remote import engine as remote_engine
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.service_helpers import (
     cockpit,
@@ -77,8 +79,15 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
         return Reach.of(args)
 
     remote = reach(remote="me@build-box")
-    assert remote == Reach(via=("ssh", "-T", "me@build-box", "cockpit", "service", "--stdio"))
-    assert remote.where == "ssh -T me@build-box cockpit service --stdio"
+    control = ssh_control_path()
+    shared = ("-o", "ControlMaster=auto", "-o", f"ControlPath={control}", "-o", "ControlPersist=60")
+    tail = ("me@build-box", "cockpit", "service", "--stdio")
+    assert remote == Reach(via=("ssh", "-T", *shared, *tail))
+    assert remote.where.startswith("ssh -T -o ControlMaster=auto")
+    assert control.parent.stat().st_mode & 0o777 == 0o700, "the shared connection is the user's"
+    monkeypatch.setenv(SSH_ENV, "ssh -J 'jump host'")
+    assert reach(remote="me@build-box").via == ("ssh", "-J", "jump host", "-T", *shared, *tail)
+    monkeypatch.delenv(SSH_ENV)
     via = reach(via="ssh -p 2222 box 'env COCKPIT_HOME=/srv/c cockpit service --stdio'")
     assert via.via == (
         "ssh",
@@ -130,6 +139,20 @@ async def bridged(home: Path, tmp_path: Path) -> AsyncIterator[tuple[EngineAPI, 
 
 def bridge_pids(pids: Path) -> list[int]:
     return [int(line) for line in pids.read_text().split()] if pids.exists() else []
+
+
+async def test_a_bridge_that_takes_its_time_to_connect_is_waited_for(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bridge's first answer includes its own start (ssh connecting, a password typed):
+    it gets BRIDGE_HELLO_TIMEOUT, not the socket's HELLO_TIMEOUT."""
+    monkeypatch.setattr(remote_engine, "HELLO_TIMEOUT", 0.3)
+    slow = ("sh", "-c", f"sleep 1.5; exec {shlex.join(bridge_command(home))}")
+    engine = await open_engine(home, reach=Reach(via=slow))
+    try:
+        assert await engine.sessions() == []
+    finally:
+        await engine.close()
 
 
 async def test_the_turn_outlives_its_bridge_and_the_client_reattaches(
@@ -214,6 +237,8 @@ def sshd(tmp_path: Path) -> Iterator[tuple[int, Path]]:
                 "PermitRootLogin prohibit-password",
                 "StrictModes no",
                 "UsePAM no",
+                "AcceptEnv COCKPIT_HOME",  # the store a test names
+                f"SetEnv PATH={Path(sys.executable).parent}:/usr/bin:/bin",  # its `cockpit`
                 "",
             ]
         )
@@ -248,11 +273,9 @@ def listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_run_over_a_real_ssh_connection(
-    home: Path, elsewhere: Path, sshd: tuple[int, Path]
-) -> None:
-    port, key = sshd
-    ssh = [
+def ssh_to(port: int, key: Path) -> list[str]:
+    """ssh to the test's sshd with its key, asking nothing (the host key is new)."""
+    return [
         "ssh",
         "-p",
         str(port),
@@ -266,8 +289,14 @@ def test_run_over_a_real_ssh_connection(
         "BatchMode=yes",
         "-o",
         "LogLevel=ERROR",
-        "127.0.0.1",
     ]
+
+
+def test_run_over_a_real_ssh_connection(
+    home: Path, elsewhere: Path, sshd: tuple[int, Path]
+) -> None:
+    port, key = sshd
+    ssh = [*ssh_to(port, key), "127.0.0.1"]
     remote = ["env", f"COCKPIT_HOME={home}", sys.executable, "-m", "cockpit", "service", "--stdio"]
     via = shlex.join([*ssh, *remote])
     ran = cockpit("--via", via, "run", "--agent", "demo", "--yes", "hello", home=elsewhere)
@@ -277,3 +306,43 @@ def test_run_over_a_real_ssh_connection(
     assert service_pid(elsewhere) is None
     listed = json.loads(ok(cockpit("--via", via, "ls", "--json", home=elsewhere)).stdout)
     assert [s["title"] for s in listed] == ["hello"]
+
+
+def logins(sshd_log: Path) -> int:
+    """The logins the test's sshd has let in so far."""
+    return sshd_log.read_text(errors="replace").count("Accepted publickey")
+
+
+def test_remote_logs_in_once_and_its_later_runs_share_that_connection(
+    home: Path, elsewhere: Path, sshd: tuple[int, Path]
+) -> None:
+    """`cockpit --remote HOST` through the user's ssh (COCKPIT_SSH: this test's port and
+    key; the store on HOST passed in the environment sshd accepts, its `cockpit` on the
+    PATH sshd sets):
+    a run and an `ls` after it reach HOST's store, and the second logs in no more (a
+    password would be asked once, not under the screen)."""
+    port, key = sshd
+    sshd_log = key.parent / "sshd.log"
+    assert (Path(sys.executable).parent / "cockpit").exists(), "no `cockpit` for sshd's PATH"
+    ssh = [*ssh_to(port, key), "-o", f"SetEnv=COCKPIT_HOME={home}"]
+    env = {"COCKPIT_SSH": shlex.join(ssh)}
+    control = ssh_control_path({"COCKPIT_HOME": str(elsewhere)})
+    try:
+        ran = cockpit(
+            "--remote", "127.0.0.1", "run", "--agent", "demo", "--yes", "hello",
+            home=elsewhere, env_extra=env,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.startswith("# Welcome to Cockpit")
+        assert logins(sshd_log) == 1
+        listed = cockpit("--remote", "127.0.0.1", "ls", "--json", home=elsewhere, env_extra=env)
+        assert [s["title"] for s in json.loads(ok(listed).stdout)] == ["hello"]
+        assert logins(sshd_log) == 1, "the second run logged in again"
+        assert service_pid(home) is not None and service_pid(elsewhere) is None
+    finally:  # the shared connection would outlive the test by SSH_PERSIST seconds
+        subprocess.run(
+            [*ssh, "-o", f"ControlPath={control}", "-O", "exit", "127.0.0.1"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )

@@ -66,22 +66,28 @@ def test_first_start_with_no_sessions(snap_compare: Snap, tmp_path: Path) -> Non
     assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
 
 
+AppMaker = Callable[[Path, Callable[[Engine, Path], Any]], CockpitApp]
+"""What makes the app a picture is taken of, from a test's folder and what fills its store:
+`app_with` (the engine in process), or an app attached to a service on that store."""
+
+
+async def one_existing_session(engine: Engine, project: Path) -> None:
+    await add_session(engine, project, "existing", [("hello", "Hi!")])
+
+
 def new_session_dialog(
     snap_compare: Snap,
     tmp_path: Path,
     size: tuple[int, int],
     monkeypatch: pytest.MonkeyPatch,
     keys: tuple[str, ...] = (),
+    make: AppMaker = app_with,
 ) -> bool:
     """Ctrl+N over a store with one session, then `keys`, pictured at `size`. PATH is an
     empty folder, so the same agents are missing on every machine."""
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-
-    async def build(engine: Engine, project: Path) -> None:
-        await add_session(engine, project, "existing", [("hello", "Hi!")])
-
-    app = app_with(tmp_path, build)
+    app = make(tmp_path, one_existing_session)
 
     async def open_dialog(pilot: Any) -> None:
         await settle(pilot)
@@ -178,38 +184,63 @@ def test_a_thought_collapsed(snap_compare: Snap, tmp_path: Path) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=settle)
 
 
+async def expand_the_thought(pilot: Any) -> None:
+    """Enter on the thought."""
+    await settle(pilot)
+    pilot.app.query_one(ThoughtBubble).focus()
+    await pilot.press("enter")
+    await settle(pilot)
+
+
 def test_a_thought_expanded(snap_compare: Snap, tmp_path: Path) -> None:
     """Enter on the thought shows all of it."""
     app = app_with(tmp_path, thought_session())
+    assert snap_compare(app, terminal_size=(100, 24), run_before=expand_the_thought)
 
-    async def expand(pilot: Any) -> None:
-        await settle(pilot)
-        pilot.app.query_one(ThoughtBubble).focus()
-        await pilot.press("enter")
-        await settle(pilot)
 
-    assert snap_compare(app, terminal_size=(100, 24), run_before=expand)
+async def three_statuses(engine: Engine, project: Path) -> None:
+    """Sessions whose agent exited, or closed."""
+    await add_session(engine, project, "refactor the store", [("go", "Done.")], status="exited")
+    await add_session(engine, project, "write the docs", [("docs", "Written.")], status="closed")
+    await add_session(engine, project, "fix the tests", [("fix", "Fixed.")], status="closed")
+
+
+async def show_the_rail(pilot: Any) -> None:
+    await settle(pilot)
+    pilot.app._refresh_rail()
+    await settle(pilot)
 
 
 def test_sessions_with_different_statuses(snap_compare: Snap, tmp_path: Path) -> None:
     """The rail: an agent that exited (✗), a finished turn not yet read (◆), the session on
     screen (closed, ·)."""
+    app = app_with(tmp_path, three_statuses)
+    assert snap_compare(app, terminal_size=(100, 24), run_before=show_the_rail)
 
-    async def build(engine: Engine, project: Path) -> None:
-        await add_session(engine, project, "refactor the store", [("go", "Done.")], status="exited")
-        await add_session(
-            engine, project, "write the docs", [("docs", "Written.")], status="closed"
-        )
-        await add_session(engine, project, "fix the tests", [("fix", "Fixed.")], status="closed")
 
-    app = app_with(tmp_path, build)
+async def a_reply_on_the_page_edge(engine: Engine, project: Path) -> None:
+    """A long reply with 20 rows before it and 120 after: the tail page starts right after
+    it."""
+    session = await add_session(engine, project, "long history", [])
+    await add_rows(engine, session, 20, size=10)
+    long_reply = markdown_reply(random.Random(4), 900)
+    await engine.store.apply(
+        chunk_from_update(session, text_update("agent_message_chunk", long_reply))
+    )
+    await engine.store.apply(note(session, "notice", "the page edge is just above this line"))
+    await add_rows(engine, session, 119, size=10)
 
-    async def show(pilot: Any) -> None:
-        await settle(pilot)
-        app._refresh_rail()
-        await settle(pilot)
 
-    assert snap_compare(app, terminal_size=(100, 24), run_before=show)
+async def page_in_the_reply(pilot: Any) -> None:
+    """Load the earlier page and scroll to the top of the reply in it."""
+    await settle(pilot)
+    view = pilot.app.query_one(TranscriptView)
+    await view.load_earlier()
+    await settle(pilot)
+    agent = next(b for b in view.model if b.kind == "agent")
+    widget = view.widgets[agent.key]
+    view.scroll_to_widget(widget, animate=False, top=True)
+    await settle(pilot)
 
 
 def test_an_earlier_page_with_a_message_straddling_the_edge(
@@ -217,30 +248,8 @@ def test_an_earlier_page_with_a_message_straddling_the_edge(
 ) -> None:
     """Scrolled to the top after loading the earlier page: the long reply that sits where
     the two pages meet is one whole bubble."""
-
-    async def build(engine: Engine, project: Path) -> None:
-        session = await add_session(engine, project, "long history", [])
-        await add_rows(engine, session, 20, size=10)
-        long_reply = markdown_reply(random.Random(4), 900)
-        await engine.store.apply(
-            chunk_from_update(session, text_update("agent_message_chunk", long_reply))
-        )
-        await engine.store.apply(note(session, "notice", "the page edge is just above this line"))
-        await add_rows(engine, session, 119, size=10)
-
-    app = app_with(tmp_path, build)
-
-    async def page_in(pilot: Any) -> None:
-        await settle(pilot)
-        view = pilot.app.query_one(TranscriptView)
-        await view.load_earlier()
-        await settle(pilot)
-        agent = next(b for b in view.model if b.kind == "agent")
-        widget = view.widgets[agent.key]
-        view.scroll_to_widget(widget, animate=False, top=True)
-        await settle(pilot)
-
-    assert snap_compare(app, terminal_size=(100, 30), run_before=page_in)
+    app = app_with(tmp_path, a_reply_on_the_page_edge)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=page_in_the_reply)
 
 
 def conversation() -> Callable[[Engine, Path], Any]:

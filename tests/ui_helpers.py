@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import Status
+from cockpit.api import EngineAPI, Status
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from cockpit.ui.app import CockpitApp
@@ -38,14 +38,16 @@ def make_app(
     *,
     agent: str | None = None,
     engine_clock: Callable[[], float] = lambda: NOW,
+    engine: Callable[[], Awaitable[EngineAPI]] | None = None,
 ) -> CockpitApp:
     """An app on an isolated home in `tmp_path`, its clock two minutes after NOW (the
-    engine's at NOW, or ticking from it when the order of what it stamps matters)."""
+    engine's at NOW, or ticking from it when the order of what it stamps matters), on
+    the engine `engine` opens (by default one in process on the home)."""
     home = tmp_path / "home"
     project = folder or tmp_path / "project"
     project.mkdir(exist_ok=True)
     return CockpitApp(
-        engine_factory(home, engine_clock),
+        engine or engine_factory(home, engine_clock),
         folder=project,
         agent=agent,
         clock=lambda: NOW + 120,

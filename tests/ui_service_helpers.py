@@ -2,9 +2,11 @@
 real `cockpit service` in a subprocess reached over its socket through a `RemoteEngine`
 ("service"), so that one interaction test runs against both.
 
-Snapshot tests stay on the engine in process: their pictures need the engine's fixed
-clock, which a service in another process cannot have. Every service started here is
-stopped when its test ends (SIGTERM, then SIGKILL), whatever the test did to it.
+Most snapshot tests stay on the engine in process: a picture of what the engine stamps
+while it is taken needs the engine's fixed clock, which a service in another process
+cannot have. Pictures of stored rows are taken through a service too
+(`test_service_snapshots.py`). Every service started here is stopped when its test ends
+(SIGTERM, then SIGKILL), whatever the test did to it.
 """
 
 from __future__ import annotations

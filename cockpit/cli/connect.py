@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import os
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from cockpit.engine.registry import (
     executable,
     load_registry,
 )
+from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
 from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
 from cockpit.remote.launch import (
@@ -66,6 +67,43 @@ __all__ = [
 LOCAL_ENV = "COCKPIT_LOCAL"
 """Set to 1: every command runs the engine in its own process, as `--local` does."""
 
+SSH_ENV = "COCKPIT_SSH"
+"""The ssh command `--remote` runs (split as a shell would), "ssh" when unset: another
+client, or options of the user's own (`ssh -J jump`)."""
+
+BRIDGE_HELLO_TIMEOUT = 180.0
+"""Seconds a service reached through a bridge command may take to answer: the first
+answer waits for the command to connect, a password or passphrase typed included."""
+
+SSH_PERSIST = 60
+"""Seconds the connection `--remote` shares stays open after its last use."""
+
+
+def remote_bridge(host: str, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The bridge command of `--remote HOST`: `cockpit service --stdio` on HOST through the
+    user's ssh, with their config and keys. Its runs share one connection (a control
+    socket, owner-only): the user authenticates once, as the command starts on a plain
+    terminal, and each later run (the screen opening, attaching again after a cut) goes
+    through that connection with no prompt under the screen."""
+    env = os.environ if environ is None else environ
+    control = ssh_control_path(env)
+    private_dir(control.parent)
+    return (
+        *shlex.split(env.get(SSH_ENV) or "ssh"),
+        "-T",
+        "-o",
+        "ControlMaster=auto",
+        "-o",
+        f"ControlPath={control}",
+        "-o",
+        f"ControlPersist={SSH_PERSIST}",
+        host,
+        "cockpit",
+        "service",
+        "--stdio",
+    )
+
+
 Connector = Callable[[], Awaitable[Streams]]
 """What opens a connection to the service (each time a client attaches)."""
 
@@ -87,7 +125,7 @@ class Reach:
         if getattr(args, "via", None):
             via = tuple(shlex.split(args.via))
         elif getattr(args, "remote", None):
-            via = ("ssh", "-T", args.remote, "cockpit", "service", "--stdio")
+            via = remote_bridge(args.remote)
         local = bool(getattr(args, "local", False)) or (
             not via and os.environ.get(LOCAL_ENV, "") not in ("", "0")
         )
@@ -125,7 +163,11 @@ async def open_engine(
     if on_cut is not None:
         connector = _once(connector, on_cut)
     try:
-        engine = await ServiceEngine.attach(connector, name=f"cockpit-{os.getpid()}")
+        engine = await ServiceEngine.attach(
+            connector,
+            name=f"cockpit-{os.getpid()}",
+            hello_timeout=BRIDGE_HELLO_TIMEOUT if bridges else None,
+        )
         assert isinstance(engine, ServiceEngine)
     except ConnectionError as error:
         if bridges is None:

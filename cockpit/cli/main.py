@@ -89,7 +89,10 @@ def add_reach_arguments(command: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--remote",
         metavar="HOST",
-        help="attach to the Cockpit service on HOST through ssh (runs `cockpit service --stdio`)",
+        help=(
+            "attach to the Cockpit service on HOST through ssh (runs `cockpit service --stdio`;"
+            " one shared connection; COCKPIT_SSH names the ssh command)"
+        ),
     )
     where.add_argument(
         "--via",

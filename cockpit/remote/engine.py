@@ -119,9 +119,14 @@ class RemoteEngine:
     detaches = True
     """Quitting the client leaves the agents running in the service."""
 
-    def __init__(self, connector: Connector, *, name: str = "cockpit") -> None:
+    def __init__(
+        self, connector: Connector, *, name: str = "cockpit", hello_timeout: float | None = None
+    ) -> None:
         self._connector = connector
         self._name = name
+        self._hello_timeout = HELLO_TIMEOUT if hello_timeout is None else hello_timeout
+        """Seconds the service may take to answer an attach (through a bridge, the first
+        one includes the bridge's own start: ssh connecting, a passphrase typed)."""
         self._conn: Connection | None = None
         self._conn_ended = asyncio.Event()
         """Set once `_conn` has ended (see `before_the_end`)."""
@@ -160,12 +165,17 @@ class RemoteEngine:
         self._unwritten = (0, 0)
         self.service: dict[str, Any] = {}
         """What the service said of itself when this client attached (pid, version)."""
+        self.links_lost = 0
+        """Connections lost while attached; each is told by one ResyncEvent once attached
+        again (a cut while attaching again only costs a try)."""
 
     @classmethod
-    async def attach(cls, connector: Connector, *, name: str = "cockpit") -> RemoteEngine:
+    async def attach(
+        cls, connector: Connector, *, name: str = "cockpit", hello_timeout: float | None = None
+    ) -> RemoteEngine:
         """Attach to the service `connector` reaches (ProtocolMismatch, ConnectionError). One
         that stops as this client comes is waited out: the connector starts the next."""
-        engine = cls(connector, name=name)
+        engine = cls(connector, name=name, hello_timeout=hello_timeout)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SUCCESSOR_WAIT
         while True:
@@ -189,7 +199,7 @@ class RemoteEngine:
         self._conn_ended = ended = asyncio.Event()
         self._receiver = asyncio.ensure_future(self._receive(conn, ended))
         try:
-            hello = await asyncio.wait_for(self._greet(conn, ended), HELLO_TIMEOUT)
+            hello = await asyncio.wait_for(self._greet(conn, ended), self._hello_timeout)
             if ended.is_set():  # cut after the answer, before it was greeted: nothing else
                 raise ConnectionError("the connection ended as it was attached")  # retries
         except TimeoutError:  # a service that hangs (stopped, or its loop blocked)
@@ -197,7 +207,7 @@ class RemoteEngine:
             await conn.close()
             self._let_go()
             raise ConnectionError(
-                f"the Cockpit service did not answer in {HELLO_TIMEOUT:g} s"
+                f"the Cockpit service did not answer in {self._hello_timeout:g} s"
             ) from None
         except ConnectionError as error:  # it closed the connection: it is going away
             self._conn = None
@@ -277,6 +287,7 @@ class RemoteEngine:
         ended.set()
         if not self._closing and conn is self._greeted:
             self._greeted = None
+            self.links_lost += 1
             self._attached.clear()
             self._settled.clear()
             self._set_link_problem(LINK_CUT)
@@ -341,7 +352,7 @@ class RemoteEngine:
                 self._state_came.clear()
                 await self._request(protocol.HELLO, self._hello())
                 with contextlib.suppress(TimeoutError):  # cut meanwhile: attaching again tells
-                    await asyncio.wait_for(self._state_came.wait(), HELLO_TIMEOUT)
+                    await asyncio.wait_for(self._state_came.wait(), self._hello_timeout)
             finally:
                 self._emit(ResyncEvent("this client fell behind the Cockpit service"))
 

@@ -131,12 +131,8 @@ class Relay:
         self.target = target
         self.path = path
         self.cuts = 0
-        self.answered_cuts = 0
-        """Cuts that dropped a connection the service had answered on (one cut while the
-        client was still attaching again costs it a try, not a second resync)."""
         self.connections = 0
         self._ends: set[asyncio.StreamWriter] = set()
-        self._answered: set[asyncio.StreamWriter] = set()
         self._pumps: set[asyncio.Task[None]] = set()
         self._server: asyncio.AbstractServer | None = None
 
@@ -166,13 +162,11 @@ class Relay:
         """Drop every connection now, both ends, and what was in flight."""
         if self._ends:
             self.cuts += 1
-            self.answered_cuts += bool(self._answered & self._ends)
         for end in list(self._ends):
             transport = end.transport
             with contextlib.suppress(Exception):
                 transport.abort()
         self._ends.clear()
-        self._answered.clear()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -186,30 +180,21 @@ class Relay:
         self._ends.update((writer, far_writer))
         pumps = [
             asyncio.ensure_future(self._pump(reader, far_writer)),
-            asyncio.ensure_future(self._pump(far_reader, writer, from_service=True)),
+            asyncio.ensure_future(self._pump(far_reader, writer)),
         ]
         self._pumps.update(pumps)
         try:
             await asyncio.gather(*pumps, return_exceptions=True)
         finally:
             self._pumps.difference_update(pumps)
-            self._answered.discard(writer)
             for end in (writer, far_writer):
                 self._ends.discard(end)
                 end.transport.abort()
 
-    async def _pump(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        from_service: bool = False,
-    ) -> None:
-        """Copy until either side ends; then end both. Bytes copied `from_service` mark
-        the connection answered."""
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Copy until either side ends; then end both."""
         try:
             while data := await reader.read(65536):
-                if from_service:
-                    self._answered.add(writer)
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, OSError):
