@@ -318,9 +318,8 @@ def test_remote_logs_in_once_and_its_later_runs_share_that_connection(
 ) -> None:
     """`cockpit --remote HOST` through the user's ssh (COCKPIT_SSH: this test's port and
     key; the store on HOST passed in the environment sshd accepts, its `cockpit` on the
-    PATH sshd sets):
-    a run and an `ls` after it reach HOST's store, and the second logs in no more (a
-    password would be asked once, not under the screen)."""
+    PATH sshd sets): a run and an `ls` after it reach HOST's store, and the second logs
+    in no more (a password would be asked once, not under the screen)."""
     port, key = sshd
     sshd_log = key.parent / "sshd.log"
     assert (Path(sys.executable).parent / "cockpit").exists(), "no `cockpit` for sshd's PATH"
@@ -328,14 +327,14 @@ def test_remote_logs_in_once_and_its_later_runs_share_that_connection(
     env = {"COCKPIT_SSH": shlex.join(ssh)}
     control = ssh_control_path({"COCKPIT_HOME": str(elsewhere)})
     try:
+        remote = ("--remote", "127.0.0.1")
         ran = cockpit(
-            "--remote", "127.0.0.1", "run", "--agent", "demo", "--yes", "hello",
-            home=elsewhere, env_extra=env,
-        )  # fmt: skip
+            *remote, "run", "--agent", "demo", "--yes", "hello", home=elsewhere, env_extra=env
+        )
         assert ran.returncode == 0, ran.stderr
         assert ran.stdout.startswith("# Welcome to Cockpit")
         assert logins(sshd_log) == 1
-        listed = cockpit("--remote", "127.0.0.1", "ls", "--json", home=elsewhere, env_extra=env)
+        listed = cockpit(*remote, "ls", "--json", home=elsewhere, env_extra=env)
         assert [s["title"] for s in json.loads(ok(listed).stdout)] == ["hello"]
         assert logins(sshd_log) == 1, "the second run logged in again"
         assert service_pid(home) is not None and service_pid(elsewhere) is None
