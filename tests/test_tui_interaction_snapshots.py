@@ -21,7 +21,16 @@ from cockpit.ui.screens.questions import OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen
 from cockpit.ui.tool_card import ToolCard
 from store import chunk_from_update
-from tests.ui_helpers import NOW, fill_now, make_app, ready, send, ticking, wait_until
+from tests.ui_helpers import (
+    NOW,
+    fill_now,
+    make_app,
+    ready,
+    repaints_done,
+    send,
+    ticking,
+    wait_until,
+)
 
 Snap = Callable[..., bool]
 
@@ -69,6 +78,7 @@ async def settle(pilot: Any) -> None:
 async def calm(pilot: Any) -> None:
     """Let the screen catch up without waiting for workers (a turn waiting on the user is
     a worker that will not finish)."""
+    await repaints_done(pilot.app)
     for _ in range(3):
         await pilot.pause(0.05)
 

@@ -19,7 +19,15 @@ from cockpit.ui.bubbles import ThoughtBubble
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
 from store.workload import benchmark_reply, markdown_reply, text_update
-from tests.ui_helpers import add_rows, add_session, fill_now, local, make_app, wait_until
+from tests.ui_helpers import (
+    add_rows,
+    add_session,
+    fill_now,
+    local,
+    make_app,
+    repaints_done,
+    wait_until,
+)
 
 TABLE_REPLY = (
     "Here is what I found in the project:\n\n"
@@ -47,7 +55,9 @@ def app_with(tmp_path: Path, build: Callable[[Engine, Path], Any] | None = None)
 
 
 async def settle(pilot: Any) -> None:
+    """Until the workers are done and every reply painted, then the screen's update."""
     await pilot.app.workers.wait_for_complete()
+    await repaints_done(pilot.app)
     for _ in range(3):
         await pilot.pause()
 

@@ -12,6 +12,7 @@ from cockpit.api import EngineAPI, Status
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from cockpit.ui.app import CockpitApp
+from cockpit.ui.bubbles import AgentBubble
 from cockpit.ui.composer import Composer
 from store import chunk_from_update, note
 from store.workload import text_update
@@ -114,6 +115,15 @@ async def wait_until(
 ) -> None:
     """Wait for `condition`; a timeout fails naming what was awaited."""
     await eventually(condition, timeout, what)
+
+
+async def repaints_done(app: CockpitApp) -> None:
+    """Until no reply waits for a paced repaint: on a busy machine one waits longer than a
+    few pauses, and a picture taken then shows part of the text."""
+    await wait_until(
+        lambda: not any(bubble.repaint_pending for bubble in app.query(AgentBubble)),
+        what="the replies' last repaints",
+    )
 
 
 async def ready(app: CockpitApp) -> str:
