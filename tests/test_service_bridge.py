@@ -82,8 +82,13 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
     control = ssh_control_path()
     shared = ("-o", "ControlMaster=auto", "-o", f"ControlPath={control}", "-o", "ControlPersist=60")
     tail = ("me@build-box", "cockpit", "service", "--stdio")
-    assert remote == Reach(via=("ssh", "-T", *shared, *tail))
+    batch = ("-o", "BatchMode=yes")
+    assert remote == Reach(
+        via=("ssh", "-T", *shared, *tail), quiet_via=("ssh", "-T", *shared, *batch, *tail)
+    )
     assert remote.where.startswith("ssh -T -o ControlMaster=auto")
+    # under the screen the same ssh asks for nothing; a `--via` command stays the user's own
+    assert remote.under_screen() == Reach(via=("ssh", "-T", *shared, *batch, *tail))
     assert control.parent.stat().st_mode & 0o777 == 0o700, "the shared connection is the user's"
     monkeypatch.setenv(SSH_ENV, "ssh -J 'jump host'")
     assert reach(remote="me@build-box").via == ("ssh", "-J", "jump host", "-T", *shared, *tail)
@@ -96,6 +101,7 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
         "box",
         "env COCKPIT_HOME=/srv/c cockpit service --stdio",
     )
+    assert via.under_screen() == via
     assert reach() == Reach()
     assert reach(local=True) == Reach(local=True)
     monkeypatch.setenv(LOCAL_ENV, "1")

@@ -79,12 +79,15 @@ SSH_PERSIST = 60
 """Seconds the connection `--remote` shares stays open after its last use."""
 
 
-def remote_bridge(host: str, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+def remote_bridge(
+    host: str, environ: Mapping[str, str] | None = None, *, ask: bool = True
+) -> tuple[str, ...]:
     """The bridge command of `--remote HOST`: `cockpit service --stdio` on HOST through the
     user's ssh, with their config and keys. Its runs share one connection (a control
     socket, owner-only): the user authenticates once, as the command starts on a plain
     terminal, and each later run (the screen opening, attaching again after a cut) goes
-    through that connection with no prompt under the screen."""
+    through that connection. Not `ask`: ssh fails rather than ask for a password (the
+    screen's runs: a prompt under the screen would fight it for the keyboard)."""
     env = os.environ if environ is None else environ
     control = ssh_control_path(env)
     private_dir(control.parent)
@@ -97,6 +100,7 @@ def remote_bridge(host: str, environ: Mapping[str, str] | None = None) -> tuple[
         f"ControlPath={control}",
         "-o",
         f"ControlPersist={SSH_PERSIST}",
+        *(() if ask else ("-o", "BatchMode=yes")),
         host,
         "cockpit",
         "service",
@@ -117,19 +121,30 @@ class Reach:
     via: tuple[str, ...] = ()
     """A command whose stdin and stdout speak to a service (`ssh HOST cockpit service
     --stdio`); empty: the service of the local store."""
+    quiet_via: tuple[str, ...] = ()
+    """`via` that asks the user nothing (`--remote`'s ssh in batch mode), for the screen;
+    empty: `via` as it is (a `--via` command is the user's own)."""
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Reach:
         """What `--local`, `--remote HOST`, `--via CMD` and COCKPIT_LOCAL say."""
         via: tuple[str, ...] = ()
+        quiet: tuple[str, ...] = ()
         if getattr(args, "via", None):
             via = tuple(shlex.split(args.via))
         elif getattr(args, "remote", None):
             via = remote_bridge(args.remote)
+            quiet = remote_bridge(args.remote, ask=False)
         local = bool(getattr(args, "local", False)) or (
             not via and os.environ.get(LOCAL_ENV, "") not in ("", "0")
         )
-        return cls(local=local, via=via)
+        return cls(local=local, via=via, quiet_via=quiet)
+
+    def under_screen(self) -> Reach:
+        """This reach for a client that runs under the screen: its bridge asks nothing (the
+        user logged in as the command started; a connection that has died since says so
+        on the status line rather than prompting under the screen)."""
+        return Reach(local=self.local, via=self.quiet_via or self.via)
 
     @property
     def where(self) -> str:

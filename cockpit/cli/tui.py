@@ -44,13 +44,14 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
     reach = Reach.of(args)
 
     async def engine() -> EngineAPI:
-        return await open_engine(home, reach=reach, registry=registry)
+        return await open_engine(home, reach=reach.under_screen(), registry=registry)
 
     async def check_store() -> None:
         """Open the engine once before the screen takes over (starting the service when
-        none runs), so that a store Cockpit cannot use (SchemaError) or a service it
-        cannot reach is reported on one line rather than inside the TUI."""
-        await (await engine()).close()
+        none runs; through ssh, logging in, a password asked on the terminal), so that a
+        store Cockpit cannot use (SchemaError) or a service it cannot reach is reported on
+        one line rather than inside the TUI."""
+        await (await open_engine(home, reach=reach, registry=registry)).close()
 
     try:
         asyncio.run(check_store())
