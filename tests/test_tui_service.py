@@ -103,12 +103,12 @@ async def test_a_user_streams_types_switches_and_resizes_and_the_screen_equals_t
         await send(app, pilot, "slow")
         await wait_until(lambda: received(app, session) > 100, 20, "the reply to start")
         composer = app.query_one(Composer)
-        await pilot.press(*"half a thought", "backspace", "ctrl+end", "left", "right")
-        # The switch to the other session goes in the same burst as the keys before it
-        # (no pause, as a terminal delivers them), while this one streams.
-        send_burst(app, [*"xyz", "backspace", "backspace", "backspace", "ctrl+end", "ctrl+down"])
-        await wait_until(lambda: shown(app) == other, what="the other session on screen")
+        # Typing, moving and the switch to the other session in one burst (no pause, as a
+        # terminal delivers what is typed fast), sent while this one streams.
+        typed = [*"half a thought", "backspace", "ctrl+end", "left", "right"]
+        send_burst(app, [*typed, *"xyz", "backspace", "backspace", "backspace", "ctrl+down"])
         seen = app.engine.status(session)
+        await wait_until(lambda: shown(app) == other, what="the other session on screen")
         assert composer.text == ""
         await pilot.press("ctrl+up")
         await wait_until(lambda: shown(app) == session, what="back on the streaming session")
