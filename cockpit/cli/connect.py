@@ -11,7 +11,7 @@ import asyncio
 import os
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cockpit.api import (
@@ -121,30 +121,32 @@ class Reach:
     via: tuple[str, ...] = ()
     """A command whose stdin and stdout speak to a service (`ssh HOST cockpit service
     --stdio`); empty: the service of the local store."""
-    quiet_via: tuple[str, ...] = ()
-    """`via` that asks the user nothing (`--remote`'s ssh in batch mode), for the screen;
-    empty: `via` as it is (a `--via` command is the user's own)."""
+    remote: str | None = None
+    """The host of `--remote` (`via` is its ssh); None: `via` is the user's own command."""
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Reach:
         """What `--local`, `--remote HOST`, `--via CMD` and COCKPIT_LOCAL say."""
         via: tuple[str, ...] = ()
-        quiet: tuple[str, ...] = ()
+        remote = None
         if getattr(args, "via", None):
             via = tuple(shlex.split(args.via))
         elif getattr(args, "remote", None):
-            via = remote_bridge(args.remote)
-            quiet = remote_bridge(args.remote, ask=False)
+            remote = args.remote
+            via = remote_bridge(remote)
         local = bool(getattr(args, "local", False)) or (
             not via and os.environ.get(LOCAL_ENV, "") not in ("", "0")
         )
-        return cls(local=local, via=via, quiet_via=quiet)
+        return cls(local=local, via=via, remote=remote)
 
     def under_screen(self) -> Reach:
-        """This reach for a client that runs under the screen: its bridge asks nothing (the
-        user logged in as the command started; a connection that has died since says so
-        on the status line rather than prompting under the screen)."""
-        return Reach(local=self.local, via=self.quiet_via or self.via)
+        """This reach for a client that runs under the screen: `--remote`'s ssh asks
+        nothing (the user logged in as the command started; a connection that has died
+        since says so on the status line rather than prompting under the screen). A
+        `--via` command is the user's own, run as it is."""
+        if self.remote is None:
+            return self
+        return replace(self, via=remote_bridge(self.remote, ask=False))
 
     @property
     def where(self) -> str:
