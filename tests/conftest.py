@@ -3,6 +3,7 @@ collector tuned for a long-lived test process."""
 
 from __future__ import annotations
 
+import compileall
 import gc
 import os
 from collections.abc import AsyncIterator
@@ -35,6 +36,23 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     else:
         cores = os.cpu_count() or 1
     return WORKERS_PER_CORE * cores
+
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+COMPILED_FOLDERS = ("cockpit", "store", "acp", "tests")
+"""The checkout's own code, which the suite's agent and command processes import."""
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before any test, compile the checkout's modules once, as pip does for what it
+    installs (an editable install leaves them to their first import). Where
+    PYTHONDONTWRITEBYTECODE is set, Python never writes what it compiles, and each of the
+    suite's ~640 agent and command processes compiled the same modules again: about 0.1 s
+    of CPU each. Runs in the main process only (pytest-xdist's workers come after it)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    for folder in COMPILED_FOLDERS:
+        compileall.compile_dir(PROJECT_ROOT / folder, quiet=1)
 
 
 FULL_COLLECTION_EVERY = 100

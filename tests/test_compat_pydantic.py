@@ -10,7 +10,7 @@ import textwrap
 from importlib.metadata import version
 from pathlib import Path
 
-from pydantic._internal import _fields
+from pydantic._internal import _config, _fields
 
 from cockpit.compat import pydantic_private
 
@@ -88,3 +88,34 @@ def test_other_models_keep_their_attribute_docstrings(tmp_path: Path) -> None:
         [sys.executable, str(model)], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "What it is called."
+
+
+def test_pydantic_still_keeps_its_defaults_in_the_table_cockpit_changes() -> None:
+    defaults = getattr(_config, "config_defaults", None)
+    assert isinstance(defaults, dict) and pydantic_private.DEFER_BUILD in defaults, (
+        f"pydantic._internal._config.config_defaults no longer holds "
+        f"{pydantic_private.DEFER_BUILD!r}: find where model settings default now ({WHERE})"
+    )
+
+
+def test_models_are_built_at_their_first_use_and_then_validate_as_before() -> None:
+    printed = fresh(
+        """
+        import cockpit, acp.schema as s
+        print(s.AgentMessageChunk.__pydantic_complete__)
+        chunk = s.AgentMessageChunk.model_validate(
+            {'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': 'hi'}}
+        )
+        print(s.AgentMessageChunk.__pydantic_complete__, chunk.content.text)
+        try:
+            s.AgentMessageChunk.model_validate({'sessionUpdate': 'agent_message_chunk'})
+        except Exception as error:
+            print(type(error).__name__)
+        """
+    )
+    assert printed.splitlines() == ["False", "True hi", "ValidationError"]
+
+
+def test_without_cockpit_the_sdk_builds_its_models_at_import() -> None:
+    printed = fresh("import acp.schema as s; print(s.AgentMessageChunk.__pydantic_complete__)")
+    assert printed == "True", "pydantic defers builds by itself now: the change can go"
