@@ -5,7 +5,8 @@ client gets frames only of the sessions it shows, and every session's status; a 
 stopped with SIGSTOP holds up neither the service nor another client, costs the service
 a bounded outbox, and after SIGCONT reads again and ends equal to the rows. And the
 outbox itself, over a real socket pair: frames queued while the client is busy go out as
-one event, in order, and past its bound the outbox turns into one resync."""
+one event, in order, each run of them joined into one frame; frames streamed one by one
+are gathered before they go; and past its bound the outbox turns into one resync."""
 
 from __future__ import annotations
 
@@ -412,16 +413,31 @@ async def test_frames_queued_while_the_client_is_busy_go_as_one_event_in_order()
         link.post_frames(frames_of("two", 0, 3))
         link.post_frames(frames_of("one", 5_000, 2))
         events = [received(m) for m in await read_messages(reader, 3)]
-        assert [(e.session, len(e.frames)) for e in events] == [
-            ("one", 5_000),
-            ("two", 3),
-            ("one", 2),
-        ]
-        assert [f.n for f in events[0].frames + events[2].frames] == [
-            4 * (i + 1) for i in range(5_002)
+        # Each event's frames continue one another: each crosses as one frame.
+        assert [(e.session, [(f.part, f.n) for f in e.frames]) for e in events] == [
+            ("one", [("abcd" * 5_000, 20_000)]),
+            ("two", [("abcd" * 3, 12)]),
+            ("one", [("abcd" * 2, 20_008)]),
         ]
         await link.drained()
         assert link.queued_bytes == 0
+
+
+async def test_frames_streamed_one_by_one_are_gathered_before_they_are_sent() -> None:
+    # As an agent streams: a frame, a moment, the next. The link waits FRAME_GATHER for
+    # more to join the first instead of sending each as it comes.
+    async with link_and_reader() as (link, reader):
+        for number in range(60):
+            link.post_frames(frames_of("one", number, 1))
+            await asyncio.sleep(0.001)
+        messages = 0
+        frames: list[Frame] = []
+        async with asyncio.timeout(10):
+            while not frames or frames[-1].n < 240:
+                frames += received(json.loads(await reader.readline())).frames
+                messages += 1
+        assert "".join(f.part for f in frames) == "abcd" * 60
+        assert messages <= 20, f"{messages} messages for 60 frames streamed over 60 ms"
 
 
 async def test_past_its_bound_the_outbox_becomes_one_resync() -> None:

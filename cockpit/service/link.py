@@ -8,9 +8,11 @@ as soon as it reads at all: the service's memory stays bounded whatever a client
 the client loses nothing, because a read replaces what it holds.
 
 Frames wait in the outbox as the engine made them, and are encoded only as they are sent:
-frames of one session queued one after another while the client was busy go out as one
-event, so a client that falls behind catches up in a few messages, not thousands, and a
-stopped one costs no encoding at all.
+frames of one session queued one after another go out as one event, each run of them that
+continues one row joined into one frame (`store.view.coalesce`), so a client that falls
+behind catches up in a few messages, not thousands, and a stopped one costs no encoding at
+all. A stream's first frame waits FRAME_GATHER for the next ones to join it: a reply
+streamed flat out crosses in about a hundred messages a second, not a thousand frames.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from acp.connection import Connection
 from cockpit import protocol
 from cockpit.api import FramesEvent
 from store.model import Frame
+from store.view import coalesce
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,13 @@ OUTBOX_BYTES = 4 * 1024 * 1024
 FRAME_BYTES = 200
 """About what a frame waiting in an outbox holds in memory besides its text (the tuple, its
 length, the list's slot): a 4-character chunk weighs about 200 bytes there, not 4."""
+
+FRAME_GATHER = 0.01
+"""Seconds queued frames wait for more to join them before they are sent. A screen shows
+at most 60 frames a second, so 10 ms is not seen; for a reply streamed flat out (12,476
+chunks of 4 characters in about a second) it makes ~400 frames on the wire of 12,476,
+which is what brought the attached TUI's CPU to the in-process one's (BENCHMARKS.md).
+Other events (a status, a question) go at once."""
 
 DRAIN_TIMEOUT = 5.0
 """Seconds an answer waits for the events before it to be written."""
@@ -129,12 +139,14 @@ class ClientLink:
         try:
             while True:
                 await self._ready.wait()
+                if isinstance(self._outbox[0] if self._outbox else None, _Frames):
+                    await asyncio.sleep(FRAME_GATHER)  # let the stream's next frames join
                 self._ready.clear()
                 while self._outbox:
                     item = self._outbox.popleft()
                     if isinstance(item, _Frames):
                         self._outbox_bytes -= item.size
-                        event = protocol.encode_frames_event(item.session, item.frames)
+                        event = protocol.encode_frames_event(item.session, coalesce(item.frames))
                         await self.conn.send_notification(protocol.EVENT, {"event": event})
                         continue
                     method, params, size = item
