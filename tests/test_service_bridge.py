@@ -84,13 +84,15 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
     tail = ("me@build-box", "cockpit", "service", "--stdio")
     batch = ("-o", "BatchMode=yes")
     assert remote == Reach(via=("ssh", "-T", *shared, *tail), remote="me@build-box")
-    assert remote.where.startswith("ssh -T -o ControlMaster=auto")
+    assert remote.where == "ssh me@build-box cockpit service --stdio"
     # under the screen the same ssh asks for nothing; a `--via` command stays the user's own
     quiet = Reach(via=("ssh", "-T", *shared, *batch, *tail), remote="me@build-box")
     assert remote.under_screen() == quiet
     assert control.parent.stat().st_mode & 0o777 == 0o700, "the shared connection is the user's"
     monkeypatch.setenv(SSH_ENV, "ssh -J 'jump host'")
-    assert reach(remote="me@build-box").via == ("ssh", "-J", "jump host", "-T", *shared, *tail)
+    jumping = reach(remote="me@build-box")
+    assert jumping.via == ("ssh", "-J", "jump host", "-T", *shared, *tail)
+    assert jumping.where == "ssh -J 'jump host' me@build-box cockpit service --stdio"
     monkeypatch.delenv(SSH_ENV)
     via = reach(via="ssh -p 2222 box 'env COCKPIT_HOME=/srv/c cockpit service --stdio'")
     assert via.via == (

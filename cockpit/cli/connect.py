@@ -92,7 +92,7 @@ def remote_bridge(
     control = ssh_control_path(env)
     private_dir(control.parent)
     return (
-        *shlex.split(env.get(SSH_ENV) or "ssh"),
+        *ssh_command(env),
         "-T",
         "-o",
         "ControlMaster=auto",
@@ -102,10 +102,17 @@ def remote_bridge(
         f"ControlPersist={SSH_PERSIST}",
         *(() if ask else ("-o", "BatchMode=yes")),
         host,
-        "cockpit",
-        "service",
-        "--stdio",
+        *REMOTE_SERVICE,
     )
+
+
+REMOTE_SERVICE = ("cockpit", "service", "--stdio")
+"""What `--remote` runs on the host."""
+
+
+def ssh_command(environ: Mapping[str, str]) -> list[str]:
+    """The user's ssh: COCKPIT_SSH (`ssh -J jump`, say) or plain `ssh`."""
+    return shlex.split(environ.get(SSH_ENV) or "ssh")
 
 
 Connector = Callable[[], Awaitable[Streams]]
@@ -150,8 +157,13 @@ class Reach:
 
     @property
     def where(self) -> str:
-        """The service this reach attaches to, in words."""
-        return "this process" if self.local else shlex.join(self.via) if self.via else "here"
+        """The service this reach attaches to, in words: for `--remote`, the command a user
+        would type to try it (the shared connection's options left out)."""
+        if self.local:
+            return "this process"
+        if self.remote is not None:
+            return shlex.join((*ssh_command(os.environ), self.remote, *REMOTE_SERVICE))
+        return shlex.join(self.via) if self.via else "here"
 
 
 async def open_engine(
