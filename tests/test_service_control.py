@@ -286,7 +286,13 @@ async def test_an_attached_client_sees_cockpit_run_stream_live(
         session = created[0]
         engine.show(session)  # as the TUI does when it shows a session: frames, then a read
         recorder.view(session).merge_page(await engine.rows(session))
-        await eventually(lambda: recorder.frames > 100, 60, "frames while `cockpit run` streams")
+        # Frames are gathered and joined on the wire, so count what they carried.
+        view = recorder.view(session)
+        await eventually(
+            lambda: sum(bubble.length for bubble in view) > 2_000,
+            60,
+            "the first 2,000 characters while `cockpit run` streams",
+        )
         assert run.poll() is None, "the run ended before the client saw its frames"
         out, err = await asyncio.to_thread(run.communicate, timeout=60)
     finally:
