@@ -12,7 +12,7 @@ frames of one session queued one after another go out as one event, each run of 
 continues one row joined into one frame (`store.view.coalesce`), so a client that falls
 behind catches up in a few messages, not thousands, and a stopped one costs no encoding at
 all. A stream's first frame waits FRAME_GATHER for the next ones to join it: a reply
-streamed flat out crosses in about a hundred messages a second, not a thousand frames.
+streamed flat out crosses in at most a hundred messages a second, not one frame per token.
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ length, the list's slot): a 4-character chunk weighs about 200 bytes there, not 
 
 FRAME_GATHER = 0.01
 """Seconds queued frames wait for more to join them before they are sent. A screen shows
-at most 60 frames a second, so 10 ms is not seen; for a reply streamed flat out (12,476
-chunks of 4 characters in about a second) it makes ~400 frames on the wire of 12,476,
-which is what brought the attached TUI's CPU to the in-process one's (BENCHMARKS.md).
-Other events (a status, a question) go at once."""
+at most 60 frames a second, so 10 ms is not seen; a reply streamed flat out (12,476
+chunks of 4 characters in about a second) crosses as 400 to 1,000 frames instead of
+12,476, which brought the attached TUI's CPU to the in-process one's or below
+(BENCHMARKS.md). Other events (a status, a question) go at once."""
 
 DRAIN_TIMEOUT = 5.0
 """Seconds an answer waits for the events before it to be written."""
