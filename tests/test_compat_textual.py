@@ -7,7 +7,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import subprocess
+import sys
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -235,3 +238,65 @@ async def test_releasing_style_caches_empties_them() -> None:
         release_style_caches([below])
         assert StylesCache.get_inner_outer.cache_info().currsize == 0
         assert not below._styles_cache._cache, f"StylesCache.clear changed: {RECHECK}"
+
+
+TIMER_SCRIPT = """
+import sys
+from textual.app import App
+
+if sys.argv[1] == "cockpit":
+    from cockpit.compat.textual_private import keep_timer_delays_positive
+
+    keep_timer_delays_positive()
+
+
+class Late(App[int]):
+    fired = 0
+
+    def on_mount(self) -> None:
+        self.set_timer(-0.006, self.fire)  # a toast's delay, its time run out as it was built
+        self.set_timer(0.0000001, self.fire)  # a repaint due within a microsecond
+        self.set_timer(0.5, lambda: self.exit(self.fired))
+
+    def fire(self) -> None:
+        self.fired += 1
+
+
+app = Late()
+app.run(headless=True)
+print("fired", app.return_value)
+"""
+"""Timers whose delay is negative or under a microsecond, in an app that ends after 0.5 s."""
+
+
+def run_timers(
+    tmp_path: Path, patched: bool, timeout: float
+) -> subprocess.CompletedProcess[str] | None:
+    """Run TIMER_SCRIPT in a fresh interpreter; None when it did not end in `timeout` s."""
+    script = tmp_path / "timers.py"
+    script.write_text(TIMER_SCRIPT)
+    try:
+        return subprocess.run(
+            [sys.executable, str(script), "cockpit" if patched else "textual"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def test_a_negative_or_tiny_timer_fires_and_leaves_the_app_running(tmp_path: Path) -> None:
+    done = run_timers(tmp_path, patched=True, timeout=30)
+    assert done is not None, "the app froze on a negative timer (keep_timer_delays_positive)"
+    assert done.stdout.split() == ["fired", "2"], done.stderr
+
+
+def test_textual_still_freezes_on_a_negative_timer(tmp_path: Path) -> None:
+    # Frozen: the app never ends (its loop spins), so the run is cut after 4 s.
+    done = run_timers(tmp_path, patched=False, timeout=4)
+    assert done is None, (
+        "Textual ends a timer with a negative delay by itself now: check the tiny one too, "
+        "then keep_timer_delays_positive in cockpit/compat/textual_private.py can go"
+    )

@@ -12,6 +12,7 @@ signature).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,6 +137,37 @@ def full_screen_update(app: App[Any]) -> RenderableType | None:
     (`Screen._compositor.render_update(full=True)` over `App._background_screens`): the
     legibility tests read the colour of every cell from it."""
     return app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+
+
+# --- a Textual bug Cockpit works around ---------------------------------------------------
+
+MIN_TIMER_DELAY = 0.001
+"""The shortest delay a Textual timer is given (seconds)."""
+
+
+def keep_timer_delays_positive() -> None:
+    """Make every Textual timer wait at least MIN_TIMER_DELAY (it wraps `Timer.__init__`).
+
+    Textual's timer loop (`Timer._run`, with `skip`, the default) never ends when its delay
+    is negative: it computes a negative count of missed ticks and starts again, holding
+    the event loop and a core for good. A delay under a microsecond is skipped instead and
+    its callback never runs. Textual's own toast makes the negative one: it reads the
+    notification's time left when it is built, and on a busy machine a toast built just
+    after its notification's time ran out got a delay of -6 ms. The whole screen froze
+    (seen in a test of names shown in toasts, under load). A late toast now goes after
+    1 ms, and a paced repaint due within a microsecond still runs. Idempotent."""
+    from textual.timer import Timer
+
+    original = Timer.__init__
+    if getattr(original, "cockpit_keeps_positive", False):
+        return
+
+    @functools.wraps(original)
+    def init(self: Timer, event_target: Any, interval: float, *args: Any, **kwargs: Any) -> None:
+        original(self, event_target, max(interval, MIN_TIMER_DELAY), *args, **kwargs)
+
+    init.cockpit_keeps_positive = True  # type: ignore[attr-defined]
+    Timer.__init__ = init  # type: ignore[method-assign]
 
 
 # --- private methods Cockpit's widgets override ------------------------------------------

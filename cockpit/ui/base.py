@@ -27,7 +27,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI
-from cockpit.compat.textual_private import widget_is_mounted
+from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.textout import describe_error, session_title
 from cockpit.ui.composer import Composer
@@ -99,6 +99,7 @@ class CockpitBase(App[None]):
         settings_file: Path | None = None,
         themes_dir: Path | None = None,
     ) -> None:
+        keep_timer_delays_positive()  # before any timer: a negative one froze the screen
         super().__init__()
         self._engine: EngineAPI | None = None if callable(engine) else engine
         self._engine_factory: EngineFactory | None = engine if callable(engine) else None
