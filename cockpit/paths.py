@@ -121,9 +121,14 @@ def service_socket(data: Path, environ: Mapping[str, str] | None = None) -> Path
     runtime folder, named after the store's real path. A path too long for the kernel
     (a deep COCKPIT_HOME) moves to a short owner-only folder under the temporary folder."""
     digest = hashlib.sha256(os.path.realpath(data).encode()).hexdigest()[:16]
-    name = f"service-{digest}.sock"
+    return socket_path(f"service-{digest}.sock", environ)
+
+
+def socket_path(name: str, environ: Mapping[str, str] | None = None, spare: int = 0) -> Path:
+    """A socket named `name` in the runtime folder, or in a short owner-only folder under
+    the temporary folder when that path, `spare` bytes longer, would not fit a socket."""
     path = runtime_dir(environ) / name
-    if len(os.fsencode(path)) <= SOCKET_PATH_BYTES:
+    if len(os.fsencode(path)) + spare <= SOCKET_PATH_BYTES:
         return path
     return Path(tempfile.gettempdir()) / f"cockpit-{os.getuid()}" / name
 
@@ -141,10 +146,7 @@ def ssh_control_path(environ: Mapping[str, str] | None = None) -> Path:
     """Where the ssh of `cockpit --remote` keeps the connection its later runs share (in
     the runtime folder; where that path is too long for a socket, in a short owner-only
     folder under the temporary folder, as `service_socket`)."""
-    path = runtime_dir(environ) / SSH_CONTROL_NAME
-    if len(os.fsencode(path)) + SSH_CONTROL_SPARE <= SOCKET_PATH_BYTES:
-        return path
-    return Path(tempfile.gettempdir()) / f"cockpit-{os.getuid()}" / SSH_CONTROL_NAME
+    return socket_path(SSH_CONTROL_NAME, environ, spare=SSH_CONTROL_SPARE)
 
 
 def service_lock(data: Path) -> Path:

@@ -190,22 +190,13 @@ def coalesce(frames: Iterable[Frame]) -> list[Frame]:
     a delta's last length and the tail of its text, and a run's joined tail is the tail of
     its last frames. Frames sent together then cost one encoding, one decoding and one
     fold instead of one per streamed token. Every other frame passes as it is, in order."""
-    joined: list[Frame] = []
-    first: Frame | None = None
-    last: Frame | None = None
-    parts: list[str] = []
+    runs: list[list[Frame]] = []
     for frame in frames:
-        if last is not None and _continues(last, frame):
-            parts.append(frame.part)
-            last = frame
-            continue
-        if first is not None and last is not None:
-            joined.append(_run(first, last, parts))
-        first = last = frame
-        parts = [frame.part]
-    if first is not None and last is not None:
-        joined.append(_run(first, last, parts))
-    return joined
+        if runs and _continues(runs[-1][-1], frame):
+            runs[-1].append(frame)
+        else:
+            runs.append([frame])
+    return [_joined(run) for run in runs]
 
 
 def _continues(before: Frame, frame: Frame) -> bool:
@@ -221,8 +212,8 @@ def _continues(before: Frame, frame: Frame) -> bool:
     )
 
 
-def _run(first: Frame, last: Frame, parts: list[str]) -> Frame:
-    """One frame for a run of continuing frames from `first` to `last`."""
-    if first is last:
-        return first
-    return first._replace(part="".join(parts), n=last.n)
+def _joined(run: list[Frame]) -> Frame:
+    """One frame for a run of continuing frames."""
+    if len(run) == 1:
+        return run[0]
+    return run[0]._replace(part="".join(frame.part for frame in run), n=run[-1].n)

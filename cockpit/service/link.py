@@ -139,7 +139,7 @@ class ClientLink:
         try:
             while True:
                 await self._ready.wait()
-                if isinstance(self._outbox[0] if self._outbox else None, _Frames):
+                if self._outbox and isinstance(self._outbox[0], _Frames):
                     await asyncio.sleep(FRAME_GATHER)  # let the stream's next frames join
                 self._ready.clear()
                 while self._outbox:
