@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from store.store import Store
+from tests.forked_cockpit import start_server
 
 settings.register_profile(
     "cockpit",
@@ -75,6 +76,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 TEST_SLOW_DELAY = 0.025
 """Seconds between the chunks of the demo agent's slow turn in tests (0.05 for a user):
 still seconds long, so a test acts mid-stream, and the suite waits half as long for it."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def command_server() -> None:
+    """The server that forks the tests' `cockpit` commands starts before any test sets its
+    own COCKPIT_HOME: started inside a test, it would keep that test's home in its
+    environment, and the test would count it among the processes left on its store."""
+    start_server()
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from cockpit.remote.launch import service_pid as service_pid  # the tests' too
+from tests.forked_cockpit import run_command
 
 COCKPIT_TIMEOUT = 60.0
 """Seconds one `cockpit` command of a test may take (a busy machine runs two test processes)."""
@@ -46,16 +47,10 @@ def cockpit(
     timeout: float = COCKPIT_TIMEOUT,
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `cockpit ARGS` on the store in `home` with no terminal, to its end."""
-    return subprocess.run(
-        cockpit_command(*args),
-        env=cockpit_env(home, env_extra),
-        cwd=cwd or home.parent,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+    """Run `cockpit ARGS` on the store in `home` with no terminal, to its end (in a
+    process of its own, forked with the command line imported: `forked_cockpit`)."""
+    return run_command(
+        args, env=cockpit_env(home, env_extra), cwd=cwd or home.parent, timeout=timeout
     )
 
 

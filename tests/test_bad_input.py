@@ -14,6 +14,7 @@ from store import ViewTranscript, chunk_from_update
 from store.paging import PAGE_BYTES
 from store.store import Store
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
+from tests.forked_cockpit import run_command
 from tests.helpers import feed, new_session, pieces, reply, texts, update
 from tests.test_engine_restart import TINY, tiny
 
@@ -225,11 +226,10 @@ async def test_malformed_updates_from_a_real_agent_become_notices_keeping_what_w
 
 
 def cockpit_run(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cockpit", "run", "--cwd", str(project), *args],
+    return run_command(
+        ["run", "--cwd", str(project), *args],
         env={**os.environ, "COCKPIT_HOME": str(home)},
-        capture_output=True,
-        text=True,
+        cwd=Path.cwd(),
         timeout=120,
     )
 

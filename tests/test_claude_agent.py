@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from itertools import pairwise
@@ -44,6 +43,7 @@ from tests.fake_anthropic import (
     thinking,
     tool,
 )
+from tests.forked_cockpit import run_command
 from tests.ui_helpers import make_app, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,13 +152,8 @@ async def agent_log(engine: Engine, home: Path, session: str) -> list[Entry]:
 
 
 def inspect(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cockpit", "inspect", *args],
-        cwd=ROOT,
-        env={**os.environ, "COCKPIT_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
+    return run_command(
+        ["inspect", *args], env={**os.environ, "COCKPIT_HOME": str(home)}, cwd=ROOT, timeout=60
     )
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from store.store import Store
 from tests.engine_helpers import DEMO
+from tests.forked_cockpit import run_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,15 +22,7 @@ def cockpit(
     home: Path, *args: str, cwd: Path | None = None, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COCKPIT_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "cockpit", *args],
-        cwd=cwd or ROOT,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_command(args, env=env, cwd=cwd or ROOT, stdin=stdin, timeout=120)
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from cockpit.api import EngineAPI, ResyncEvent, SessionEvent, Status, StatusEven
 from cockpit.cli.connect import Reach, open_engine
 from cockpit.cli.events import event_json
 from tests.engine_helpers import Recorder, assert_live_equals_stored
+from tests.forked_cockpit import run_command
 from tests.service_helpers import (
     cockpit,
     cockpit_command,
@@ -99,14 +100,7 @@ async def in_thread(*args: str, home: Path, stdin: str | None = None) -> Any:
     if stdin is None:
         return await asyncio.to_thread(cockpit, *args, home=home)
     return await asyncio.to_thread(
-        subprocess.run,
-        cockpit_command(*args),
-        env=cockpit_env(home),
-        cwd=home.parent,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
+        run_command, args, env=cockpit_env(home), cwd=home.parent, stdin=stdin, timeout=60
     )
 
 

@@ -1,0 +1,96 @@
+"""The tests' forked `cockpit` commands behave as `python -m cockpit` does: the same output
+and exit status, their own environment, folder and input, and a timeout that kills them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.forked_cockpit import run_command
+from tests.service_helpers import pid_alive, pids_of
+
+
+def fresh(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cockpit", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--local", "ls"], ["--local", "show", "nothing"], ["--version"], ["run"], ["agents"]],
+)
+def test_a_forked_command_prints_and_exits_as_a_fresh_one(tmp_path: Path, args: list[str]) -> None:
+    env = {**os.environ, "COCKPIT_HOME": str(tmp_path / "home")}
+    forked = run_command(args, env=env, cwd=tmp_path, timeout=60)
+    started = fresh(args, env, tmp_path)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        started.returncode,
+        started.stdout,
+        started.stderr,
+    )
+    assert forked.stdout or forked.stderr
+
+
+def test_a_forked_command_has_its_own_environment_folder_and_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It sees the environment and folder it is given, not this process's: the TUI's
+    folder argument is read from its folder, and `ls` opens the store its COCKPIT_HOME
+    names."""
+    monkeypatch.setenv("COCKPIT_HOME", str(tmp_path / "not-this-one"))
+    home = tmp_path / "home"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    env = {**os.environ, "COCKPIT_HOME": str(home), "COCKPIT_LOCAL": "1"}
+    done = run_command(["nothing-here"], env=env, cwd=folder, timeout=60)
+    assert done.returncode == 2 and f"{folder / 'nothing-here'} is not a folder" in done.stderr
+    listed = run_command(["ls", "--json"], env=env, cwd=folder, timeout=60, stdin="ignored\n")
+    assert listed.returncode == 0 and listed.stdout.strip() == "[]"
+    assert (home / "cockpit.db").exists() and not (tmp_path / "not-this-one").exists()
+
+
+def test_a_command_that_outlasts_its_timeout_is_killed(tmp_path: Path) -> None:
+    """Attached through a bridge command that never answers, a command waits for the
+    service's hello; past the timeout it is killed and `TimeoutExpired` says so."""
+    marker = "29.4242"
+    env = {**os.environ, "COCKPIT_HOME": str(tmp_path / "home")}
+    started = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_command(["--via", f"sleep {marker}", "ls"], env=env, cwd=tmp_path, timeout=1.0)
+    assert time.monotonic() - started < 20
+    sleepers = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and marker.encode() in _cmdline(entry)
+    ]
+    for pid in sleepers:  # the bridge command, left behind by the killed client
+        os.kill(pid, 9)
+    assert not [pid for pid in pids_of(tmp_path / "home") if pid_alive(pid)]
+
+
+def _cmdline(entry: Path) -> bytes:
+    try:
+        return (entry / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_the_server_forking_the_commands_names_no_tests_store(tmp_path: Path) -> None:
+    """It started before any test set its COCKPIT_HOME, so no test counts it among the
+    processes left on its store."""
+    run_command(["--version"], env=dict(os.environ), cwd=tmp_path, timeout=60)
+    home = os.environ["COCKPIT_HOME"]
+    assert pids_of(Path(home)) == []
