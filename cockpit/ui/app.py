@@ -29,7 +29,7 @@ from typing import ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cockpit.paths import bundled_dir
 from cockpit.text.mentions import format_mention
@@ -38,6 +38,7 @@ from cockpit.ui.completion import CompletionToken
 from cockpit.ui.composer import Candidate, CompletionMenu, Composer
 from cockpit.ui.engine_events import EngineEvents
 from cockpit.ui.failures import reported
+from cockpit.ui.footer import KeyFooter
 from cockpit.ui.modes_and_options import ModesAndOptions
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.rail import SessionRail
@@ -94,7 +95,7 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
                 yield CompletionMenu(id="completion")
                 yield Static("▼ new output below — Ctrl+End to jump", id="new-output")
                 yield Composer(id="composer", blink=self.blink)
-        yield Footer()
+        yield KeyFooter()
 
     async def on_mount(self) -> None:
         if self._engine is None:
