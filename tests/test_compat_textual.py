@@ -31,6 +31,7 @@ from cockpit.compat.textual_private import (
     anchor_released,
     full_screen_update,
     is_styles_cache,
+    layout_pending,
     on_screen_update,
     release_style_caches,
     screen_strips,
@@ -162,7 +163,7 @@ async def test_an_update_asks_for_height_and_lines_in_one_go() -> None:
 
 def test_a_widget_has_the_private_attributes_the_functions_read() -> None:
     widget = Widget()
-    for name in ("_is_mounted", "_anchor_released", "_styles_cache"):
+    for name in ("_is_mounted", "_anchor_released", "_styles_cache", "_layout_required"):
         assert hasattr(widget, name), f"Widget.{name} is gone: {RECHECK}"
     assert widget_is_mounted(widget) is False
     assert anchor_released(widget) is False
@@ -225,6 +226,21 @@ async def test_a_released_anchor_reads_as_released() -> None:
         assert not anchor_released(scroll)
         scroll.release_anchor()
         assert anchor_released(scroll), f"Widget._anchor_released changed: {RECHECK}"
+
+
+async def test_a_change_of_children_reads_as_pending_until_it_is_laid_out() -> None:
+    app = ProbeApp()
+    async with app.run_test(size=(40, 10)) as pilot:
+        scroll = app.query_one(VerticalScroll)
+        await pilot.pause()
+        assert not layout_pending(scroll)
+        await scroll.mount(Static("new"))
+        scroll.refresh(layout=True)
+        assert layout_pending(scroll), f"Widget._layout_required changed: {RECHECK}"
+        await pilot.pause()
+        await pilot.pause()
+        assert not layout_pending(scroll), f"Screen._layout_required changed: {RECHECK}"
+        assert hasattr(app.screen, "_layout_required"), f"Screen._layout_required: {RECHECK}"
 
 
 async def test_releasing_style_caches_empties_them() -> None:

@@ -25,6 +25,7 @@ from cockpit.cli.events import event_json
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.forked_cockpit import run_command
 from tests.service_helpers import (
+    COCKPIT_TIMEOUT,
     cockpit,
     cockpit_command,
     cockpit_env,
@@ -97,10 +98,13 @@ def new_session(home: Path) -> str:
 async def in_thread(*args: str, home: Path, stdin: str | None = None) -> Any:
     """`cockpit ARGS` run to its end without blocking this test's event loop (a client
     of the service lives in it)."""
-    if stdin is None:
-        return await asyncio.to_thread(cockpit, *args, home=home)
     return await asyncio.to_thread(
-        run_command, args, env=cockpit_env(home), cwd=home.parent, stdin=stdin, timeout=60
+        run_command,
+        args,
+        env=cockpit_env(home),
+        cwd=home.parent,
+        stdin=stdin or "",
+        timeout=COCKPIT_TIMEOUT,
     )
 
 

@@ -166,6 +166,29 @@ async def test_the_mouse_wheel_scrolls_from_the_newest_row_to_the_first_and_back
         assert not view.detached and view.at_bottom
 
 
+async def test_the_place_is_kept_by_the_layout_after_the_change_not_the_one_before(
+    tmp_path: Path,
+) -> None:
+    """Rows evicted above the view, and the place put back at once, before the screen laid
+    the change out (a page load's `_restore` once ran that early, under load): it waits
+    for the layout, and the same rows stay on screen. By the old regions nothing seemed to
+    have moved, and a wheel notch down jumped 113 rows."""
+    app = await long_session(tmp_path, 300)
+    async with app.run_test(size=SMALL) as pilot:
+        view = view_of(app)
+        await wait_until(lambda: len(view.model) > 0)
+        await settle(pilot)
+        view.scroll_to(y=view.max_scroll_y // 2, animate=False, immediate=True)
+        await settle(pilot)
+        before = visible_rows(app)
+        anchor = view._anchor()
+        await view._unmount([bubble.key for bubble in list(view.model)[:40]])
+        view._restore(anchor)
+        await settle(pilot)
+        await pilot.pause()
+        assert visible_rows(app) == before
+
+
 async def test_home_and_end_jump_to_the_first_and_the_newest_message(tmp_path: Path) -> None:
     app = await long_session(tmp_path, 1000)
     async with app.run_test(size=SMALL) as pilot:

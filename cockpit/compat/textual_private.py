@@ -88,6 +88,19 @@ def anchor_released(widget: Widget) -> bool:
     return bool(getattr(widget, "_anchor_released", False))
 
 
+def layout_pending(widget: Widget) -> bool:
+    """Whether a change of `widget`'s children is not laid out yet (`Widget.
+    _layout_required`, set when children are mounted or removed and handed to the screen
+    on the widget's next idle; then `Screen._layout_required`, until the screen lays it
+    out). Until then every region is the old one. The transcript keeps the reader's place
+    by the regions after a page loads; read too early, the place is kept by stale ones and
+    the view jumps by the rows that came or went (a wheel notch once moved 113 rows)."""
+    screen = widget.screen
+    return bool(getattr(widget, "_layout_required", False)) or bool(
+        getattr(screen, "_layout_required", False)
+    )
+
+
 def run_command_list_action(palette: CommandPalette, action: str) -> None:
     """Run the command palette's list action (`CommandPalette._action_command_list`,
     behind its PageUp, PageDown... keys) as those keys do, for the test that pages the

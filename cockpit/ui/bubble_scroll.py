@@ -14,10 +14,15 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
+from cockpit.compat.textual_private import layout_pending
 from cockpit.ui.transcript_rules import reveal, step
 
 Anchor = list[tuple[Widget, int]]
 """Widgets in view and their lines from the top of the view."""
+
+LAYOUT_WAITS = 10
+"""Refreshes a kept place waits at most for the screen to lay out what changed (one,
+nearly always; a view that keeps changing is put back by the regions it has after ten)."""
 
 
 class BubbleScroll(VerticalScroll):
@@ -53,8 +58,13 @@ class BubbleScroll(VerticalScroll):
                 anchor.append((widget, region.y - top))
         return anchor
 
-    def _restore(self, anchor: Anchor) -> None:
-        """Put the first widget of `anchor` still mounted back where it was on screen."""
+    def _restore(self, anchor: Anchor, waits: int = LAYOUT_WAITS) -> None:
+        """Put the first widget of `anchor` still mounted back where it was on screen, by
+        its region once the screen has laid out what changed (before, every region is the
+        old one: nothing would seem to have moved, and then the view would jump)."""
+        if waits and layout_pending(self):
+            self.call_after_refresh(self._restore, anchor, waits - 1)
+            return
         for widget, offset in anchor:
             if widget.parent is not self:
                 continue
@@ -68,10 +78,15 @@ class BubbleScroll(VerticalScroll):
         """Once the screen has laid out a change of the window, keep the place."""
         if not anchor:
             return
-        if await self.wait_for_refresh():
-            self._restore(anchor)
-        else:  # called on the view's own task: it cannot wait for its own refresh
+        if not await self.wait_for_refresh():
+            # called on the view's own task: it cannot wait for its own refresh
             self.call_after_refresh(self._restore, anchor)
+            return
+        for _ in range(LAYOUT_WAITS):  # here, still holding the window: a scroll seen
+            if not layout_pending(self):  # before the place is back could load a page
+                break
+            await self.wait_for_refresh()
+        self._restore(anchor, waits=0)
 
     # -- keys and the mouse ------------------------------------------------------------------
 
