@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import fcntl
 import json
 import os
@@ -17,6 +18,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import termios
 import threading
 from collections.abc import Iterator
@@ -64,6 +66,41 @@ def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     isolated_home.mkdir(parents=True, exist_ok=True)
     with services_stopped(isolated_home):
         yield isolated_home
+
+
+@pytest.fixture
+def short_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A home whose socket fits in its own runtime folder (`$COCKPIT_HOME/run`), not in
+    the short folder under the temporary folder that the tests' deep homes share. A test
+    that opens its socket's folder to another user must not open every test's, nor race
+    the other test processes' services, which make that shared folder owner-only again
+    as they start (a knock was refused by the folder's mode once, not by the service)."""
+    with tempfile.TemporaryDirectory(prefix="ck-") as top:
+        home = Path(top) / "home"
+        home.mkdir()
+        monkeypatch.setenv("COCKPIT_HOME", str(home))
+        monkeypatch.delenv("COCKPIT_LOCAL")
+        with services_stopped(home):
+            yield home
+
+
+@contextlib.contextmanager
+def open_to_others(folder: Path) -> Iterator[Path]:
+    """`folder` writable by every user, and the folders above it up to the temporary
+    folder passable, for a process of another user; each mode as it was afterwards."""
+    top = Path(tempfile.gettempdir())
+    chain = [folder]
+    while chain[-1].parent != top:
+        assert chain[-1].parent != chain[-1], f"{folder} is not in {top}"
+        chain.append(chain[-1].parent)
+    modes = {path: stat.S_IMODE(path.stat().st_mode) for path in chain}
+    try:
+        for path in chain:
+            path.chmod(0o777 if path == folder else modes[path] | 0o011)
+        yield folder
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
@@ -437,18 +474,16 @@ def knock(path: Path, *user: int) -> dict[str, Any]:
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root")
-async def test_a_client_of_another_user_is_refused_and_logged(home: Path) -> None:
+async def test_a_client_of_another_user_is_refused_and_logged(short_home: Path) -> None:
+    home = short_home
     nobody = pwd.getpwnam("nobody")
     ok(cockpit(*HELLO, home=home))
     path = service_socket(home)
+    assert path.parent == home / "run", "the socket is not in the home's own folder"
     assert "result" in knock(path)["answer"], "the service does not answer its own user"
-    folder_mode = stat.S_IMODE(path.parent.stat().st_mode)
-    try:
-        path.parent.chmod(0o777)
+    with open_to_others(path.parent):
         path.chmod(0o777)
         heard = knock(path, nobody.pw_uid, nobody.pw_gid)
-    finally:
-        path.parent.chmod(folder_mode)
     assert heard == {"uid": nobody.pw_uid, "answer": ""}
     await eventually(
         lambda: f"refused a client of uid {nobody.pw_uid}" in service_log(home).read_text(),
@@ -481,21 +516,30 @@ while True:
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root")
-def test_a_socket_served_by_another_user_is_not_talked_to(home: Path) -> None:
+def test_a_socket_served_by_another_user_is_not_talked_to(short_home: Path) -> None:
+    home = short_home
     nobody = pwd.getpwnam("nobody")
     path = service_socket(home)
+    assert path.parent == home / "run", "the socket is not in the home's own folder"
     folder = private_dir(path.parent)
-    folder_mode = stat.S_IMODE(folder.stat().st_mode)
-    folder.chmod(0o777)
-    impostor = subprocess.Popen(
-        [sys.executable, "-I", "-c", IMPOSTOR, path.name, str(nobody.pw_uid), str(nobody.pw_gid)],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    impostor = None
     try:
-        assert impostor.stdout is not None and impostor.stdout.readline() == "listening\n"
-        folder.chmod(folder_mode)
+        with open_to_others(folder):
+            impostor = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-I",
+                    "-c",
+                    IMPOSTOR,
+                    path.name,
+                    str(nobody.pw_uid),
+                    str(nobody.pw_gid),
+                ],
+                cwd=folder,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert impostor.stdout is not None and impostor.stdout.readline() == "listening\n"
         asked = cockpit("service", "status", home=home)
         assert asked.returncode == 6, asked.stdout + asked.stderr
         assert f"served by another user (uid {nobody.pw_uid})" in asked.stderr
@@ -505,9 +549,9 @@ def test_a_socket_served_by_another_user_is_not_talked_to(home: Path) -> None:
         said = ok(cockpit("service", "status", home=home)).stdout
         assert f"pid {service_pid(home)}" in said
     finally:
-        folder.chmod(folder_mode)
-        impostor.kill()
-        impostor.wait(10)
+        if impostor is not None:
+            impostor.kill()
+            impostor.wait(10)
 
 
 # -- 6. another protocol -----------------------------------------------------------------------
