@@ -67,19 +67,19 @@ def run_command(
             name=" ".join(command),
         )
         process.start()
-        process.join(timeout)
-        if process.exitcode is None:
-            process.kill()
-            process.join()
-            process.close()
-            raise subprocess.TimeoutExpired(
-                command, timeout, read_text(paths["stdout"]), read_text(paths["stderr"])
+        try:
+            process.join(timeout)
+            if process.exitcode is None:
+                process.kill()
+                process.join()
+                raise subprocess.TimeoutExpired(
+                    command, timeout, read_text(paths["stdout"]), read_text(paths["stderr"])
+                )
+            return subprocess.CompletedProcess(
+                command, process.exitcode, read_text(paths["stdout"]), read_text(paths["stderr"])
             )
-        returncode = process.exitcode
-        process.close()
-        return subprocess.CompletedProcess(
-            command, returncode, read_text(paths["stdout"]), read_text(paths["stderr"])
-        )
+        finally:
+            process.close()
 
 
 def read_text(path: str) -> str:

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.forked_cockpit import run_command
-from tests.service_helpers import pid_alive, pids_of
+from tests.service_helpers import cockpit_command, kill_all, pid_alive, pids_of
 
 
 def fresh(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cockpit", *args],
+        cockpit_command(*args),
         env=env,
         cwd=cwd,
         stdin=subprocess.DEVNULL,
@@ -64,28 +64,30 @@ def test_a_forked_command_has_its_own_environment_folder_and_input(
 
 def test_a_command_that_outlasts_its_timeout_is_killed(tmp_path: Path) -> None:
     """Attached through a bridge command that never answers, a command waits for the
-    service's hello; past the timeout it is killed and `TimeoutExpired` says so."""
-    marker = "29.4242"
-    env = {**os.environ, "COCKPIT_HOME": str(tmp_path / "home")}
+    service's hello; past the timeout it is killed and `TimeoutExpired` says so. (The
+    bridge command, started with the command's environment, names its home; the command
+    itself, a fork, shows the server's.)"""
+    home = tmp_path / "home"
+    env = {**os.environ, "COCKPIT_HOME": str(home)}
     started = time.monotonic()
-    with pytest.raises(subprocess.TimeoutExpired):
-        run_command(["--via", f"sleep {marker}", "ls"], env=env, cwd=tmp_path, timeout=1.0)
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(
+            run_command, ["--via", "sleep 60", "ls"], env=env, cwd=tmp_path, timeout=2.0
+        )
+        while not (bridges := pids_of(home)) and not running.done():
+            time.sleep(0.01)
+        assert len(bridges) == 1, f"the bridge command: {bridges}"
+        command = parent_of(bridges[0])
+        with pytest.raises(subprocess.TimeoutExpired):
+            running.result()
     assert time.monotonic() - started < 20
-    sleepers = [
-        int(entry.name)
-        for entry in Path("/proc").iterdir()
-        if entry.name.isdigit() and marker.encode() in _cmdline(entry)
-    ]
-    for pid in sleepers:  # the bridge command, left behind by the killed client
-        os.kill(pid, 9)
-    assert not [pid for pid in pids_of(tmp_path / "home") if pid_alive(pid)]
+    assert not pid_alive(command), "the command outlived its timeout"
+    kill_all(bridges)  # left behind by the killed client, as a killed `cockpit` leaves it
 
 
-def _cmdline(entry: Path) -> bytes:
-    try:
-        return (entry / "cmdline").read_bytes()
-    except OSError:
-        return b""
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return int(stat.read().rsplit(b")", 1)[1].split()[1])
 
 
 def test_the_server_forking_the_commands_names_no_tests_store(tmp_path: Path) -> None:
