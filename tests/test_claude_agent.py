@@ -18,7 +18,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import pytest
 from acp import RequestError, text_block
 
@@ -913,6 +912,8 @@ async def test_the_fake_api_refuses_the_thinking_the_real_one_refuses(
     assert invalid_request({**sonnet, "messages": loop}) is None
     # Over HTTP: a 400 invalid_request_error, recorded, and no scripted reply used up.
     fake.script(reply(text("kept")))
+    import anthropic  # here: the SDK takes a second to import, in every test process
+
     client = anthropic.AsyncAnthropic(api_key="sk-test-key", base_url=fake.url, max_retries=0)
     try:
         with pytest.raises(anthropic.BadRequestError, match="invalid_request_error"):
@@ -986,7 +987,7 @@ async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
         composer.focus()
         await pilot.press(*"reword the readme", "enter")
         await wait_until(lambda: len(app.query(PermissionPrompt)) == 1)
-        assert app.query(RequestDiff)
+        await wait_until(lambda: app.query(RequestDiff), what="the edit's diff in the question")
         await pilot.pause()
         await pilot.press("1")
         await wait_until(lambda: app.engine.status(session) == Status.READY)

@@ -24,9 +24,9 @@ from tests.full_disk import fill, free
 from tests.test_cli import ROOT
 from tests.ui_helpers import local, make_app, ready, send, wait_until
 
-SIZE = 200_000
+SIZE = 50_000
 REPLY = benchmark_reply(SIZE)
-"""What the demo agent streams for `bench 200000`, in 4-character chunks."""
+"""What the demo agent streams for `bench 50000`, in 4-character chunks."""
 
 FULL = "database or disk is full"
 

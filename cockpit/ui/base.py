@@ -266,8 +266,7 @@ class CockpitBase(App[None]):
     def _transcript(self) -> TranscriptView | None:
         """The transcript on screen; None once the app is closing (its widgets go while
         messages already posted are still handled)."""
-        views = self.query(TranscriptView)
-        return views.first() if views else None
+        return self.query_one_optional(TranscriptView)
 
     def _focus_session(self) -> None:
         """Put the keyboard where the session on screen needs it: on its oldest pending

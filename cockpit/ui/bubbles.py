@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
@@ -20,7 +19,7 @@ from textual.widget import Widget
 
 from cockpit.text.sanitize import StreamCleaner, printable
 from cockpit.text.textout import plan_lines
-from cockpit.ui.diffs.palette import CODE_THEME
+from cockpit.ui.markdown_lines import finished_markdown, render_markdown
 from cockpit.ui.mdblocks import BlockSplitter
 from cockpit.ui.repaint import RepaintPacer, ReplyLines, changed_lines
 from store import Bubble
@@ -326,17 +325,6 @@ class AgentBubble(BubbleWidget):
             self._repaint.stop()
             self._deferred_paint()
 
-    def _render_markdown(self, markdown: str, width: int) -> list[Strip]:
-        console = self.app.console
-        options = console.options.update(width=width, height=None)
-        renderable = RichMarkdown(markdown, code_theme=CODE_THEME, hyperlinks=False)
-        lines = [Strip(line) for line in console.render_lines(renderable, options, pad=False)]
-        while lines and _blank(lines[0]):
-            lines.pop(0)
-        while lines and _blank(lines[-1]):
-            lines.pop()
-        return lines
-
     def lines(self, width: int) -> list[Strip]:
         """The whole text rendered at `width`, line by line."""
         return list(self._lines(width))
@@ -353,11 +341,14 @@ class AgentBubble(BubbleWidget):
             if self._sealed:
                 self._sealed.append(Strip.blank(0))
             block = self._blocks[self._rendered_blocks]
-            self._sealed += self._render_markdown(block.strip("\n"), width)
+            self._sealed += finished_markdown(self.app.console, block.strip("\n"), width)
             self._rendered_blocks += 1
         if self._tail is None:
             tail = self._splitter.tail.strip("\n")
-            self._tail = self._render_markdown(tail, width) if tail.strip() else []
+            # The open tail changes with every chunk while the reply streams: kept only
+            # once the reply is finished (a stored reply's last block stays the tail).
+            render = render_markdown if self.live else finished_markdown
+            self._tail = render(self.app.console, tail, width) if tail.strip() else []
         self._all = ReplyLines(self._sealed, self._tail)
         return self._all
 
@@ -381,8 +372,3 @@ class AgentBubble(BubbleWidget):
         if y < len(lines):
             return lines[y].extend_cell_length(width).apply_style(base)
         return Strip.blank(width, base)
-
-
-def _blank(line: Strip) -> bool:
-    """A rendered line with nothing on it (the margins Rich puts around some blocks)."""
-    return not line.text.strip() and not any(s.style and s.style.bgcolor for s in line)

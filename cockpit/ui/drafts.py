@@ -33,10 +33,10 @@ class Drafts(CockpitBase):
     def _keep_draft(self) -> None:
         """Remember the composer's text as its session's draft (saved soon)."""
         owner = self._draft_for
-        composers = self.query(Composer)
-        if owner is None or not composers:  # none yet, or gone at shutdown
+        composer = self.query_one_optional(Composer)
+        if owner is None or composer is None:  # none yet, or gone at shutdown
             return
-        text = composers.first().text
+        text = composer.text
         if self._drafts.get(owner, "") != text:
             self._drafts[owner] = text
             self._unsaved_drafts.add(owner)

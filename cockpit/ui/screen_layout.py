@@ -23,10 +23,9 @@ class ScreenLayout(CockpitBase):
         self._apply_width(event.size.width)
 
     def _apply_width(self, width: int) -> None:
-        rails = self.query(SessionRail)
-        if not rails:  # shutting down
+        rail = self.query_one_optional(SessionRail)
+        if rail is None:  # shutting down
             return
-        rail = rails.first()
         narrow = width < NARROW
         self.set_class(narrow, "-narrow")
         if rail.compact != narrow:
@@ -60,8 +59,8 @@ class ScreenLayout(CockpitBase):
         chain: Up and Down move between them)."""
         screen = self.screen
         chain = screen.focus_chain
-        transcript = next(iter(screen.query(TranscriptView)), None)
-        composer = next(iter(screen.query(Composer)), None)
+        transcript = screen.query_one_optional(TranscriptView)
+        composer = screen.query_one_optional(Composer)
         focused = screen.focused
         if transcript is not None and composer is not None and focused is not None:
             if transcript in focused.ancestors:

@@ -34,7 +34,11 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
         next, once, however many sessions are chosen meanwhile (a held Ctrl+Down). The
         keyboard then goes to its pending request, else to the composer (`focus=False`
         leaves it where it is: on the rail, while the user walks it)."""
-        if session not in self.records or not self.is_running or not self.query(Composer):
+        if (
+            session not in self.records
+            or not self.is_running
+            or self.query_one_optional(Composer) is None
+        ):
             return  # shutting down (the rail highlights a last time): nothing to show
         if session != self.current:
             self._take_draft(session)
@@ -64,10 +68,10 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
         if view is None:  # the app is closing
             return
         await view.show_session(session)
-        composers = self.query(Composer)
-        if not composers:  # the app closed while the page was read
+        composer = self.query_one_optional(Composer)
+        if composer is None:  # the app closed while the page was read
             return
-        composers.first().prompts.reset(b.text for b in view.model if b.kind == "user")
+        composer.prompts.reset(b.text for b in view.model if b.kind == "user")
         self._refresh_rail()
         self._refresh_status()
         await self._show_permissions()

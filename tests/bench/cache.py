@@ -31,8 +31,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import anthropic
-
 from cockpit.api import PermissionRequest
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
@@ -165,6 +163,8 @@ async def run_agent_turn(folder: Path, steps: int, fake: FakeAnthropic) -> tuple
 
 async def replay_naive(path: Path, fake: FakeAnthropic) -> list[dict[str, Any]]:
     """Send every call's request again, built the naive way from the same log positions."""
+    import anthropic  # here: the SDK takes a second to import, in every test process
+
     log = await ChunkLog.open(path, create=False)
     client = anthropic.AsyncAnthropic(api_key="sk-bench", base_url=fake.url, max_retries=0)
     bodies = []
