@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import cockpit.ui.bubbles as bubbles
+from cockpit.engine.core import Engine
 from cockpit.ui.bubbles import AgentBubble
 from cockpit.ui.markdown_lines import finished_markdown, render_markdown
 from cockpit.ui.transcript import TranscriptView
@@ -38,7 +39,7 @@ async def stored(folder: Path) -> None:
     project = folder / "project"
     project.mkdir(parents=True)
 
-    async def build(engine: Any) -> None:
+    async def build(engine: Engine) -> None:
         for number in range(SESSIONS):
             turns = [
                 (f"question {number}.{t}", benchmark_reply(REPLY_SIZE, seed=number * TURNS + t))
