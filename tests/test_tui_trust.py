@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.widgets._toast import Toast
+from textual.widgets.text_area import Selection
 
 from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
@@ -190,6 +191,28 @@ async def test_each_session_keeps_its_own_draft_across_switches_and_restarts(
         rows = await app.engine.rows(second)
         assert all(r.text != "for the second" for r in rows)  # a draft, never sent
         assert any(r.text == "for the first" for r in await app.engine.rows(first))
+
+
+async def test_a_session_with_the_same_draft_gets_no_undo_of_the_one_before(
+    tmp_path: Path,
+) -> None:
+    """Switching to a session whose draft equals what the composer holds keeps the
+    document, but not the other session's undo history or cursor."""
+    project = await six_sessions(tmp_path)
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: app.current is not None)
+        first = app.current or ""
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.press(*"same", "ctrl+down")
+        await wait_until(lambda: app.current != first)
+        await pilot.press(*"same", "home", "ctrl+up")  # the same draft, the cursor first
+        await wait_until(lambda: app.current == first)
+        assert composer.text == "same"
+        assert composer.selection == Selection.cursor(composer.document.end)
+        await pilot.press("ctrl+z")  # nothing of the other session's typing to undo
+        assert composer.text == "same"
 
 
 # -- quitting and Ctrl+C -----------------------------------------------------------------------
