@@ -3,14 +3,20 @@ client as the JSON-RPC error the turn ends with (auth-required for a refused key
 
 from __future__ import annotations
 
-import anthropic
+from typing import TYPE_CHECKING
+
 from acp.core import RequestError
 
 from cockpit.agentkit.claude.config import NO_KEY
 
+if TYPE_CHECKING:
+    import anthropic
+
 
 def describe_api_error(error: anthropic.APIError) -> str:
     """An API failure as one line a user can act on."""
+    import anthropic  # loaded already: the failed call made the error
+
     if isinstance(error, anthropic.APIStatusError):
         detail = error.body.get("error") if isinstance(error.body, dict) else None
         if isinstance(detail, dict):

@@ -12,7 +12,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-import anthropic
 from acp.helpers import start_tool_call
 from acp.schema import PromptResponse, StopReason, ToolCallLocation, Usage
 
@@ -209,6 +208,8 @@ class Turn(ToolCalls):
         self.call_usage = {}
         calls: list[Call] = []
         stop_reason = "end_turn"
+        import anthropic  # at the first call: see `cockpit.agentkit.claude.agent`
+
         try:
             client = self.agent.client()
             stream = await cast(Any, client.messages).create(**request)
