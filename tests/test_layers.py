@@ -80,13 +80,6 @@ def test_shared_layers_import_no_textual(layer: str) -> None:
     assert "textual" not in loaded
 
 
-def test_the_claude_agent_starts_without_the_anthropic_sdk() -> None:
-    """The SDK's import is most of the agent's start-up CPU; the first model call loads it."""
-    loaded = loaded_after_import(modules_of("cockpit.agentkit.claude"))
-    assert {"cockpit", "acp"} <= loaded
-    assert "anthropic" not in loaded
-
-
 def test_acp_folder_is_not_an_importable_package() -> None:
     assert not (ROOT / "acp" / "__init__.py").exists()
     code = "import acp, sys; print(acp.__file__)"
