@@ -50,7 +50,7 @@ COMPILED_FOLDERS = ("cockpit", "store", "acp", "tests")
 sys.dont_write_bytecode = False
 """pytest keeps each test module with its assertions rewritten in `__pycache__`, unless
 Python may not write bytecode. Where PYTHONDONTWRITEBYTECODE is set, every test process
-parsed and rewrote the ~110 test modules again: 2.7 of the 4 CPU seconds of each process's
+parsed and rewrote the ~90 test modules again: 2.7 of the 4 CPU seconds of each process's
 collection. The suite writes these caches beside the sources, as it does compiled modules."""
 
 

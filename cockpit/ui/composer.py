@@ -160,8 +160,8 @@ class Composer(TextArea):
     def show_draft(self, text: str) -> None:
         """Hold another session's draft: its text, the cursor at its end, no undo history
         of the session before and no completion menu. Switching between sessions with the
-        same draft (most often none) keeps the document: reloading it and placing the
-        cursor took an eighth of the key monkey's CPU."""
+        same draft (most often none) keeps the document instead of reloading it, and a
+        cursor already at the end stays (both repaint and rewrap the prompt)."""
         if text != self.text:
             self.load_text(text)
         else:
