@@ -9,13 +9,14 @@ import gc
 import importlib
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from store.store import Store
+from tests import agent_forks
 from tests.forked_cockpit import start_server
 
 settings.register_profile(
@@ -112,6 +113,40 @@ def command_server() -> None:
     own COCKPIT_HOME: started inside a test, it would keep that test's home in its
     environment, and the test would count it among the processes left on its store."""
     start_server()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "real_spawn: the test's bundled agents start as fresh interpreters, not as forks"
+        " of the agent fork server (tests/agent_forks.py)",
+    )
+
+
+@pytest.fixture(scope="session")
+def agent_fork_server() -> Iterator[agent_forks.Server]:
+    """The server that forks this test process's bundled agents, started (like the
+    command server) before any test sets its own environment."""
+    agent_forks.route_through_forks()
+    server = agent_forks.Server()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(autouse=True)
+def bundled_agents_forked(
+    request: pytest.FixtureRequest,
+    agent_fork_server: agent_forks.Server,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The test's bundled agents are forks of the agent fork server, unless it is marked
+    `real_spawn`. The variable also reaches the test's `cockpit` commands."""
+    if request.node.get_closest_marker("real_spawn") is None:
+        monkeypatch.setenv(agent_forks.ENV, agent_fork_server.socket)
+    else:
+        monkeypatch.delenv(agent_forks.ENV, raising=False)
 
 
 @pytest.fixture(autouse=True)

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cockpit.cli.main import main
+from tests import agent_forks
 
 SERVER = multiprocessing.get_context("forkserver")
 SERVER.set_forkserver_preload([__name__])
@@ -90,7 +91,9 @@ def read_text(path: str) -> str:
 
 def command_in_child(args: list[str], env: dict[str, str], cwd: str, paths: dict[str, str]) -> None:
     """In the forked process: become the command (environment, folder, standard streams,
-    arguments), run it, and exit with its status."""
+    arguments), run it, and exit with its status. Its bundled agents go through the agent
+    fork server when its environment names one, as a test's own do."""
+    agent_forks.route_through_forks()
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)

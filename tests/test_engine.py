@@ -352,6 +352,7 @@ async def test_fs_escapes_are_refused(home: Path, project: Path, tmp_path: Path)
         assert tools and all(t["status"] == "failed" for t in tools)
 
 
+@pytest.mark.real_spawn  # the group is the agent's own, not a stand-in's (tests/agent_forks.py)
 async def test_stop_ends_the_process_group_and_leaves_no_zombie(home: Path, project: Path) -> None:
     async with open_engine(home) as (engine, _recorder):
         record = await engine.create_session("demo", project)

@@ -52,7 +52,13 @@ from tests.service_helpers import (
 )
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+    pytest.mark.real_spawn,
+]
+"""The service and its agents start as fresh interpreters here: these tests look for them
+by their command lines and environments, signal them by pid and race their starts (the
+forks of tests/agent_forks.py would show the fork server's command line and environment)."""
 
 HELLO = ("run", "--agent", "demo", "--yes", "hello")
 """A short turn in a new session, which starts the service when none runs."""

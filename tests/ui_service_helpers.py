@@ -27,6 +27,7 @@ from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import open_socket
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.transcript import TranscriptView
+from tests.agent_forks import through_server
 from tests.service_helpers import kill_all, pids_of
 from tests.waiting import eventually
 
@@ -102,12 +103,10 @@ async def start_service(home: Path, idle: float = SERVICE_IDLE) -> ServiceProces
     until it listens."""
     home.mkdir(parents=True, exist_ok=True)
     log = home.parent / f"service-{time.monotonic_ns()}.log"
-    command = [sys.executable, "-m", "cockpit", "--data-dir", str(home), "service"]
+    command = [sys.executable, "-m", "cockpit", "--data-dir", str(home), "service", "--idle"]
     with log.open("wb") as output:
         process = await asyncio.create_subprocess_exec(
-            *command,
-            "--idle",
-            str(idle),
+            *through_server([*command, str(idle)]),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=output,
             stderr=asyncio.subprocess.STDOUT,

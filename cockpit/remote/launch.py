@@ -79,15 +79,21 @@ async def open_socket(data: Path) -> Streams:
     return reader, writer
 
 
-def start_detached(data: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
-    """Start `cockpit service` for the store in `data`, detached from this terminal."""
-    log = service_log(data)
-    private_dir(log.parent)
+def service_command(data: Path, idle: float | None = None) -> list[str]:
+    """The command line of `cockpit service` for the store in `data`, with this Python."""
     command = [sys.executable, "-m", "cockpit", "--data-dir", str(data), "service"]
     if idle is None and os.environ.get(IDLE_ENV):
         idle = float(os.environ[IDLE_ENV])
     if idle is not None:
         command += ["--idle", str(idle)]
+    return command
+
+
+def start_detached(data: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
+    """Start `cockpit service` for the store in `data`, detached from this terminal."""
+    log = service_log(data)
+    private_dir(log.parent)
+    command = service_command(data, idle)
     descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         return subprocess.Popen(

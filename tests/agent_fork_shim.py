@@ -1,0 +1,102 @@
+"""The agent process the engine starts when a test routes a bundled agent through the
+agent fork server (`tests/agent_forks.py`).
+
+Run as `python -I -S agent_fork_shim.py SOCKET SCRIPT [ARGS...]`: standard library only,
+so it starts in about 10 ms instead of the 0.3-1.5 s a bundled agent spends importing the
+SDKs. It hands its stdin, stdout and stderr (the engine's pipes themselves, not copies of
+their bytes) and its folder, environment and priority to the server, which forks the
+agent from a process that has imported it already. Then it stands in for the agent: it
+passes on the signals it gets, and ends the way the agent ended, with its code or its
+signal. If it is killed outright, the agent sees it go and kills itself.
+
+When the server cannot be reached it runs the agent itself, as `python SCRIPT ARGS`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+
+
+def own_priority() -> dict[str, int | str]:
+    """This process's nice value and its autogroup's line, as the engine just set them."""
+    try:
+        with open("/proc/self/autogroup", encoding="ascii") as group:
+            autogroup = group.read()
+    except OSError:
+        autogroup = ""
+    return {"nice": os.getpriority(os.PRIO_PROCESS, 0), "autogroup": autogroup}
+
+
+def request(argv: list[str]) -> bytes:
+    """What the server needs to start the agent as this process would have."""
+    body = json.dumps(
+        {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "shim": os.getpid()}
+        | own_priority()
+    ).encode()
+    return struct.pack("!I", len(body)) + body
+
+
+def hand_over(path: str, argv: list[str]) -> socket.socket | None:
+    """Send the request and this process's stdio to the server; None when it is not there."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        message = request(argv)
+        sent = socket.send_fds(conn, [message], [0, 1, 2])
+        conn.sendall(message[sent:])
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def read_line(stream: socket.SocketIO) -> str:
+    return stream.readline().decode().strip()
+
+
+def pass_on(pid: int, number: int) -> None:
+    """Give the agent a signal this process got (it may have ended already)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, number)
+
+
+def end_as(status: int) -> None:
+    """Exit with the agent's code, or die of the agent's signal."""
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code)
+
+
+def main() -> None:
+    path, argv = sys.argv[1], sys.argv[2:]
+    conn = hand_over(path, argv)
+    if conn is None:
+        os.execv(sys.executable, [sys.executable, *argv])
+    stream = socket.SocketIO(conn, "rb")
+    pid = int(read_line(stream) or 0)
+    if not pid:
+        os._exit(127)
+    # From here on the agent alone holds the engine's pipes: their ends close when it ends.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    for sig in FORWARDED:
+        signal.signal(sig, lambda number, _frame: pass_on(pid, number))
+    status = read_line(stream)
+    if not status:  # the server went before the agent did
+        os._exit(127)
+    end_as(int(status))
+
+
+if __name__ == "__main__":
+    main()

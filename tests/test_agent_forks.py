@@ -1,0 +1,137 @@
+"""The agent fork server the suite starts bundled agents through (`tests/agent_forks.py`)
+stands in for a fresh interpreter: a turn through it is a real turn, the engine's process
+ends with the agent's code or signal, and a stop or a kill of that process ends the forked
+agent too. Tests of these rules run the real start (`real_spawn`) where it matters."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from cockpit.engine.agent_process import AgentProcess
+from cockpit.engine.processes import end_group
+from tests import agent_forks
+from tests.engine_helpers import DEMO, demo, open_engine, rows_of
+from tests.service_helpers import service_pid
+from tests.ui_service_helpers import start_service
+from tests.waiting import eventually
+
+
+@pytest.fixture
+def server(agent_fork_server: agent_forks.Server) -> agent_forks.Server:
+    agent_fork_server.wait_ready()
+    return agent_fork_server
+
+
+def command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+async def test_a_turn_through_a_forked_demo_agent_is_a_real_turn(
+    tmp_path: Path, server: agent_forks.Server
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    before = server.agents()
+    async with open_engine(tmp_path / "home") as (engine, _recorder):
+        record = await engine.create_session("demo", project)
+        assert await engine.prompt(record.id, "hello there") == "end_turn"
+        rows = await rows_of(engine, record.id)
+        assert [row.kind for row in rows] == ["user", "agent"]
+        assert "cockpit agents" in rows[1].text
+        process = engine._live[record.id].process
+        assert process is not None
+        assert "agent_fork_shim.py" in command_line(process.process.pid)
+        assert process.spec.command[1:] == (DEMO,)  # the engine keeps the spec it asked for
+        forked = server.agents() - before
+        assert len(forked) == 1, forked
+        await engine.stop(record.id)
+    await eventually(lambda: not forked & server.agents(), what="the forked agent to end")
+
+
+async def test_the_engines_process_exits_with_the_agents_code_and_stderr(
+    tmp_path: Path, server: agent_forks.Server
+) -> None:
+    agent = await AgentProcess.spawn(demo("--exit-on-start", "3"), tmp_path, tmp_path / "log")
+    assert "agent_fork_shim.py" in command_line(agent.process.pid)
+    assert await agent.wait() == 3
+    assert agent.stderr_tail() == "demo agent: exiting at start"
+
+
+async def test_the_groups_sigterm_ends_the_forked_agent_with_that_signal(
+    tmp_path: Path, server: agent_forks.Server
+) -> None:
+    before = server.agents()
+    agent = await AgentProcess.spawn(demo("--hang-initialize"), tmp_path, tmp_path / "log")
+    await eventually(lambda: server.agents() - before, what="the agent's fork")
+    forked = server.agents() - before
+    assert await end_group(agent.process, grace=10) == -signal.SIGTERM  # stdin still open
+    await eventually(lambda: not forked & server.agents(), what="the forked agent to end")
+
+
+async def test_a_killed_stand_in_takes_the_forked_agent_with_it(
+    tmp_path: Path, server: agent_forks.Server
+) -> None:
+    before = server.agents()
+    agent = await AgentProcess.spawn(demo("--hang-initialize"), tmp_path, tmp_path / "log")
+    await eventually(lambda: server.agents() - before, what="the agent's fork")
+    forked = server.agents() - before
+    os.killpg(agent.process.pid, signal.SIGKILL)
+    # The engine's wait ends when the pipes close: while the fork lives, it would not.
+    assert await asyncio.wait_for(agent.wait(), 10) == -signal.SIGKILL
+    await eventually(lambda: not forked & server.agents(), what="the forked agent to end")
+
+
+async def test_without_a_server_the_stand_in_runs_the_agent_itself(
+    tmp_path: Path, server: agent_forks.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(agent_forks.ENV, str(tmp_path / "nobody.sock"))
+    before = server.agents()
+    agent = await AgentProcess.spawn(demo("--exit-on-start", "4"), tmp_path, tmp_path / "log")
+    assert await agent.wait() == 4
+    assert agent.stderr_tail() == "demo agent: exiting at start"
+    assert server.agents() == before
+
+
+@pytest.mark.real_spawn
+async def test_a_real_spawn_test_starts_a_fresh_interpreter(tmp_path: Path) -> None:
+    agent = await AgentProcess.spawn(demo("--hang-initialize"), tmp_path, tmp_path / "log")
+    try:
+        assert command_line(agent.process.pid) == f"{sys.executable} {DEMO} --hang-initialize "
+    finally:
+        await agent.stop()
+
+
+def test_only_the_preloaded_programs_of_this_interpreter_are_forked() -> None:
+    def routed(*command: str) -> bool:
+        return agent_forks.forked_command(command, "/s.sock") is not None
+
+    tests = Path(agent_forks.__file__).parent
+    assert routed(sys.executable, DEMO, "--slow")
+    assert routed(sys.executable, str(Path(DEMO).with_name("claude_agent.py")))
+    assert routed(sys.executable, str(tests / "tiny_agent.py"))
+    assert routed(sys.executable, "-m", "cockpit", "--data-dir", "/d", "service")
+    assert not routed("/usr/bin/python3.9", DEMO)
+    assert not routed(sys.executable, "-c", "print(1)")
+    assert not routed(sys.executable, "-m", "cockpit.cli.main")
+    assert not routed(sys.executable, str(tests / "hostile.py"))
+    assert not routed(sys.executable)
+
+
+async def test_a_service_started_through_the_server_is_a_fork_that_serves(
+    tmp_path: Path, server: agent_forks.Server
+) -> None:
+    before = server.agents()
+    service = await start_service(tmp_path / "home")  # it waits for the service to answer
+    try:
+        assert "agent_fork_shim.py" in command_line(service.process.pid)
+        assert service_pid(tmp_path / "home") in server.agents() - before
+    finally:
+        await service.stop()
+    assert service.process.returncode == 0
+    await eventually(lambda: server.agents() == before, what="the forked service to end")
