@@ -81,6 +81,7 @@ class Server:
             [sys.executable, "-m", __name__, self.socket],
             stdin=subprocess.PIPE,
             cwd=Path(__file__).resolve().parent.parent,
+            env=import_environment(os.environ),
         )
 
     def wait_ready(self, timeout: float = 30) -> None:
@@ -113,6 +114,18 @@ class Server:
             self.process.kill()
             self.process.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def import_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The server's environment: this one without Cockpit's and the model APIs' variables.
+    A fork runs in its shim's environment, but what a module read from the environment as
+    it was imported (the Claude agent's step and token limits) was read here, where the
+    tests' defaults are the code's."""
+    return {
+        key: value
+        for key, value in environ.items()
+        if not key.startswith(("COCKPIT_", "ANTHROPIC_", "CLAUDE_"))
+    }
 
 
 def forked_command(command: Sequence[str], socket_path: str) -> list[str] | None:

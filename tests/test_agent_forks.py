@@ -135,3 +135,13 @@ async def test_a_service_started_through_the_server_is_a_fork_that_serves(
         await service.stop()
     assert service.process.returncode == 0
     await eventually(lambda: server.agents() == before, what="the forked service to end")
+
+
+def test_the_server_imports_without_cockpits_or_the_model_apis_variables() -> None:
+    environ = {
+        "PATH": "/bin",
+        "COCKPIT_CLAUDE_MAX_STEPS": "2",
+        "ANTHROPIC_MODEL": "m",
+        "HOME": "/h",
+    }
+    assert agent_forks.import_environment(environ) == {"PATH": "/bin", "HOME": "/h"}
