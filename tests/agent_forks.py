@@ -1,18 +1,19 @@
-"""Bundled agents for tests, forked from a server that has imported them already.
+"""Bundled agents and services for tests, forked from a server that has imported them.
 
 The suite starts about 250 bundled agents (the demo agent, the Claude agent, the tests'
-tiny agent), and each real start is a fresh interpreter that imports the ACP SDK and
-pydantic (0.3 CPU s), the Claude agent the Anthropic SDK on top (1.2 CPU s): a quarter of
-the suite's CPU. Here one server per test process imports them once, and each agent is a
-fork of it.
+tiny agent) and about 60 services, and each real start is a fresh interpreter that
+imports the ACP SDK and pydantic (0.3 CPU s), the Claude agent the Anthropic SDK on top
+(1.2 CPU s): a fifth of the suite's CPU. Here one server per test process imports them
+once, and each of them is a fork of it.
 
-The engine's side does not change: `AgentProcess.spawn` still starts a real process in
-its own session, with pipes, a lowered priority and a drained stderr. Only the command
-changes, to `agent_fork_shim.py` (which starts in 10 ms): the shim hands those very pipes,
-its folder, environment and priority to the server, and stands in for the forked agent
-until it ends (see its docstring). Anything else (hostile agents, a command a test
-writes, the agents of a service or of `python -m cockpit`) starts as before, and so does
-every agent of a test marked `real_spawn`.
+The engine's side does not change: `AgentProcess.spawn` (and `start_detached` for a
+service) still starts a real process in its own session, with its pipes, its lowered
+priority and its drained stderr. Only the command changes, to `agent_fork_shim.py`
+(about 15 ms of CPU): the shim hands those very pipes, its folder, environment and
+priority to the server, and stands in for the fork until it ends (see its docstring).
+Anything else (hostile agents, a command a test writes, the agents of a service or of a
+`python -m cockpit` started fresh) starts as before, and so does everything a test
+marked `real_spawn` starts.
 
 The server runs as `python -m tests.agent_forks SOCKET` and ends when its stdin closes.
 """
@@ -82,6 +83,7 @@ class Server:
             stdin=subprocess.PIPE,
             cwd=Path(__file__).resolve().parent.parent,
             env=import_environment(os.environ),
+            start_new_session=True,  # a signal to the test process's group spares its forks
         )
 
     def wait_ready(self, timeout: float = 30) -> None:
@@ -93,7 +95,7 @@ class Server:
             time.sleep(0.02)
 
     def agents(self) -> set[int]:
-        """The agents it runs now: the children of its waiters."""
+        """The agents and services it runs now: the children of its waiters."""
         children: dict[int, list[int]] = {}
         for entry in Path("/proc").iterdir():
             with contextlib.suppress(OSError, ValueError, IndexError):
@@ -226,6 +228,7 @@ def wait_for_agent(conn: socket.socket) -> NoReturn:
     """In a waiter: fork the agent, tell the shim its pid, wait for its end, tell the shim
     its status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    pid = 0  # told to the shim when no fork runs: it then starts the agent itself
     status = 127 << 8
     try:
         request, fds = receive(conn)
@@ -240,7 +243,7 @@ def wait_for_agent(conn: socket.socket) -> NoReturn:
     except BaseException:  # a waiter reports and goes, whatever happened
         traceback.print_exc()
     with contextlib.suppress(OSError):
-        conn.sendall(f"{status}\n".encode())
+        conn.sendall(f"{pid}\n{status}\n".encode() if pid == 0 else f"{status}\n".encode())
     os._exit(0)
 
 
