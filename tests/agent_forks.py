@@ -54,6 +54,10 @@ ENV = "COCKPIT_TEST_AGENT_FORKS"
 
 SHIM = Path(__file__).with_name("agent_fork_shim.py")
 
+AVAILABLE = hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")
+"""Whether this system can run the server: a fork learns of its stand-in's death through
+a pidfd (Linux). Elsewhere every agent starts fresh."""
+
 SCRIPTS = {
     (agents_dir() / "demo_agent.py").resolve(): "cockpit.agentkit.demo.main",
     (agents_dir() / "claude_agent.py").resolve(): "cockpit.agentkit.claude.main",

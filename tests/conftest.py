@@ -141,9 +141,10 @@ def bundled_agents_forked(
     agent_fork_server: agent_forks.Server,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The test's bundled agents are forks of the agent fork server, unless it is marked
-    `real_spawn`. The variable also reaches the test's `cockpit` commands."""
-    if request.node.get_closest_marker("real_spawn") is None:
+    """The test's bundled agents and detached services are forks of the agent fork server,
+    unless it is marked `real_spawn` (or the system cannot fork them: not Linux). The
+    variable also reaches the test's `cockpit` commands, which route theirs the same way."""
+    if agent_forks.AVAILABLE and request.node.get_closest_marker("real_spawn") is None:
         monkeypatch.setenv(agent_forks.ENV, agent_fork_server.socket)
     else:
         monkeypatch.delenv(agent_forks.ENV, raising=False)

@@ -24,6 +24,8 @@ from tests.waiting import eventually
 
 @pytest.fixture
 def server(agent_fork_server: agent_forks.Server) -> agent_forks.Server:
+    if not agent_forks.AVAILABLE:
+        pytest.skip("the agent fork server needs pidfds (Linux)")
     agent_fork_server.wait_ready()
     return agent_fork_server
 
