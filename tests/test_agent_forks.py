@@ -65,13 +65,20 @@ async def test_the_engines_process_exits_with_the_agents_code_and_stderr(
     assert agent.stderr_tail() == "demo agent: exiting at start"
 
 
-async def test_the_groups_sigterm_ends_the_forked_agent_with_that_signal(
+async def hanging_agent(
     tmp_path: Path, server: agent_forks.Server
-) -> None:
+) -> tuple[AgentProcess, set[int]]:
+    """A demo agent that never answers, started through the server, and its fork's pid."""
     before = server.agents()
     agent = await AgentProcess.spawn(demo("--hang-initialize"), tmp_path, tmp_path / "log")
     await eventually(lambda: server.agents() - before, what="the agent's fork")
-    forked = server.agents() - before
+    return agent, server.agents() - before
+
+
+async def test_the_groups_sigterm_ends_the_forked_agent_with_that_signal(
+    tmp_path: Path, server: agent_forks.Server
+) -> None:
+    agent, forked = await hanging_agent(tmp_path, server)
     assert await end_group(agent.process, grace=10) == -signal.SIGTERM  # stdin still open
     await eventually(lambda: not forked & server.agents(), what="the forked agent to end")
 
@@ -79,10 +86,7 @@ async def test_the_groups_sigterm_ends_the_forked_agent_with_that_signal(
 async def test_a_killed_stand_in_takes_the_forked_agent_with_it(
     tmp_path: Path, server: agent_forks.Server
 ) -> None:
-    before = server.agents()
-    agent = await AgentProcess.spawn(demo("--hang-initialize"), tmp_path, tmp_path / "log")
-    await eventually(lambda: server.agents() - before, what="the agent's fork")
-    forked = server.agents() - before
+    agent, forked = await hanging_agent(tmp_path, server)
     os.killpg(agent.process.pid, signal.SIGKILL)
     # The engine's wait ends when the pipes close: while the fork lives, it would not.
     assert await asyncio.wait_for(agent.wait(), 10) == -signal.SIGKILL
