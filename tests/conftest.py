@@ -1,5 +1,6 @@
 """Shared test configuration: deterministic hypothesis, isolated stores, a garbage
-collector tuned for a long-lived test process."""
+collector tuned for a long-lived test process, and bundled agents and services forked
+from a server that has imported them (`tests/agent_forks.py`)."""
 
 from __future__ import annotations
 
@@ -116,17 +117,18 @@ def command_server() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The suite's own marker."""
     config.addinivalue_line(
         "markers",
-        "real_spawn: the test's bundled agents start as fresh interpreters, not as forks"
-        " of the agent fork server (tests/agent_forks.py)",
+        "real_spawn: the test's bundled agents and services start as fresh interpreters,"
+        " not as forks of the agent fork server (tests/agent_forks.py)",
     )
 
 
 @pytest.fixture(scope="session")
 def agent_fork_server() -> Iterator[agent_forks.Server]:
-    """The server that forks this test process's bundled agents, started (like the
-    command server) before any test sets its own environment."""
+    """The server that forks this test process's bundled agents and services, started
+    (like the command server) before any test sets its own environment."""
     agent_forks.route_through_forks()
     server = agent_forks.Server()
     try:

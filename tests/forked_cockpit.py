@@ -91,8 +91,9 @@ def read_text(path: str) -> str:
 
 def command_in_child(args: list[str], env: dict[str, str], cwd: str, paths: dict[str, str]) -> None:
     """In the forked process: become the command (environment, folder, standard streams,
-    arguments), run it, and exit with its status. Its bundled agents go through the agent
-    fork server when its environment names one, as a test's own do."""
+    arguments), run it, and exit with its status. Its bundled agents and the service it
+    starts go through the agent fork server when its environment names one, as a test's
+    own do."""
     agent_forks.route_through_forks()
     os.environ.clear()
     os.environ.update(env)

@@ -103,10 +103,10 @@ async def start_service(home: Path, idle: float = SERVICE_IDLE) -> ServiceProces
     until it listens."""
     home.mkdir(parents=True, exist_ok=True)
     log = home.parent / f"service-{time.monotonic_ns()}.log"
-    command = [sys.executable, "-m", "cockpit", "--data-dir", str(home), "service", "--idle"]
+    command = [sys.executable, "-m", "cockpit", "--data-dir", str(home), "service"]
     with log.open("wb") as output:
         process = await asyncio.create_subprocess_exec(
-            *through_server([*command, str(idle)]),
+            *through_server([*command, "--idle", str(idle)]),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=output,
             stderr=asyncio.subprocess.STDOUT,
