@@ -15,7 +15,8 @@ Anything else (hostile agents, a command a test writes, the agents of a service 
 `python -m cockpit` started fresh) starts as before, and so does everything a test
 marked `real_spawn` starts.
 
-The server runs as `python -m tests.agent_forks SOCKET` and ends when its stdin closes.
+The server runs as `python -m tests.agent_forks SOCKET` and ends when its stdin closes
+(the test process ended, or let it go), removing its socket and folder.
 """
 
 from __future__ import annotations
@@ -211,6 +212,8 @@ def serve(socket_path: str) -> None:
             conn.close()
     listener.close()
     os.unlink(socket_path)
+    with contextlib.suppress(OSError):  # its folder: gone already if the test process closed it
+        os.rmdir(os.path.dirname(socket_path))
 
 
 def receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
