@@ -286,6 +286,7 @@ SLOW_REPLY = 200_000
 outbox may hold."""
 
 
+@pytest.mark.real_spawn  # the service's memory is read by its pid: a fresh interpreter's
 async def test_a_stopped_client_holds_up_no_one_and_reads_again_after(
     service: ServiceProcess, tmp_path: Path
 ) -> None:
