@@ -49,6 +49,7 @@ from cockpit.api import AgentSpec
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.paths import agents_dir
 from cockpit.remote import launch
+from tests.proc_stat import parent_of
 
 ENV = "COCKPIT_TEST_AGENT_FORKS"
 """The server's socket, for the tests whose bundled agents go through it."""
@@ -104,9 +105,7 @@ class Server:
         children: dict[int, list[int]] = {}
         for entry in Path("/proc").iterdir():
             with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = (entry / "stat").read_bytes()
-                parent = int(stat.rsplit(b")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
+                children.setdefault(parent_of(entry.name), []).append(int(entry.name))
         waiters = children.get(self.process.pid, [])
         return {agent for waiter in waiters for agent in children.get(waiter, [])}
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cockpit.remote.launch import service_pid as service_pid  # the tests' too
 from tests.forked_cockpit import run_command
+from tests.proc_stat import stat_fields
 
 COCKPIT_TIMEOUT = 60.0
 """Seconds one `cockpit` command of a test may take (a busy machine runs two test processes)."""
@@ -75,8 +76,7 @@ def spawn_cockpit(
 def pid_alive(pid: int) -> bool:
     """Whether a process `pid` exists and is not a zombie."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+        return stat_fields(pid)[0] != b"Z"
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
 

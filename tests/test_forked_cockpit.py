@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.forked_cockpit import run_command
+from tests.proc_stat import parent_of
 from tests.service_helpers import cockpit_command, kill_all, pid_alive, pids_of
 
 
@@ -83,11 +84,6 @@ def test_a_command_that_outlasts_its_timeout_is_killed(tmp_path: Path) -> None:
     assert time.monotonic() - started < 20
     assert not pid_alive(command), "the command outlived its timeout"
     kill_all(bridges)  # left behind by the killed client, as a killed `cockpit` leaves it
-
-
-def parent_of(pid: int) -> int:
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        return int(stat.read().rsplit(b")", 1)[1].split()[1])
 
 
 def test_the_server_forking_the_commands_names_no_tests_store(tmp_path: Path) -> None:

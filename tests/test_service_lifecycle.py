@@ -40,6 +40,7 @@ from cockpit.paths import (
 from cockpit.remote import engine as remote_engine
 from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
 from cockpit.remote.launch import connect_or_start, open_socket, query_service
+from tests.proc_stat import stat_fields
 from tests.service_helpers import (
     cockpit,
     cockpit_command,
@@ -117,7 +118,7 @@ def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[
 
 def proc_stat(pid: int) -> tuple[int, int]:
     """The session id and the controlling terminal (tty_nr, 0: none) of a process."""
-    fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    fields = stat_fields(pid)
     return int(fields[3]), int(fields[4])
 
 

@@ -206,14 +206,6 @@ class Relay:
             writer.transport.abort()
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds of a process (its own, not its children's: the agents
-    the service runs are not counted, as they are not in an in-process Cockpit's)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def rss_mb(pid: int, field: str = "VmRSS") -> float:
     """A process's resident memory in MB (`VmRSS`; `VmHWM` for its peak), from /proc."""
     with open(f"/proc/{pid}/status") as status:

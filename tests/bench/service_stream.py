@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.remote.engine import RemoteEngine
-from tests.bench.service_procs import cpu_seconds, running_service
+from tests.bench.service_procs import running_service
 from tests.bench.service_runs import bare_client_cpu, local_engine, no_other_cpu, tui_stream_cpu
+from tests.proc_stat import cpu_seconds
 
 TARGETS = {"service_tui_vs_in_process_tui": 1.15}
 
@@ -48,6 +49,8 @@ async def rounds_interleaved(folder: Path, rounds: int) -> dict[str, Any]:
     async with running_service(folder / "service-home") as service:
 
         def service_cpu() -> float:
+            """The service's own CPU: not its agents', as an in-process Cockpit's
+            counts none either."""
             return cpu_seconds(service.pid)
 
         for number in range(rounds):

@@ -35,6 +35,7 @@ from typing import Any
 
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply
 from tests.bench.tui_runs import bare_markdown_stream
+from tests.proc_stat import cpu_seconds
 
 SIZES = (10_000, 25_000, BENCH_SIZE)
 SESSION = "cockpit-bench"
@@ -51,12 +52,6 @@ def tmux(*args: str) -> str:
 
 def screen() -> str:
     return tmux("capture-pane", "-p", "-t", SESSION)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of a process (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_for(condition: Any, timeout: float, what: str, step: float = 0.01) -> float:
