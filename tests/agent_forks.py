@@ -194,10 +194,9 @@ def serve(socket_path: str) -> None:
     gc.collect()
     gc.freeze()  # forks share these pages instead of copying them at the first collection
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(socket_path)
-    listener.bind(socket_path)
+    listener.bind(socket_path + ".new")
     listener.listen(64)
+    os.replace(socket_path + ".new", socket_path)  # the path appears only once it listens
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [])
