@@ -47,6 +47,7 @@ from typing import Any, NoReturn
 
 from cockpit.api import AgentSpec
 from cockpit.engine.agent_process import AgentProcess
+from cockpit.engine.priority import autogroup_nice
 from cockpit.paths import agents_dir
 from cockpit.remote import launch
 from tests.proc_stat import parent_of
@@ -316,10 +317,10 @@ def take_priority(request: dict[str, Any]) -> None:
     """The nice value and autogroup nice the engine gave the shim."""
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, 0, int(request["nice"]))
-    line = str(request["autogroup"]).split()
-    if len(line) == 3 and line[1] == "nice":
+    nice = autogroup_nice(str(request["autogroup"]))
+    if nice is not None:
         with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as group:
-            group.write(line[2])
+            group.write(str(nice))
 
 
 def die_with(shim: int) -> None:
