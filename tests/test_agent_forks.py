@@ -30,8 +30,15 @@ def server(agent_fork_server: agent_forks.Server) -> agent_forks.Server:
     return agent_fork_server
 
 
-def command_line(pid: int) -> str:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+async def command_line(pid: int) -> str:
+    """The process's command line, once it has one: the engine's start returns when the
+    exec is under way, and the kernel shows the new program's arguments a moment later."""
+
+    def read() -> str:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+    await eventually(read, what=f"a command line for process {pid}")
+    return read()
 
 
 async def test_a_turn_through_a_forked_demo_agent_is_a_real_turn(
@@ -48,7 +55,7 @@ async def test_a_turn_through_a_forked_demo_agent_is_a_real_turn(
         assert "cockpit agents" in rows[1].text
         process = engine._live[record.id].process
         assert process is not None
-        assert "agent_fork_shim.py" in command_line(process.process.pid)
+        assert "agent_fork_shim.py" in await command_line(process.process.pid)
         assert process.spec.command[1:] == (DEMO,)  # the engine keeps the spec it asked for
         forked = server.agents() - before
         assert len(forked) == 1, forked
@@ -60,7 +67,7 @@ async def test_the_engines_process_exits_with_the_agents_code_and_stderr(
     tmp_path: Path, server: agent_forks.Server
 ) -> None:
     agent = await AgentProcess.spawn(demo("--exit-on-start", "3"), tmp_path, tmp_path / "log")
-    assert "agent_fork_shim.py" in command_line(agent.process.pid)
+    assert "agent_fork_shim.py" in await command_line(agent.process.pid)
     assert await agent.wait() == 3
     assert agent.stderr_tail() == "demo agent: exiting at start"
 
@@ -108,7 +115,9 @@ async def test_without_a_server_the_stand_in_runs_the_agent_itself(
 async def test_a_real_spawn_test_starts_a_fresh_interpreter(tmp_path: Path) -> None:
     agent = await AgentProcess.spawn(demo("--hang-initialize"), tmp_path, tmp_path / "log")
     try:
-        assert command_line(agent.process.pid) == f"{sys.executable} {DEMO} --hang-initialize "
+        assert (
+            await command_line(agent.process.pid) == f"{sys.executable} {DEMO} --hang-initialize "
+        )
     finally:
         await agent.stop()
 
@@ -135,7 +144,7 @@ async def test_a_service_started_through_the_server_is_a_fork_that_serves(
     before = server.agents()
     service = await start_service(tmp_path / "home")  # it waits for the service to answer
     try:
-        assert "agent_fork_shim.py" in command_line(service.process.pid)
+        assert "agent_fork_shim.py" in await command_line(service.process.pid)
         assert service_pid(tmp_path / "home") in server.agents() - before
     finally:
         await service.stop()
