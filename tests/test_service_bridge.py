@@ -131,6 +131,31 @@ def test_commands_through_the_bridge_reach_the_store_it_serves(home: Path, elsew
     assert "Traceback" not in broken.stderr
 
 
+def test_a_bridge_that_fails_is_run_once_and_says_why(elsewhere: Path, tmp_path: Path) -> None:
+    """ssh that finds no host fails at once: the command says so with ssh's own words and
+    its exit code, and does not run it again for seconds (nor ask for a password again)."""
+    runs = tmp_path / "runs"
+    failing = f"echo run >> {shlex.quote(str(runs))}; echo 'ssh: no such host' >&2; exit 255"
+    broken = cockpit("--via", shlex.join(["sh", "-c", failing]), "ls", home=elsewhere)
+    assert broken.returncode == 6
+    assert "ssh: no such host" in broken.stderr
+    assert broken.stderr.rstrip().endswith("(the command ended with exit code 255)")
+    assert runs.read_text() == "run\n", "the failing bridge was run again"
+
+
+def test_a_bridge_that_ends_cleanly_before_the_answer_is_a_service_going_away(
+    home: Path, elsewhere: Path, tmp_path: Path
+) -> None:
+    """A bridge that ends with exit code 0 before the service answered relayed a service
+    that went away: the client waits for the next one, running the bridge again."""
+    first = tmp_path / "first-run"
+    bridge = shlex.join(bridge_command(home))
+    quoted = shlex.quote(str(first))
+    command = f"if [ -e {quoted} ]; then exec {bridge}; else touch {quoted}; fi"
+    listed = ok(cockpit("--via", shlex.join(["sh", "-c", command]), "ls", home=elsewhere))
+    assert first.exists() and listed.stdout.startswith("No sessions yet")
+
+
 @pytest.fixture
 async def bridged(home: Path, tmp_path: Path) -> AsyncIterator[tuple[EngineAPI, Path]]:
     """A client in this process reaching the service through a bridge command that notes

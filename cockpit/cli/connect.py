@@ -207,6 +207,8 @@ async def open_engine(
         message = f"no Cockpit service answered through `{reach.where}` ({error})"
         raise ConnectionError(message) from error
     engine.bridges = bridges
+    if bridges is not None:
+        bridges.answered = True
     return engine
 
 
@@ -229,22 +231,35 @@ def _once(connect: Connector, on_cut: Callable[[], None]) -> Connector:
 
 class Bridges:
     """The bridge command of `--via` or `--remote`, run again each time the client
-    attaches (its connection is the command's stdin and stdout)."""
+    attaches (its connection is the command's stdin and stdout).
+
+    Until a service has answered through one, a bridge that fails (ends with an exit code
+    other than 0: ssh found no host or was refused, `cockpit` is not installed there, the
+    service could not start) ends the attempt at once, saying so, rather than being run
+    again while the client waits for a successor service: only a bridge that ends
+    cleanly before the answer stands for a service going away. Once one has answered, a
+    bridge that fails is a dropped link, and the client attaches again as after any cut."""
 
     def __init__(self, command: tuple[str, ...]) -> None:
         self.command = command
+        self.answered = False
+        """A service has answered through one of them."""
         self._running: list[asyncio.subprocess.Process] = []
 
     async def connect(self) -> Streams:
-        await self.end()  # the last bridge's connection has ended
+        failed = [code for code in await self.end() if code > 0]  # the last one has ended
+        if failed and not self.answered:
+            raise ConnectionError(f"the command ended with exit code {failed[-1]}")
         streams, process = await open_command(self.command)
         self._running.append(process)
         return streams
 
-    async def end(self) -> None:
-        """Let the bridges run so far go, and wait for them to end."""
+    async def end(self) -> list[int]:
+        """Let the bridges run so far go, and wait for them to end: their exit codes."""
+        codes = []
         while self._running:
-            await end_command(self._running.pop())
+            codes.append(await end_command(self._running.pop()))
+        return codes
 
 
 class ServiceEngine(RemoteEngine):

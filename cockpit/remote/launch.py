@@ -160,16 +160,17 @@ async def open_command(argv: Sequence[str]) -> tuple[Streams, asyncio.subprocess
     return (process.stdout, process.stdin), process
 
 
-async def end_command(process: asyncio.subprocess.Process) -> None:
-    """Let a bridge command go (it ends when its stdin closes)."""
+async def end_command(process: asyncio.subprocess.Process) -> int:
+    """Let a bridge command go (it ends when its stdin closes); its exit code (negative:
+    the signal that ended it)."""
     if process.stdin is not None:
         process.stdin.close()
     try:
-        await asyncio.wait_for(process.wait(), 2)
+        return await asyncio.wait_for(process.wait(), 2)
     except TimeoutError:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
-        await process.wait()
+        return await process.wait()
 
 
 GONE_TIMEOUT = 60.0
