@@ -16,7 +16,6 @@ import pytest
 from cockpit.api import FramesEvent, StatusEvent
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble
-from cockpit.ui.repaint import SLOWEST_REPAINT
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
 from store.workload import text_update
@@ -60,14 +59,16 @@ CHECKPOINTS = (
 )
 
 
-async def settle(pilot: object, app: CockpitApp) -> None:
-    """Longer than any wait between two repaints (and on a busy machine, until no repaint
-    waits), then the screen's update."""
-    await asyncio.sleep(SLOWEST_REPAINT + 0.1)
-    await wait_until(
-        lambda: not any(b.repaint_pending for b in app.query(AgentBubble)),
-        what="the live bubble's last repaint",
-    )
+async def settle(pilot: object, app: CockpitApp, text: str) -> None:
+    """Until the reply's bubble holds `text` (everything emitted so far) with no repaint
+    waiting for its timer, then the screen's update: what it shows then is the last
+    repaint's frame, which must be all of `text`."""
+
+    def painted() -> bool:
+        bubbles = list(app.query(AgentBubble))
+        return bool(bubbles) and bubbles[-1].text == text and not bubbles[-1].repaint_pending
+
+    await wait_until(painted, what="the reply's bubble holding the text sent, its repaint done")
     await pilot.pause()  # type: ignore[attr-defined]
     await pilot.pause()  # type: ignore[attr-defined]
 
@@ -112,15 +113,15 @@ async def test_a_streamed_reply_on_screen_equals_a_fresh_rendering(
             if number % 5 == 0:
                 await asyncio.sleep(0.004)  # some chunks arrive one by one, some in bursts
             if index + chunk >= stop:
-                await settle(pilot, app)
+                await settle(pilot, app, REPLY[: index + chunk])
                 assert_screen_shows(app, REPLY[: index + chunk])
                 stop = next(checkpoints, len(REPLY) + 1)
-        await settle(pilot, app)
+        await settle(pilot, app, REPLY)
         assert_screen_shows(app, REPLY)  # the turn has not ended: still the live bubble
         assert app.query_one(AgentBubble).live
         await engine.store.end_turn(session)
         engine._emit(StatusEvent(session, "ready"))
-        await settle(pilot, app)
+        await settle(pilot, app, REPLY)
         assert [w.text for w in app.query(AgentBubble)] == [REPLY]
         assert_screen_shows(app, REPLY)
         view = app.query_one(TranscriptView)
@@ -149,8 +150,8 @@ async def test_a_notice_in_the_middle_of_a_reply_leaves_it_streaming_live(tmp_pa
             if notice:
                 frames = await engine.store.apply(note(session, "notice", "Ignored a bad line."))
                 engine._emit(FramesEvent(session, tuple(frames)))
-                await settle(pilot, app)
-        await settle(pilot, app)
+                await settle(pilot, app, part)
+        await settle(pilot, app, REPLY)
         (reply,) = app.query(AgentBubble)
         assert reply.live, "the notice finished the reply it interrupted"
         assert_screen_shows(app, REPLY)
@@ -176,7 +177,7 @@ async def test_an_escape_sequence_cut_between_chunks_never_shows_on_screen(tmp_p
             update = text_update("agent_message_chunk", text[index : index + 2])
             frames = await engine.store.apply(chunk_from_update(session, update))
             engine._emit(FramesEvent(session, tuple(frames)))
-            await settle(pilot, app)
+            await settle(pilot, app, text[: index + 2])
             screen = shown_text(app)
             assert "pwn" not in screen and "31m" not in screen and "0;" not in screen
         assert "A title change  and red text." in shown_text(app)
