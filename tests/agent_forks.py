@@ -79,6 +79,15 @@ Anthropic SDK at its first model call)."""
 # The test process's side.
 
 
+def children_by_parent() -> dict[int, list[int]]:
+    """Every process's children, by the parent's pid."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            children.setdefault(parent_of(entry.name), []).append(int(entry.name))
+    return children
+
+
 class Server:
     """A running server, owned by the test process that started it."""
 
@@ -101,12 +110,13 @@ class Server:
                 raise TimeoutError(f"the agent fork server is not listening on {self.socket}")
             time.sleep(0.02)
 
+    def waiters(self) -> set[int]:
+        """Its waiters now: one per shim connected."""
+        return set(children_by_parent().get(self.process.pid, []))
+
     def agents(self) -> set[int]:
         """The agents and services it runs now: the children of its waiters."""
-        children: dict[int, list[int]] = {}
-        for entry in Path("/proc").iterdir():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                children.setdefault(parent_of(entry.name), []).append(int(entry.name))
+        children = children_by_parent()
         waiters = children.get(self.process.pid, [])
         return {agent for waiter in waiters for agent in children.get(waiter, [])}
 
@@ -218,16 +228,12 @@ def serve(socket_path: str) -> None:
 def receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """The shim's request and its stdin, stdout and stderr."""
     data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
-    while len(data) < 4:
-        data += conn.recv(65536)
-    (size,) = struct.unpack("!I", data[:4])
-    body = data[4:]
-    while len(body) < size:
+    while len(data) < 4 or len(data) < 4 + struct.unpack("!I", data[:4])[0]:
         more = conn.recv(65536)
-        if not more:
+        if not more:  # the shim went (killed as it started): no busy loop on the closed socket
             raise ConnectionError("the shim went before its request was complete")
-        body += more
-    return json.loads(body), fds
+        data += more
+    return json.loads(data[4:]), fds
 
 
 def wait_for_agent(conn: socket.socket) -> NoReturn:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
+import struct
 import sys
 from pathlib import Path
 
@@ -98,6 +100,23 @@ async def test_a_killed_stand_in_takes_the_forked_agent_with_it(
     # The engine's wait ends when the pipes close: while the fork lives, it would not.
     assert await asyncio.wait_for(agent.wait(), 10) == -signal.SIGKILL
     await eventually(lambda: not forked & server.agents(), what="the forked agent to end")
+
+
+@pytest.mark.parametrize(
+    "sent", [b"", b"\x00\x00", struct.pack("!I", 100) + b"{}"], ids=["nothing", "half", "cut"]
+)
+async def test_a_stand_in_gone_before_its_request_is_whole_leaves_no_waiter(
+    server: agent_forks.Server, sent: bytes
+) -> None:
+    """A stand-in killed as it starts: its waiter ends. It used to read the closed socket
+    in a loop for good, a core busy until the machine restarted."""
+    before = server.waiters()
+    with socket.socket(socket.AF_UNIX) as shim:
+        shim.connect(server.socket)
+        shim.sendall(sent)
+        await eventually(lambda: server.waiters() - before, what="the waiter of the connection")
+        (waiter,) = server.waiters() - before
+    await eventually(lambda: waiter not in server.waiters(), what=f"waiter {waiter} to end")
 
 
 async def test_without_a_server_the_stand_in_runs_the_agent_itself(
