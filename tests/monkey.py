@@ -25,14 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textual import events
-from textual.keys import key_to_character
-
 from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.transcript import TranscriptView
 from tests.engine_helpers import Recorder
-from tests.ui_helpers import add_session, fill, make_app, wait_until
+from tests.ui_helpers import add_session, burst, fill, make_app, wait_until
 
 SIZES = ((80, 24), (120, 40), (100, 30), (60, 20))
 """Terminal sizes the monkey resizes to, mid-stream."""
@@ -111,12 +108,6 @@ class Monkey:
         return rng.choices(ANSWERS, k=rng.randint(1, 3))
 
 
-def send_burst(app: CockpitApp, keys: list[str]) -> None:
-    """Post the keys at once, as a terminal delivers what tmux sends in one write."""
-    for key in keys:
-        app.post_message(events.Key(key, key_to_character(key)))
-
-
 async def stored_sessions(home: Path, project: Path) -> None:
     """Six stored sessions with some history, no agent running."""
 
@@ -175,7 +166,7 @@ async def run(
         while sent < presses:
             keys = monkey.burst(len(app.records))
             monkey.log.append(" ".join(keys))
-            send_burst(app, keys)
+            burst(app, *keys)
             sent += len(keys)
             roll = monkey.rng.random()
             if roll < 0.02:

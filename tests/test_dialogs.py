@@ -6,22 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import events
 from textual.command import CommandList
-from textual.keys import key_to_character
 from textual.widgets.option_list import Option
 
 from cockpit.compat.textual_private import run_command_list_action
-from cockpit.ui.app import CockpitApp
 from cockpit.ui.dialog import Palette
 from cockpit.ui.screens.questions import RenameScreen
-from tests.ui_helpers import make_app, ready, wait_until
-
-
-def burst(app: CockpitApp, *keys: str) -> None:
-    """The keys at once, as a terminal delivers what tmux sends in one write."""
-    for key in keys:
-        app.post_message(events.Key(key, key_to_character(key)))
+from tests.ui_helpers import burst, make_app, ready, wait_until
 
 
 async def test_two_enters_on_a_dialog_answer_once_and_keep_the_screen_under_it(

@@ -22,7 +22,7 @@ from cockpit.ui.screens.reading import PlanScreen
 from cockpit.ui.tool_card import ToolCard
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
-from tests.ui_helpers import local, make_app, ready, send, wait_until
+from tests.ui_helpers import burst, local, make_app, ready, send, wait_until
 
 SIZE = (120, 40)
 
@@ -160,6 +160,33 @@ async def test_a_mentioned_file_reaches_the_agent(tmp_path: Path) -> None:
         reply = app.query(AgentBubble)[0].text
         assert "I received 1 mentioned file(s)" in reply
         assert f"file://{project / 'notes.md'}" in reply and "(12 characters)" in reply
+
+
+async def test_tab_completes_the_word_as_typed_when_keys_come_faster_than_the_menu(
+    tmp_path: Path,
+) -> None:
+    """Keys in one burst, as a fast typist's arrive: Tab right after a letter completes
+    the word with that letter (it used to accept the menu of the word before it, over
+    that word: `@notes.md t`), and Tab before any menu came completes too."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.md").write_text("twelve chars")
+    (project / "nothing.txt").write_text("")
+    app = make_app(tmp_path, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app)
+        composer = app.query_one(Composer)
+        composer.focus()
+        menu = app.query_one(CompletionMenu)
+        await pilot.press(*"look at @no")
+        await wait_until(lambda: menu.display and menu.option_count == 2, what="@no's menu")
+        burst(app, "t", "e", "tab")
+        await wait_until(lambda: composer.text == "look at @notes.md ", what="@note completed")
+        assert not menu.display and app.focused is composer
+        burst(app, *" and @nothi", "tab")
+        await wait_until(lambda: composer.text.endswith(" and @nothing.txt "), what="@nothi")
+        assert composer.text == "look at @notes.md  and @nothing.txt "
+        assert app.focused is composer
 
 
 async def test_slash_completion_lists_agent_and_cockpit_commands(tmp_path: Path) -> None:

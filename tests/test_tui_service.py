@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import tests.test_tui_interaction as interaction
-from cockpit.api import Status
+from cockpit.api import Status, StatusEvent
 from cockpit.engine.recovery import CUT_BY_A_STOP
 from cockpit.protocol import STATUS
 from cockpit.remote.engine import RemoteEngine
@@ -25,8 +25,7 @@ from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
-from tests.monkey import send_burst
-from tests.ui_helpers import ready, send, wait_until
+from tests.ui_helpers import burst, ready, send, wait_until
 from tests.ui_service_helpers import ENGINES, Engines, engines_of, screen_equals_rows
 
 SIZE = (100, 30)
@@ -77,14 +76,18 @@ def received(app: CockpitApp, session: str) -> int:
     return sum(len(b.text) for b in app.query_one(TranscriptView).model if b.kind == "agent")
 
 
-async def replied(app: CockpitApp, session: str, prompt: str) -> bool:
-    """Whether the turn of `prompt` (the session's last) has ended, with a reply (a turn of
-    50 KB may run from start to end between two looks at the status)."""
-    if app.engine.status(session) != Status.READY:
-        return False
-    rows = await app.engine.rows(session)
-    users = [i for i, row in enumerate(rows) if row.kind == "user"]
-    return bool(users) and rows[users[-1]].text == prompt and rows[-1].kind == "agent"
+def turn_ends(app: CockpitApp, session: str) -> list[str]:
+    """The stop reasons of `session`'s turns that end from now on, as the app's engine
+    tells them (a list that fills). Not the status: a client's READY can still be the one
+    of the turn before when the next turn's rows come."""
+    ends: list[str] = []
+
+    def listen(event: object) -> None:
+        if isinstance(event, StatusEvent) and event.session == session and event.turn_ended:
+            ends.append(event.detail)
+
+    app.engine.subscribe(listen)
+    return ends
 
 
 # -- both engines ---------------------------------------------------------------------------
@@ -106,7 +109,7 @@ async def test_a_user_streams_types_switches_and_resizes_and_the_screen_equals_t
         # Typing, moving and the switch to the other session in one burst (no pause, as a
         # terminal delivers what is typed fast), sent while this one streams.
         typed = [*"half a thought", "backspace", "ctrl+end", "left", "right"]
-        send_burst(app, [*typed, *"xyz", "backspace", "backspace", "backspace", "ctrl+down"])
+        burst(app, *typed, *"xyz", "backspace", "backspace", "backspace", "ctrl+down")
         seen = app.engine.status(session)
         await wait_until(lambda: shown(app) == other, what="the other session on screen")
         assert composer.text == ""
@@ -119,8 +122,9 @@ async def test_a_user_streams_types_switches_and_resizes_and_the_screen_equals_t
         await wait_until(lambda: app.engine.status(session) == Status.READY, STREAM_END)
         await screen_equals_rows(app, session)
         composer.clear()
+        ends = turn_ends(app, session)
         await send(app, pilot, "bench")
-        await wait_until(lambda: replied(app, session, "bench"), STREAM_END, "the bench reply")
+        await wait_until(lambda: ends, STREAM_END, "the end of the bench turn")
         await screen_equals_rows(app, session)
         reply = (await app.engine.rows(session))[-1]
         assert reply.kind == "agent" and len(reply.text) > 40_000
@@ -242,9 +246,10 @@ async def test_two_apps_on_one_service_show_the_same_live_state(service: Engines
     async with first.run_test(size=SIZE) as one, second.run_test(size=(80, 24)) as two:
         session = await ready(first)
         await wait_until(lambda: shown(second) == session, what="the same session in both")
+        ends = turn_ends(second, session)
         await send(first, one, "bench")
         await wait_until(lambda: received(second, session) > 1000, what="frames in the second")
-        await wait_until(lambda: replied(second, session, "bench"), STREAM_END, "the reply")
+        await wait_until(lambda: ends, STREAM_END, "the end of the turn, told to the second")
         await screen_equals_rows(first, session)
         await screen_equals_rows(second, session)
         await send(first, one, "permission")
@@ -308,8 +313,9 @@ async def test_a_killed_service_leaves_the_screen_up_and_the_next_one_is_reattac
         composer = app.query_one(Composer)
         assert composer.text == "typed meanwhile"
         composer.clear()
+        ends = turn_ends(app, session)
         await send(app, pilot, "hello")
-        await wait_until(lambda: replied(app, session, "hello"), 30, "the reply after it")
+        await wait_until(lambda: ends, 30, "the end of the turn after it")
         await screen_equals_rows(app, session)
 
 

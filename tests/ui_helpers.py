@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from textual import events
+from textual.keys import key_to_character
 
 from cockpit.api import EngineAPI, Status
 from cockpit.engine.core import Engine
@@ -20,6 +23,8 @@ from tests.waiting import eventually
 
 NOW = 1_800_000_000.0
 """The fixed time of the tests' clocks."""
+
+T = TypeVar("T")
 
 
 def engine_factory(
@@ -108,6 +113,27 @@ def local(app: CockpitApp) -> Engine:
     engine = app.engine
     assert isinstance(engine, Engine), f"not an engine in process: {type(engine).__name__}"
     return engine
+
+
+def burst(app: CockpitApp, *keys: str) -> None:
+    """The keys at once, as a terminal delivers what tmux sends in one write (and a fast
+    typist's keys, and a held key): no pause for the app between them."""
+    for key in keys:
+        app.post_message(events.Key(key, key_to_character(key)))
+
+
+async def steady(pilot: Any, read: Callable[[], T], pauses: int = 3) -> T:
+    """What `read()` gives once it has stayed the same over `pauses` pauses in a row: a
+    layout settles in steps (a prompt mounted, then the scrollbar it brought narrows it)."""
+    last, same = read(), 0
+    for _ in range(200):
+        await pilot.pause()
+        now = read()
+        same = same + 1 if now == last else 0
+        if same == pauses:
+            return now
+        last = now
+    raise AssertionError(f"never steady over {pauses} pauses: {last!r}")
 
 
 async def wait_until(

@@ -112,7 +112,7 @@ class Composer(TextArea):
         """The prompt's own keys, before the text area's (a private method of Textual's,
         named in `cockpit.compat.textual_private.OVERRIDDEN`)."""
         key = event.key
-        if self._menu_open() and await self._menu_key(key):
+        if (self._menu_open() or self._tab_completes(key)) and await self._menu_key(key):
             event.stop()
             event.prevent_default()
             return
@@ -186,6 +186,16 @@ class Composer(TextArea):
     def _menu_open(self) -> bool:
         return self.menu is not None and self.menu.display and bool(self._candidates)
 
+    def _tab_completes(self, key: str) -> bool:
+        """Tab on a word to complete whose menu has not come yet (typed in one burst with
+        it): Tab completes it rather than leave the prompt."""
+        return (
+            key == "tab"
+            and self.completer is not None
+            and self.menu is not None
+            and self._token_now() is not None
+        )
+
     async def _menu_key(self, key: str) -> bool:
         """Keys that work the menu while it is open; False lets the key through."""
         assert self.menu is not None
@@ -195,6 +205,8 @@ class Composer(TextArea):
             self.menu.highlighted = (current + (1 if key == "down" else -1)) % count
             return True
         if key in ("tab", "enter"):
+            if not await self._catch_up():
+                return key == "tab"  # nothing completes the word now: Enter sends
             index = self.menu.highlighted or 0
             if key == "enter" and self._typed_whole(index):
                 return False  # "/help" typed out: Enter sends it, as without the menu
@@ -233,12 +245,28 @@ class Composer(TextArea):
         if self.menu is not None:
             self.menu.display = False
 
+    def _token_now(self) -> CompletionToken | None:
+        """The word under the cursor as the text is now."""
+        row, column = self.cursor_location
+        return completion_token(self.text, offset_of(self.document.lines, row, column))
+
+    async def _catch_up(self) -> bool:
+        """Make the open menu the one of the word as typed now: keys typed fast reach the
+        prompt before the menu of the word they made (Tab right after `@not` accepted
+        the menu of `@no` over `@no`, leaving the `t` behind). True when there is a
+        candidate to accept."""
+        token = self._token_now()
+        if token != self._token:
+            if token is None:
+                self._close_menu()
+                return False
+            await self._complete(token)
+        return bool(self._candidates)
+
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if self.completer is None or self.menu is None:
             return
-        row, column = self.cursor_location
-        cursor = offset_of(self.document.lines, row, column)
-        token = completion_token(self.text, cursor)
+        token = self._token_now()
         if token is None:
             self._close_menu()
             return
@@ -248,6 +276,8 @@ class Composer(TextArea):
         assert self.completer is not None
         assert self.menu is not None
         candidates = await self.completer(token)
+        if token != self._token_now():
+            return  # typed on meanwhile (or accepted): the menu of that word comes next
         self._token = token if candidates else None
         self._candidates = candidates
         self.menu.show_candidates(candidates)
