@@ -9,6 +9,7 @@ import inspect
 import pkgutil
 import subprocess
 import sys
+import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from textual.widgets import Static
 import cockpit.ui
 from cockpit.compat.textual_private import (
     OVERRIDDEN,
+    PILOT_IDLE_WINDOW,
     TESTED_WITH,
     UPDATE_IN_ONE_GO,
     PrivateOverride,
@@ -41,6 +43,7 @@ from cockpit.compat.textual_private import (
     visible_clip,
     widget_is_mounted,
 )
+from tests.waiting import eventually
 
 RECHECK = (
     "re-check every item in cockpit/compat/textual_private.py against the new Textual "
@@ -149,10 +152,11 @@ async def test_an_update_asks_for_height_and_lines_in_one_go() -> None:
     app = ProbeApp()
     async with app.run_test(size=(40, 10)) as pilot:
         probe = app.query_one(Probe)
-        await pilot.pause()
+        await eventually(lambda: probe.calls and not probe.waiting, what="the first update")
         probe.calls.clear()
         probe.refresh(layout=True)
         await pilot.pause()
+        await eventually(lambda: "over" in probe.calls, what="the callback the update scheduled")
         calls = probe.calls
         assert "height" in calls and "line" in calls, f"the update asked for {calls}"
         assert calls.index("over") == len(calls) - 1, (
@@ -315,4 +319,28 @@ def test_textual_still_freezes_on_a_negative_timer(tmp_path: Path) -> None:
     assert done is None, (
         "Textual ends a timer with a negative delay by itself now: check the tiny one too, "
         "then keep_timer_delays_positive in cockpit/compat/textual_private.py can go"
+    )
+
+
+def test_the_pilots_idle_check_takes_its_window_at_each_call() -> None:
+    """`quicken_pilot_idle` (the suite calls it in conftest) sets two globals that Textual's
+    `wait_for_idle` must still read when it runs."""
+    from textual import _wait
+
+    read = set(_wait.wait_for_idle.__code__.co_names)
+    assert {"SLEEP_GRANULARITY", "SLEEP_IDLE"} <= read, f"wait_for_idle reads {read}: {RECHECK}"
+
+
+async def test_a_pause_of_the_suites_pilot_is_shorter_than_textuals_window() -> None:
+    """Textual's pause sleeps 20 ms at least; the suite's, on an idle app, a few ms."""
+    app = App[None]()
+    async with app.run_test(size=(20, 5)) as pilot:
+        took = []
+        for _ in range(10):
+            started = time.monotonic()
+            await pilot.pause()
+            took.append(time.monotonic() - started)
+    assert min(took) < 0.02 and PILOT_IDLE_WINDOW < 0.02, (
+        f"pauses took {min(took) * 1000:.1f} ms at best: quicken_pilot_idle has no effect; "
+        f"{RECHECK}"
     )

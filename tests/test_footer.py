@@ -15,7 +15,7 @@ from cockpit.ui.footer import KeyFooter, ShownKeys
 from cockpit.ui.footer import shown_keys as shown_of
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.transcript import TranscriptView
-from tests.ui_helpers import make_app, wait_until
+from tests.ui_helpers import make_app, steady, wait_until
 
 
 def keys_of(active: dict[str, ActiveBinding]) -> ShownKeys:
@@ -70,8 +70,7 @@ async def test_a_signal_with_the_same_keys_rebuilds_nothing_and_new_keys_show(
     async with app.run_test(size=(100, 24)) as pilot:
         footer = app.query_one(KeyFooter)
         await wait_until(lambda: len(app.query(FooterKey)) > 0)
-        await pilot.pause()
-        keys = list(app.query(FooterKey))
+        keys = await steady(pilot, lambda: list(app.query(FooterKey)))  # built for the composer
         assert isinstance(app.focused, Composer)
         for _ in range(3):
             app.screen.refresh_bindings()  # nothing changed: the same key widgets stay

@@ -21,7 +21,7 @@ from cockpit.ui.screens.reading import TextScreen
 from cockpit.ui.tool_card import ToolCard
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
-from tests.ui_helpers import add_session, fill, make_app, ready, send, wait_until
+from tests.ui_helpers import add_session, fill, make_app, ready, send, steady, wait_until
 
 NOTES = [
     "+ # Demo notes",
@@ -62,22 +62,20 @@ async def test_f_in_the_prompt_shows_the_whole_diff(tmp_path: Path) -> None:
         def hint() -> str:
             return str(prompt.query_one(".hint").render())
 
-        folded = shown()
+        folded = await steady(pilot, shown)
         # What would be written is all there; the 62 old lines are summed up.
         assert all(line in folded for line in NOTES)
         assert "… 61 lines removed" in folded
         assert "line 62 of my own notes" not in folded
         assert "f whole diff" in hint()
         await pilot.press("f")
-        await pilot.pause()
-        whole = shown()
+        whole = await steady(pilot, shown)
         assert "line 62 of my own notes" in whole
         assert "removed" not in whole and "more line" not in whole
         assert all(line in whole for line in NOTES)
         assert "f fold the diff" in hint()
         await pilot.press("f")
-        await pilot.pause()
-        assert shown() == folded
+        assert await steady(pilot, shown) == folded
         assert app.engine.pending_permissions(session)  # `f` answers nothing
         await pilot.press("1")
         await wait_until(lambda: not app.query(PermissionPrompt))
