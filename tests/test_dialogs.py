@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.command import CommandList
+from textual.command import CommandInput, CommandList
 from textual.widgets.option_list import Option
 
 from cockpit.compat.textual_private import run_command_list_action
+from cockpit.ui.app import CockpitApp
 from cockpit.ui.dialog import Palette
 from cockpit.ui.screens.questions import RenameScreen
 from tests.ui_helpers import burst, make_app, ready, wait_until
@@ -71,6 +72,41 @@ async def test_enter_held_on_a_palette_command_runs_it_once(tmp_path: Path) -> N
         await pilot.pause(1)
         assert app.is_running and len(app.screen_stack) == 1
         assert len(app.records) == before + 1
+
+
+async def test_enter_held_on_a_theme_chooses_it_once_and_the_app_lives(tmp_path: Path) -> None:
+    """The palette's "Change theme" opens a palette of themes: Enter held on one chose it,
+    then chose it again after that palette had closed, and the app died of closing the
+    screen under it (seen under the key monkey)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        await pilot.press("ctrl+p", *"theme")
+        await wait_until(lambda: options_shown(app)[:1] == ["Theme\nChange the current theme"])
+        await pilot.press("enter")
+        await wait_until(lambda: "Search for themes" in placeholder_of(app), what="the themes")
+        assert isinstance(app.screen, Palette), "the themes in Textual's palette, not Cockpit's"
+        await wait_until(lambda: len(options_shown(app)) > 3, what="the themes listed")
+        chosen = options_shown(app)[0]
+        burst(app, "enter", "enter", "enter")
+        await wait_until(lambda: len(app.screen_stack) == 1, what="the palette closed")
+        await pilot.pause(0.5)
+        assert app.is_running and app.theme == chosen
+
+
+def options_shown(app: CockpitApp) -> list[str]:
+    """The options of the palette on top, as text (none when no palette is)."""
+    lists = app.screen.query(CommandList)
+    if not lists:
+        return []
+    commands = lists.first()
+    return [str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)]
+
+
+def placeholder_of(app: CockpitApp) -> str:
+    """The search field's placeholder of the palette on top."""
+    fields = app.screen.query(CommandInput)
+    return str(fields.first().placeholder) if fields else ""
 
 
 async def test_paging_the_palette_before_its_list_is_laid_out_does_nothing(
