@@ -13,6 +13,7 @@ from rich.console import Group
 from textual.events import AppBlur
 
 from cockpit.api import FramesEvent, Status
+from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission import PermissionPrompt
@@ -141,15 +142,27 @@ async def test_cancel_while_a_request_is_pending(tmp_path: Path) -> None:
         ]
 
 
-async def test_a_mentioned_file_reaches_the_agent(tmp_path: Path) -> None:
+def app_in_project(tmp_path: Path, files: dict[str, str]) -> tuple[CockpitApp, Path]:
+    """An app on a project folder holding `files` (name: text), and that folder."""
     project = tmp_path / "project"
     project.mkdir()
-    (project / "notes.md").write_text("twelve chars")
-    app = make_app(tmp_path, project)
+    for name, text in files.items():
+        (project / name).write_text(text)
+    return make_app(tmp_path, project), project
+
+
+async def composer_focused(app: CockpitApp) -> tuple[str, Composer]:
+    """Once the session on screen is ready: its id, and the composer, focused."""
+    session = await ready(app)
+    composer = app.query_one(Composer)
+    composer.focus()
+    return session, composer
+
+
+async def test_a_mentioned_file_reaches_the_agent(tmp_path: Path) -> None:
+    app, project = app_in_project(tmp_path, {"notes.md": "twelve chars"})
     async with app.run_test(size=SIZE) as pilot:
-        session = await ready(app)
-        composer = app.query_one(Composer)
-        composer.focus()
+        session, composer = await composer_focused(app)
         await pilot.press(*"look at @not")
         await wait_until(lambda: app.query_one(CompletionMenu).display)
         await pilot.press("tab")
@@ -169,15 +182,9 @@ async def test_tab_completes_the_word_as_typed_when_keys_come_faster_than_the_me
     """Keys in one burst, as a fast typist's arrive: Tab right after a letter completes
     the word with that letter (it used to accept the menu of the word before it, over
     that word: `@notes.md t`), and Tab before any menu came completes too."""
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "notes.md").write_text("twelve chars")
-    (project / "nothing.txt").write_text("")
-    app = make_app(tmp_path, project)
+    app, _ = app_in_project(tmp_path, {"notes.md": "twelve chars", "nothing.txt": ""})
     async with app.run_test(size=SIZE) as pilot:
-        await ready(app)
-        composer = app.query_one(Composer)
-        composer.focus()
+        _, composer = await composer_focused(app)
         menu = app.query_one(CompletionMenu)
         await pilot.press(*"look at @no")
         await wait_until(lambda: menu.display and menu.option_count == 2, what="@no's menu")
@@ -301,14 +308,9 @@ async def test_a_session_off_screen_that_needs_you_rings_and_notifies(tmp_path: 
 async def test_a_file_created_later_can_be_mentioned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "old.md").write_text("x")
-    app = make_app(tmp_path, project)
+    app, project = app_in_project(tmp_path, {"old.md": "x"})
     async with app.run_test(size=SIZE) as pilot:
-        await ready(app)
-        composer = app.query_one(Composer)
-        composer.focus()
+        await composer_focused(app)
         await pilot.press(*"@ol")
         menu = app.query_one(CompletionMenu)
         await wait_until(lambda: menu.display)

@@ -327,6 +327,7 @@ SCENARIOS = [
     interaction.test_allow_always_is_not_asked_again_and_a_policy_is_recorded,
     interaction.test_cancel_while_a_request_is_pending,
     interaction.test_a_mentioned_file_reaches_the_agent,
+    interaction.test_tab_completes_the_word_as_typed_when_keys_come_faster_than_the_menu,
     interaction.test_slash_completion_lists_agent_and_cockpit_commands,
     interaction.test_shift_tab_cycles_modes_and_the_options_screen_sets_one,
     interaction.test_the_plan_from_the_rail_and_an_export,
