@@ -181,7 +181,8 @@ async def test_tab_completes_the_word_as_typed_when_keys_come_faster_than_the_me
 ) -> None:
     """Keys in one burst, as a fast typist's arrive: Tab right after a letter completes
     the word with that letter (it used to accept the menu of the word before it, over
-    that word: `@notes.md t`), and Tab before any menu came completes too."""
+    that word: `@notes.md t`), and Tab before any menu came completes too; on a word
+    nothing completes, Tab leaves the prompt as before."""
     app, _ = app_in_project(tmp_path, {"notes.md": "twelve chars", "nothing.txt": ""})
     async with app.run_test(size=SIZE) as pilot:
         _, composer = await composer_focused(app)
@@ -195,6 +196,9 @@ async def test_tab_completes_the_word_as_typed_when_keys_come_faster_than_the_me
         await wait_until(lambda: composer.text.endswith(" and @nothing.txt "), what="@nothi")
         assert composer.text == "look at @notes.md  and @nothing.txt "
         assert app.focused is composer
+        burst(app, *"@zzz", "tab")  # nothing to complete: Tab moves on, as ever
+        await wait_until(lambda: app.focused is not composer, what="Tab to leave the prompt")
+        assert composer.text.endswith(" @zzz")
 
 
 async def test_slash_completion_lists_agent_and_cockpit_commands(tmp_path: Path) -> None:

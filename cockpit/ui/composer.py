@@ -112,7 +112,7 @@ class Composer(TextArea):
         """The prompt's own keys, before the text area's (a private method of Textual's,
         named in `cockpit.compat.textual_private.OVERRIDDEN`)."""
         key = event.key
-        if (self._menu_open() or self._tab_completes(key)) and await self._menu_key(key):
+        if (self._menu_open() and await self._menu_key(key)) or await self._tab_completes(key):
             event.stop()
             event.prevent_default()
             return
@@ -186,15 +186,16 @@ class Composer(TextArea):
     def _menu_open(self) -> bool:
         return self.menu is not None and self.menu.display and bool(self._candidates)
 
-    def _tab_completes(self, key: str) -> bool:
+    async def _tab_completes(self, key: str) -> bool:
         """Tab on a word to complete whose menu has not come yet (typed in one burst with
-        it): Tab completes it rather than leave the prompt."""
-        return (
-            key == "tab"
-            and self.completer is not None
-            and self.menu is not None
-            and self._token_now() is not None
-        )
+        it) completes it. False when nothing would: Tab then moves on, as it does from a
+        word with nothing to complete."""
+        if key != "tab" or self.completer is None or self.menu is None:
+            return False
+        if self._token_now() is None or not await self._catch_up():
+            return False
+        self.accept(self.menu.highlighted or 0)
+        return True
 
     async def _menu_key(self, key: str) -> bool:
         """Keys that work the menu while it is open; False lets the key through."""
