@@ -33,7 +33,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cockpit"))
 quicken_pilot_idle()
 """Every `pilot.pause()` and key press waits until the app is idle, which Textual checks
 in 20 ms sleeps: the UI tests slept twice as long as they worked. The same check in 2 ms
-windows took the suite from 180 s to 150 s on 2 cores (`quicken_pilot_idle` says how)."""
+windows took the suite from about 190 s to about 160 s on 2 cores (BENCHMARKS.md)."""
 
 WORKERS_PER_CORE = 2
 """Test processes per core for `pytest -n auto`: many tests spend their time waiting on agent
