@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.text_area import Selection
 
 from cockpit.ui.completion import CompletionToken, completion_token, offset_of
+from cockpit.ui.later import Later
 from cockpit.ui.listing import Listing
 from cockpit.ui.prompt_history import PromptHistory
 
@@ -271,7 +272,7 @@ class Composer(TextArea):
         if token is None:
             self._close_menu()
             return
-        self.run_worker(self._complete(token), group="completion", exclusive=True)
+        self.run_worker(Later(self._complete, token), group="completion", exclusive=True)
 
     async def _complete(self, token: CompletionToken) -> None:
         assert self.completer is not None

@@ -29,6 +29,7 @@ from cockpit.compat.textual_private import anchor_released, release_style_caches
 from cockpit.ui.bubble_kinds import make_bubble
 from cockpit.ui.bubble_scroll import Anchor, BubbleScroll
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
+from cockpit.ui.later import Later
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.transcript_rules import after_eviction, pinned_seqs, takes_frame
 from cockpit.ui.transcript_window import evict
@@ -215,7 +216,7 @@ class TranscriptView(BubbleScroll):
         second one starts before the worker does)."""
         token = self._claim()
         if token is not None:
-            self.run_worker(self._run(token, change), group="paging")
+            self.run_worker(Later(self._run, token, change), group="paging")
 
     # -- opening a session -------------------------------------------------------------------
 
