@@ -214,14 +214,14 @@ async def test_a_thought_expands_and_folds(tmp_path: Path) -> None:
             )
         )
         thought = app.query_one(ThoughtBubble)
+        await wait_until(lambda: thought.size.height, what="the thought laid out")
         assert thought.size.height == 1
         thought.focus()
         await pilot.press("enter")
-        await pilot.pause()
-        assert thought.expanded and thought.size.height > 1
+        await wait_until(lambda: thought.size.height > 1, what="the thought expanded")
+        assert thought.expanded
         await pilot.press("enter")
-        await pilot.pause()
-        assert thought.size.height == 1
+        await wait_until(lambda: thought.size.height == 1, what="the thought folded again")
 
 
 async def test_the_rail_lists_sessions_and_a_narrow_terminal_compacts_it(tmp_path: Path) -> None:

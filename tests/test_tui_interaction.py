@@ -256,18 +256,21 @@ async def test_tool_cards_open_to_show_a_diff_and_terminal_output(tmp_path: Path
         await wait_until(
             lambda: app.engine.status(session) == Status.READY and len(app.query(ToolCard)) == 3
         )
-        await pilot.pause()
         read, edit, run = app.query(ToolCard)
+        await wait_until(lambda: all(c.size.height for c in (read, edit, run)), what="laid out")
         assert all(card.size.height == 1 for card in (read, edit, run))
         edit.focus()
         await pilot.press("enter")
-        await pilot.pause()
-        assert edit.expanded and edit.size.height > 3
+        await wait_until(lambda: edit.size.height > 3, what="the edit card open")
+        assert edit.expanded
         run.focus()
         await pilot.press("enter")
-        await pilot.pause()
-        rendered = app.export_screenshot().replace("&#160;", " ")
-        assert "hello from the terminal" in rendered and "exit 0" in rendered
+
+        def rendered() -> str:
+            return app.export_screenshot().replace("&#160;", " ")
+
+        await wait_until(lambda: "hello from the terminal" in rendered(), what="the output")
+        assert "exit 0" in rendered()
 
 
 async def test_the_plan_from_the_rail_and_an_export(tmp_path: Path) -> None:
