@@ -82,10 +82,15 @@ async def test_a_signal_with_the_same_keys_rebuilds_nothing_and_new_keys_show(
         assert list(app.query(FooterKey)) == keys
         await pilot.press("tab")  # the rail's are: Plan
         assert isinstance(app.focused, SessionRail)
-        await wait_until(lambda: "Plan" in descriptions(app))
-        assert descriptions(app) == expected(app)
+        await wait_until(
+            lambda: "Plan" in descriptions(app) and descriptions(app) == expected(app),
+            what="the rail's keys",
+        )
         await pilot.press("shift+tab", "shift+tab")
         assert isinstance(app.focused, Composer)
-        await wait_until(lambda: "Plan" not in descriptions(app))
-        assert descriptions(app) == expected(app) == [key.description for key in keys[:-1]]
+        await wait_until(
+            lambda: "Plan" not in descriptions(app) and descriptions(app) == expected(app),
+            what="the composer's keys",
+        )
+        assert descriptions(app) == [key.description for key in keys[:-1]]
         assert footer.is_attached

@@ -324,6 +324,8 @@ async def test_a_stopped_client_holds_up_no_one_and_reads_again_after(
             sampler = asyncio.ensure_future(sample())
             try:
                 stopped = await both_streams()
+                if stopped >= 2 * reading + 2:  # the stopped client, or a busy machine's moment:
+                    stopped = min(stopped, await both_streams())  # the second says which
             finally:
                 sampler.cancel()
             fast_rows = await driver.rows(fast.id)

@@ -257,8 +257,9 @@ async def test_tool_cards_open_to_show_a_diff_and_terminal_output(tmp_path: Path
             lambda: app.engine.status(session) == Status.READY and len(app.query(ToolCard)) == 3
         )
         read, edit, run = app.query(ToolCard)
-        await wait_until(lambda: all(c.size.height for c in (read, edit, run)), what="laid out")
-        assert all(card.size.height == 1 for card in (read, edit, run))
+        await wait_until(
+            lambda: all(card.size.height == 1 for card in (read, edit, run)), what="three folded"
+        )
         edit.focus()
         await pilot.press("enter")
         await wait_until(lambda: edit.size.height > 3, what="the edit card open")
