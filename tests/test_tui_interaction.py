@@ -23,7 +23,7 @@ from cockpit.ui.screens.reading import PlanScreen
 from cockpit.ui.tool_card import ToolCard
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update
-from tests.ui_helpers import burst, local, make_app, ready, send, wait_until
+from tests.ui_helpers import burst, focused_composer, local, make_app, ready, send, wait_until
 
 SIZE = (120, 40)
 
@@ -151,18 +151,10 @@ def app_in_project(tmp_path: Path, files: dict[str, str]) -> tuple[CockpitApp, P
     return make_app(tmp_path, project), project
 
 
-async def composer_focused(app: CockpitApp) -> tuple[str, Composer]:
-    """Once the session on screen is ready: its id, and the composer, focused."""
-    session = await ready(app)
-    composer = app.query_one(Composer)
-    composer.focus()
-    return session, composer
-
-
 async def test_a_mentioned_file_reaches_the_agent(tmp_path: Path) -> None:
     app, project = app_in_project(tmp_path, {"notes.md": "twelve chars"})
     async with app.run_test(size=SIZE) as pilot:
-        session, composer = await composer_focused(app)
+        session, composer = await focused_composer(app)
         await pilot.press(*"look at @not")
         await wait_until(lambda: app.query_one(CompletionMenu).display)
         await pilot.press("tab")
@@ -185,7 +177,7 @@ async def test_tab_completes_the_word_as_typed_when_keys_come_faster_than_the_me
     nothing completes, Tab leaves the prompt as before."""
     app, _ = app_in_project(tmp_path, {"notes.md": "twelve chars", "nothing.txt": ""})
     async with app.run_test(size=SIZE) as pilot:
-        _, composer = await composer_focused(app)
+        _, composer = await focused_composer(app)
         menu = app.query_one(CompletionMenu)
         await pilot.press(*"look at @no")
         await wait_until(lambda: menu.display and menu.option_count == 2, what="@no's menu")
@@ -318,7 +310,7 @@ async def test_a_file_created_later_can_be_mentioned(
 ) -> None:
     app, project = app_in_project(tmp_path, {"old.md": "x"})
     async with app.run_test(size=SIZE) as pilot:
-        await composer_focused(app)
+        await focused_composer(app)
         await pilot.press(*"@ol")
         menu = app.query_one(CompletionMenu)
         await wait_until(lambda: menu.display)

@@ -21,7 +21,7 @@ from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.transcript import TranscriptView
-from tests.ui_helpers import add_session, fill, make_app, ready, send, wait_until
+from tests.ui_helpers import add_session, fill, focused_composer, make_app, ready, send, wait_until
 
 SIZE = (100, 30)
 
@@ -158,21 +158,13 @@ async def test_a_turn_that_ends_after_the_user_left_is_unread_in_rail_inbox_and_
 # -- drafts ------------------------------------------------------------------------------------
 
 
-async def composer_on_first(app: CockpitApp) -> tuple[str, Composer]:
-    """Once the app shows its first session: that session's id and the focused composer."""
-    await wait_until(lambda: app.current is not None)
-    composer = app.query_one(Composer)
-    composer.focus()
-    return app.current or "", composer
-
-
 async def test_each_session_keeps_its_own_draft_across_switches_and_restarts(
     tmp_path: Path,
 ) -> None:
     project = await six_sessions(tmp_path)
     app = make_app(tmp_path, project)
     async with app.run_test(size=SIZE) as pilot:
-        first, composer = await composer_on_first(app)
+        first, composer = await focused_composer(app, ready_first=False)
         await pilot.press(*"for the first", "ctrl+down", *"for the second")
         await wait_until(lambda: app.current != first)
         second = app.current or ""
@@ -206,7 +198,7 @@ async def test_a_session_with_the_same_draft_gets_no_undo_of_the_one_before(
     project = await six_sessions(tmp_path)
     app = make_app(tmp_path, project)
     async with app.run_test(size=SIZE) as pilot:
-        first, composer = await composer_on_first(app)
+        first, composer = await focused_composer(app, ready_first=False)
         await pilot.press(*"same", "ctrl+down")
         await wait_until(lambda: app.current != first)
         await pilot.press(*"same", "home", "ctrl+up")  # the same draft, the cursor first

@@ -115,6 +115,18 @@ def local(app: CockpitApp) -> Engine:
     return engine
 
 
+async def focused_composer(app: CockpitApp, *, ready_first: bool = True) -> tuple[str, Composer]:
+    """Once the session on screen is ready (or, not `ready_first`, only shown): its id, and
+    the composer, focused."""
+    if ready_first:
+        await ready(app)
+    else:
+        await wait_until(lambda: app.current is not None)
+    composer = app.query_one(Composer)
+    composer.focus()
+    return app.current or "", composer
+
+
 def burst(app: CockpitApp, *keys: str) -> None:
     """The keys at once, as a terminal delivers what tmux sends in one write (and a fast
     typist's keys, and a held key): no pause for the app between them."""

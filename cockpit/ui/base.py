@@ -15,17 +15,17 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from textual.app import App
-from textual.command import CommandListItem, CommandPalette, SimpleProvider
+from textual.command import CommandPalette
 from textual.screen import Screen
 from textual.theme import ThemeProvider
 from textual.timer import Timer
-from textual.widget import AwaitMount, Widget
+from textual.widget import Widget
 
 from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI
 from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
@@ -191,13 +191,6 @@ class CockpitBase(App[None]):
             isinstance(screen, CommandPalette) for screen in self.screen_stack
         ):
             self.push_screen(Palette(id="--command-palette"))
-
-    def search_commands(
-        self, commands: Sequence[CommandListItem], placeholder: str = "Search for commands…"
-    ) -> AwaitMount:
-        """Textual's list of commands, in Cockpit's palette (see `Palette`)."""
-        provider = SimpleProvider(self.screen, list(commands))  # an instance: Textual's own way
-        return self.push_screen(Palette(providers=[provider], placeholder=placeholder))  # type: ignore[list-item]
 
     def search_themes(self) -> None:
         """The palette's "Change theme", in Cockpit's palette: Textual's own, an Enter held
