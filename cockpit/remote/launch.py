@@ -14,8 +14,6 @@ import asyncio
 import contextlib
 import fcntl
 import os
-import socket
-import struct
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -25,6 +23,7 @@ from typing import Any
 from acp.connection import Connection
 
 from cockpit.paths import private_dir, service_lock, service_log, service_socket
+from cockpit.remote.peer import foreign_peer
 
 START_TIMEOUT = 15.0
 """Seconds a service started here may take to listen."""
@@ -52,17 +51,6 @@ class ForeignService(ConnectionError):
     would read the prompts, and answer with anything)."""
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a Unix socket (Linux's SO_PEERCRED), or
-    None where the system cannot say."""
-    try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except (AttributeError, OSError):
-        return None
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return int(uid)
-
-
 async def open_socket(data: Path) -> Streams:
     """The service's socket for the store in `data` (ConnectionError when none listens;
     ForeignService when another user's process does)."""
@@ -71,11 +59,10 @@ async def open_socket(data: Path) -> Streams:
         reader, writer = await asyncio.open_unix_connection(str(path), limit=STREAM_LIMIT)
     except (FileNotFoundError, ConnectionRefusedError) as error:
         raise ConnectionError(f"no Cockpit service listens on {path}") from error
-    sock = writer.get_extra_info("socket")
-    uid = peer_uid(sock) if sock is not None else None
-    if uid is not None and uid != os.getuid():
+    foreign = foreign_peer(writer.get_extra_info("socket"))
+    if foreign is not None:
         writer.close()
-        raise ForeignService(f"{path} is served by another user (uid {uid}), not by Cockpit")
+        raise ForeignService(f"{path} is served by {foreign}, not by Cockpit")
     return reader, writer
 
 

@@ -25,7 +25,8 @@ from acp.connection import Connection
 from cockpit import __version__, protocol
 from cockpit.api import EngineEvent, FramesEvent, Status
 from cockpit.engine.core import Engine
-from cockpit.remote.launch import STREAM_LIMIT, peer_uid
+from cockpit.remote.launch import STREAM_LIMIT
+from cockpit.remote.peer import foreign_peer
 from cockpit.service.calls import call_engine, snapshot
 from cockpit.service.link import ClientLink
 
@@ -75,10 +76,13 @@ class Service:
         )
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        uid = peer_uid(sock) if sock is not None else None
-        if uid is not None and uid != os.getuid():
-            log.warning("refused a client of uid %d (the service is uid %d's)", uid, os.getuid())
+        foreign = foreign_peer(writer.get_extra_info("socket"))
+        if foreign is not None:
+            log.warning(
+                "refused a client: it is %s (the service is uid %d's)",
+                foreign,
+                os.getuid(),
+            )
             writer.close()
             return
         await self.serve(reader, writer)
