@@ -113,7 +113,7 @@ def private_dir(path: Path) -> Path:
 
 
 SOCKET_PATH_BYTES = 100
-"""The longest socket path used as is: the kernel takes 107 bytes at most (`sun_path`)."""
+"""The longest socket path used as is: `sun_path` takes 107 bytes on Linux, 103 on macOS."""
 
 
 def service_socket(data: Path, environ: Mapping[str, str] | None = None) -> Path:

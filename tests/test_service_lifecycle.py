@@ -493,7 +493,10 @@ async def test_a_client_of_another_user_is_refused_and_logged(short_home: Path) 
         heard = knock(path, nobody.pw_uid, nobody.pw_gid)
     assert heard == {"uid": nobody.pw_uid, "answer": ""}
     await eventually(
-        lambda: f"refused a client: it is another user (uid {nobody.pw_uid})" in service_log(home).read_text(),
+        lambda: (
+            f"refused a client: it is another user (uid {nobody.pw_uid})"
+            in service_log(home).read_text()
+        ),
         what="the refusal in the service's log",
     )
     assert (await status_of(home) or {}).get("pid") == service_pid(home)

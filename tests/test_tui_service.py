@@ -25,7 +25,7 @@ from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
-from tests.ui_helpers import burst, ready, send, wait_until
+from tests.ui_helpers import burst, ready, send, steady, wait_until
 from tests.ui_service_helpers import ENGINES, Engines, engines_of, screen_equals_rows
 
 SIZE = (100, 30)
@@ -177,6 +177,45 @@ async def test_drafts_stay_with_their_session(engines: Engines) -> None:
         await wait_until(lambda: again.current == second, what="the last session reopened")
         assert again.query_one(Composer).text == "second draft"
         assert again._drafts.get(first) == "first draft"
+
+
+async def test_keys_typed_right_after_a_switch_go_to_the_session_switched_to(
+    engines: Engines,
+) -> None:
+    """Typing, Ctrl+Down, typing, Ctrl+Up, typing, all in one burst (a fast typist's keys):
+    each letter lands in the draft of the session on screen when it was typed, none in the
+    session just left."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = await ready(app)
+        second = await second_session(app, "second")
+        composer = app.query_one(Composer)
+        burst(app, *"one", "ctrl+down", *"two", "ctrl+up", *"more", "ctrl+down", *"!")
+        await wait_until(lambda: app.current == second and composer.text.endswith("!"))
+        await steady(pilot, lambda: composer.text)
+        assert composer.text == "two!"
+        assert app._drafts.get(first) == "onemore"
+
+
+async def test_a_prompt_sent_right_before_a_switch_goes_to_the_session_it_was_typed_in(
+    engines: Engines,
+) -> None:
+    """A prompt, Enter and Ctrl+Up in one burst: the prompt is the session's it was typed
+    in, and the session switched to gets nothing."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = await ready(app)
+        second = await second_session(app, "second")
+        await pilot.press("ctrl+down")
+        await wait_until(lambda: app.current == second)
+        ends = turn_ends(app, second)
+        burst(app, *"hello there", "enter", "ctrl+up")
+        await wait_until(lambda: ends, STREAM_END, "the end of the turn typed in the second")
+        sent = [row.text for row in await app.engine.rows(second) if row.kind == "user"]
+        assert sent == ["hello there"]
+        assert not [row for row in await app.engine.rows(first) if row.kind == "user"]
+        assert app.current == first
+        assert app.query_one(Composer).text == ""
 
 
 # -- the service only -----------------------------------------------------------------------

@@ -123,14 +123,16 @@ async def visit_every_place_a_name_shows(app: CockpitApp, pilot: Any, word: str)
     await pilot.press("escape")
     await wait_until(lambda: not isinstance(app.screen, CommandPalette))
 
-    await app._set_mode_named("no such mode")  # lists the modes in a notification
+    await app._set_mode_named(
+        app.current or "", "no such mode"
+    )  # lists the modes in a notification
     modes = [c for c in app._choices(app.records[app.current or ""]) if c.config_id is None]
 
     async def accepted(session_id: str, mode_id: str) -> None:
         return None
 
     app.engine.set_mode = accepted  # type: ignore[method-assign]
-    await app._apply_choice(OptionChoice(None, "n", modes[1].label, False))
+    await app._apply_choice(app.current or "", OptionChoice(None, "n", modes[1].label, False))
     await wait_until(lambda: len(app.screen.query("Toast")) == 2)
     await pilot.pause()
     seen.append(shown_text(app))

@@ -26,6 +26,7 @@ import logging
 from collections.abc import Mapping
 from typing import ClassVar
 
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -66,24 +67,42 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
     TITLE = "Cockpit"
     COMMANDS: ClassVar = App.COMMANDS | {SessionCommands, AgentCommands, ActionCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        # priority: handled as it arrives, so the dialog is up before the next key is
-        # routed (Enter typed right after Ctrl+N creates the session, never sends a draft)
+        # priority: handled as it arrives, before the keys after it are routed. A key that
+        # opens a dialog or shows another session changes where the next keys go: typed in
+        # the same burst, they reach the dialog, or the session switched to, never the
+        # draft left (Enter right after Ctrl+N creates the session, never sends a draft).
+        # Under a dialog they do nothing (`main_screen_key`), as Textual's other keys.
         Binding("ctrl+n", "new_session", "New", priority=True),
-        Binding("f2", "rename_session", "Rename"),
+        Binding("f2", "main_screen_key('rename_session')", "Rename", priority=True),
         Binding("f4", "close_session", "Close"),
-        Binding("f8", "delete_session", "Delete", show=False),
-        Binding("ctrl+up", "previous_session", "Prev", show=False),
-        Binding("ctrl+down", "next_session", "Next", show=False),
+        Binding("f8", "main_screen_key('delete_session')", "Delete", show=False, priority=True),
+        Binding(
+            "ctrl+up", "main_screen_key('previous_session')", "Prev", show=False, priority=True
+        ),
+        Binding("ctrl+down", "main_screen_key('next_session')", "Next", show=False, priority=True),
         Binding("ctrl+b", "toggle_rail", "Rail"),
         Binding("ctrl+end", "jump_end", "Newest", show=False),
         Binding("f3", "copy_last", "Copy", show=False),
-        Binding("ctrl+o", "inbox", "Inbox"),
-        Binding("ctrl+t", "options", "Options", show=False),
-        Binding("ctrl+g", "next_needing", "Next needing you", show=False),
-        Binding("f1", "help", "Help"),
+        Binding("ctrl+o", "main_screen_key('inbox')", "Inbox", priority=True),
+        Binding("ctrl+t", "main_screen_key('options')", "Options", show=False, priority=True),
+        Binding(
+            "ctrl+g",
+            "main_screen_key('next_needing')",
+            "Next needing you",
+            show=False,
+            priority=True,
+        ),
+        Binding("f1", "main_screen_key('help')", "Help", priority=True),
         Binding("escape", "escape", "Cancel turn", show=False),
         Binding("ctrl+c", "interrupt", "Cancel turn", show=False),
     ]
+
+    async def action_main_screen_key(self, action: str) -> None:
+        """Run `action`, a key of the main screen bound with priority; under a dialog, the
+        key goes on to the dialog instead."""
+        if self.screen.is_modal:
+            raise SkipAction()
+        await self.run_action(action)
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -140,29 +159,30 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
     # -- the composer -------------------------------------------------------------------------
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        if self.current is None:
+        session = message.session
+        if session not in self.records:  # deleted since
             return
         command = parse_slash(message.text)
         if command is not None and command[0] in COCKPIT_NAMED:
-            self.run_worker(self._run_slash(*command), group="slash", exit_on_error=False)
+            work = self._run_slash(session, *command)
+            self.run_worker(work, group="slash", exit_on_error=False)
             return
         # The turn runs in the engine: a prompt typed while the agent starts waits for it,
         # and a failure is a row in the session, never a lost prompt.
-        self.engine.send(self.current, message.text)
+        self.engine.send(session, message.text)
 
     @reported("run that command")
-    async def _run_slash(self, name: str, arguments: str) -> None:
+    async def _run_slash(self, session: str, name: str, arguments: str) -> None:
         """Run one of Cockpit's own commands (its row of `COCKPIT_COMMANDS` says how)."""
-        session = self.current
         command = COCKPIT_NAMED.get(name)
-        if session is None or command is None or command.run is None:
+        if command is None or command.run is None:
             return
         await command.run(self, session, arguments)
 
     @reported("complete that", default=[])
-    async def _complete(self, token: CompletionToken) -> list[Candidate]:
-        """What the composer offers for `/command` or `@path`."""
-        record = self.records.get(self.current or "")
+    async def _complete(self, session: str, token: CompletionToken) -> list[Candidate]:
+        """What the composer offers for `/command` or `@path` in `session`'s draft."""
+        record = self.records.get(session)
         if record is None:
             return []
         if token.trigger == "/":

@@ -93,7 +93,7 @@ class ActionCommands(_Commands):
 
     def items(self) -> list[tuple[str, str, Callable[[], object]]]:
         app = self.cockpit
-        actions = [
+        actions: list[tuple[str, str, Callable[[], object]]] = [
             ("New session…", "pick an agent and a folder", app.action_new_session),
             ("Rename session", "give this session a title", app.action_rename_session),
             ("Close session", "stop its agent; the transcript stays", app.action_close_session),
@@ -104,4 +104,4 @@ class ActionCommands(_Commands):
             ("Jump to newest output", "scroll to the end of the transcript", app.action_jump_end),
             ("Help", "every key", app.action_help),
         ]
-        return [(title, text, callback) for title, text, callback in actions]
+        return actions

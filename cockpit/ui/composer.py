@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.text_area import Selection
 
 from cockpit.ui.completion import CompletionToken, completion_token, offset_of
+from cockpit.ui.keys_in_order import ran_own_binding
 from cockpit.ui.later import Later
 from cockpit.ui.listing import Listing
 from cockpit.ui.prompt_history import PromptHistory
@@ -40,7 +41,8 @@ class Candidate:
     """Characters of `label` that matched the query (shown bold)."""
 
 
-Completer = Callable[[CompletionToken], Awaitable[list[Candidate]]]
+Completer = Callable[[str, CompletionToken], Awaitable[list[Candidate]]]
+"""What completes a token typed in a session's draft (the session's id, the token)."""
 
 
 class CompletionMenu(Listing):
@@ -85,23 +87,34 @@ class Composer(TextArea):
     }
     """
 
-    class Submitted(Message):
+    class Asked(Message):
+        """What the user asked of the session whose draft the composer held as they typed
+        it (not the session on screen when the app reads this: a switch typed right after
+        may have come first)."""
+
+        def __init__(self, session: str) -> None:
+            super().__init__()
+            self.session = session
+
+    class Submitted(Asked):
         """The user sent a prompt."""
 
-        def __init__(self, text: str) -> None:
-            super().__init__()
+        def __init__(self, session: str, text: str) -> None:
+            super().__init__(session)
             self.text = text
 
-    class CancelRequested(Message):
+    class CancelRequested(Asked):
         """The user pressed Esc: cancel the running turn."""
 
-    class CycleMode(Message):
+    class CycleMode(Asked):
         """The user pressed Shift+Tab: the agent's next mode."""
 
     def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.cursor_blink = blink
         self.prompts = PromptHistory()
+        self.session: str | None = None
+        """The session whose draft this is: what is typed, sent or asked is its."""
         self.menu: CompletionMenu | None = None
         self.completer: Completer | None = None
         self._token: CompletionToken | None = None
@@ -122,10 +135,10 @@ class Composer(TextArea):
             self.submit()
         elif key in NEWLINE_KEYS:
             self.insert("\n")
-        elif key == "escape":
-            self.post_message(self.CancelRequested())
-        elif key == "shift+tab":
-            self.post_message(self.CycleMode())
+        elif key == "escape" and self.session is not None:
+            self.post_message(self.CancelRequested(self.session))
+        elif key == "shift+tab" and self.session is not None:
+            self.post_message(self.CycleMode(self.session))
         elif key == "up" and self.cursor_location[0] == 0:
             older = self.prompts.older(self.text)
             handled = older is not None
@@ -144,7 +157,8 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             return
-        await super()._on_key(event)
+        if not await ran_own_binding(self, event):  # Backspace, arrows... in typed order
+            await super()._on_key(event)
 
     async def _scroll_transcript(self, action: str) -> bool:
         """Run a transcript action (a page up or down, the first message) from the prompt."""
@@ -158,11 +172,12 @@ class Composer(TextArea):
         self.text = text
         self.move_cursor(self.document.end)
 
-    def show_draft(self, text: str) -> None:
-        """Hold another session's draft: its text, the cursor at its end, no undo history
+    def hold(self, session: str | None, text: str) -> None:
+        """Hold `session`'s draft: its text, the cursor at its end, no undo history
         of the session before and no completion menu. Switching between sessions with the
         same draft (most often none) keeps the document instead of reloading it, and a
         cursor already at the end stays (both repaint and rewrap the prompt)."""
+        self.session = session
         if text != self.text:
             self.load_text(text)
         else:
@@ -175,12 +190,12 @@ class Composer(TextArea):
     def submit(self) -> None:
         """Send what is written (nothing when it is blank)."""
         text = self.text
-        if not text.strip():
+        if not text.strip() or self.session is None:
             return
         self.prompts.add(text)
         self.text = ""
         self._close_menu()
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(self.session, text))
 
     # -- completion ---------------------------------------------------------------------------
 
@@ -277,7 +292,7 @@ class Composer(TextArea):
     async def _complete(self, token: CompletionToken) -> None:
         assert self.completer is not None
         assert self.menu is not None
-        candidates = await self.completer(token)
+        candidates = await self.completer(self.session, token) if self.session else []
         if token != self._token_now():
             return  # typed on meanwhile (or accepted): the menu of that word comes next
         self._token = token if candidates else None

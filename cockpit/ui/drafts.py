@@ -23,18 +23,25 @@ class Drafts(CockpitBase):
     """Each session's unsent draft in the composer, and the last session on screen."""
 
     def _take_draft(self, session: str) -> None:
-        """Give the composer to `session`: what it holds is kept as the draft of the session
-        it was written for, and `session`'s own draft comes back."""
-        composer = self.query_one(Composer)
+        """Give the composer to `session` in its turn: after the keys already on their way
+        to it (typed before the switch, in one burst with it), which stay in the draft
+        of the session they were typed in; before the keys typed after it."""
+        self.query_one(Composer).call_later(self._hand_over, session)
+
+    def _hand_over(self, session: str) -> None:
+        """What the composer holds is kept as the draft of the session it was written for,
+        and `session`'s own draft comes back."""
+        composer = self.query_one_optional(Composer)
+        if composer is None:  # gone at shutdown
+            return
         self._keep_draft()
-        self._draft_for = session
-        composer.show_draft(self._drafts.get(session, ""))
+        composer.hold(session, self._drafts.get(session, ""))
 
     def _keep_draft(self) -> None:
         """Remember the composer's text as its session's draft (saved soon)."""
-        owner = self._draft_for
         composer = self.query_one_optional(Composer)
-        if owner is None or composer is None:  # none yet, or gone at shutdown
+        owner = composer.session if composer is not None else None
+        if composer is None or owner not in self.records:  # none yet, gone, or deleted
             return
         text = composer.text
         if self._drafts.get(owner, "") != text:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cockpit.text.textout import plan_lines
 from cockpit.ui.agent_options import OptionChoice, mode_option_id, option_choices
 from cockpit.ui.base import CockpitBase
+from cockpit.ui.composer import Composer
 from cockpit.ui.failures import reported
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.rail import SessionRail
@@ -20,13 +21,13 @@ class ModesAndOptions(CockpitBase):
     def _choices(self, record: SessionRecord) -> list[OptionChoice]:
         return option_choices(record)
 
-    def on_composer_cycle_mode(self) -> None:
-        self.run_worker(self._cycle_mode(), group="mode", exit_on_error=False)
+    def on_composer_cycle_mode(self, message: Composer.CycleMode) -> None:
+        self.run_worker(self._cycle_mode(message.session), group="mode", exit_on_error=False)
 
     @reported("switch the mode")
-    async def _cycle_mode(self) -> None:
+    async def _cycle_mode(self, session: str) -> None:
         """Shift+Tab: the agent's next mode."""
-        record = self.records.get(self.current or "")
+        record = self.records.get(session)
         if record is None:
             return
         modes = [
@@ -38,10 +39,10 @@ class ModesAndOptions(CockpitBase):
             self.notify("This agent has no modes.", timeout=2)
             return
         current = next((i for i, c in enumerate(modes) if c.current), -1)
-        await self._apply_choice(modes[(current + 1) % len(modes)])
+        await self._apply_choice(record.id, modes[(current + 1) % len(modes)])
 
-    async def _set_mode_named(self, name: str) -> None:
-        record = self.records.get(self.current or "")
+    async def _set_mode_named(self, session: str, name: str) -> None:
+        record = self.records.get(session)
         if record is None:
             return
         modes = [
@@ -56,12 +57,9 @@ class ModesAndOptions(CockpitBase):
             names = ", ".join(clean_line(c.label) for c in modes) or "none"
             self.notify(f"Modes: {names}", timeout=4, markup=False)
             return
-        await self._apply_choice(wanted)
+        await self._apply_choice(record.id, wanted)
 
-    async def _apply_choice(self, choice: OptionChoice) -> None:
-        session = self.current
-        if session is None:
-            return
+    async def _apply_choice(self, session: str, choice: OptionChoice) -> None:
         try:
             if choice.config_id is None:
                 await self.engine.set_mode(session, str(choice.value))
@@ -74,15 +72,16 @@ class ModesAndOptions(CockpitBase):
             return
         self.notify(clean_line(choice.label), timeout=2, markup=False)
 
-    def action_options(self) -> None:
-        """Choose any mode or config option the agent offers."""
-        record = self.records.get(self.current or "")
+    def action_options(self, session: str | None = None) -> None:
+        """Choose any mode or config option the agent of `session` (else the session on
+        screen) offers."""
+        record = self.records.get(session or self.current or "")
         if record is None:
             return
 
         async def chosen(choice: OptionChoice | None) -> None:
             if choice is not None:
-                await self._apply_choice(choice)
+                await self._apply_choice(record.id, choice)
 
         self.open_screen(OptionsScreen(self._choices(record)), chosen)
 

@@ -71,9 +71,9 @@ class SessionActions(SessionSwitching):
         screen = NewSessionScreen(self.engine.agents(), str(self.folder), default, installed)
         self.open_screen(screen, chosen)
 
-    def action_rename_session(self) -> None:
-        """Give the session on screen a title."""
-        record = self.records.get(self.current or "")
+    def action_rename_session(self, session: str | None = None) -> None:
+        """Give `session` (else the session on screen) a title."""
+        record = self.records.get(session or self.current or "")
         if record is None:
             return
 
@@ -113,7 +113,6 @@ class SessionActions(SessionSwitching):
                 return
             self.records.pop(record.id, None)
             self._drafts.pop(record.id, None)
-            self._draft_for = None
             self.current = None
             if self.records:
                 self.select_session(self._ordered()[0].id)
@@ -137,14 +136,15 @@ class SessionActions(SessionSwitching):
             self._focus_session()
 
     @reported("cancel the turn")
-    async def action_cancel_turn(self) -> None:
-        """Cancel the running turn of the session on screen (the status line says so until
-        the agent has ended it)."""
-        if self.current is not None:
-            await self.engine.cancel(self.current)
+    async def action_cancel_turn(self, session: str | None = None) -> None:
+        """Cancel the running turn of `session`, else of the session on screen (the status
+        line says so until the agent has ended it)."""
+        session = session or self.current
+        if session is not None:
+            await self.engine.cancel(session)
 
-    async def on_composer_cancel_requested(self) -> None:
-        await self.action_cancel_turn()
+    async def on_composer_cancel_requested(self, message: Composer.CancelRequested) -> None:
+        await self.action_cancel_turn(message.session)
 
     @reported("cancel the turn")
     async def action_interrupt(self) -> None:

@@ -3,8 +3,8 @@
 
 `COCKPIT_COMMANDS` is the one table of them: the composer completes from it and the app
 runs from it, so a command cannot be offered without being run, or run without being
-offered. Each runs as a function of the app, the session on screen and the words after
-the name."""
+offered. Each runs as a function of the app, the session it was typed in and the words
+after the name."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from cockpit.ui.app import CockpitApp
 
 SlashRun = Callable[["CockpitApp", str, str], Awaitable[None]]
-"""How Cockpit runs one of its commands: (the app, the session on screen, the arguments)."""
+"""How Cockpit runs one of its commands: (the app, the session it was typed in, the
+arguments)."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ async def _rename(app: CockpitApp, session: str, arguments: str) -> None:
     if arguments:
         await app.engine.rename(session, arguments)
     else:
-        app.action_rename_session()
+        app.action_rename_session(session)
 
 
 async def _export(app: CockpitApp, session: str, target: str) -> None:
@@ -96,11 +97,11 @@ async def _policy(app: CockpitApp, session: str, arguments: str) -> None:
 
 
 async def _mode(app: CockpitApp, session: str, arguments: str) -> None:
-    await app._set_mode_named(arguments)
+    await app._set_mode_named(session, arguments)
 
 
 async def _options(app: CockpitApp, session: str, arguments: str) -> None:
-    app.action_options()
+    app.action_options(session)
 
 
 async def _inbox(app: CockpitApp, session: str, arguments: str) -> None:
@@ -108,7 +109,7 @@ async def _inbox(app: CockpitApp, session: str, arguments: str) -> None:
 
 
 async def _close(app: CockpitApp, session: str, arguments: str) -> None:
-    app.action_close_session()
+    app._close_session(session)
 
 
 async def _help(app: CockpitApp, session: str, arguments: str) -> None:

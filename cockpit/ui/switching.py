@@ -115,7 +115,9 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
         self.select_session(order[(order.index(self.current) + delta) % len(order)])
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_list.id == "rail" and event.option.id and event.option.id != self.current:
+        if event.option_list.id != "rail" or event.option_index != event.option_list.highlighted:
+            return  # the rail has moved on since: a switch typed meanwhile is not undone
+        if event.option.id and event.option.id != self.current:
             # Walking the rail shows each session; the keyboard stays on the rail.
             self.select_session(event.option.id, focus=False)
 

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from cockpit.api import AgentInfo, AgentSpec
 from cockpit.text.sanitize import printable
 from cockpit.ui.dialog import Dialog
+from cockpit.ui.keys_in_order import Field
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
 
@@ -172,7 +173,7 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             yield AgentDetail(id="agent-detail")
             with Horizontal(classes="folder-row"):
                 yield Label("Folder", classes="folder-label")
-                yield Input(self.folder, id="folder", compact=True)
+                yield Field(self.folder, id="folder", compact=True)
             with Horizontal(classes="buttons"):
                 yield Button("Create", variant="primary", id="create", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)

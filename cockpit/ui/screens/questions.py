@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from cockpit.ui.agent_options import OptionChoice
 from cockpit.ui.dialog import Dialog
+from cockpit.ui.keys_in_order import Field
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
 
@@ -31,7 +32,7 @@ class RenameScreen(Dialog[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("Rename session", classes="dialog-title")
-            yield Input(self.current, id="title")
+            yield Field(self.current, id="title")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)

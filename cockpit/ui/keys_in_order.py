@@ -1,0 +1,37 @@
+"""A text field's own keys, run in the order they were typed.
+
+Textual inserts a printable key in the focused widget's own turn, but runs a binding that
+is not a priority one (Backspace, the arrows, Ctrl+W, Enter in a one-line field) only once
+the key has bubbled up to the app. In a burst (keys typed fast, or over SSH, where one
+read brings several) the letters typed after a Backspace were in before it ran, and it
+deleted them instead: "ab", Backspace, "c" gave "a", not "ac". A field that runs its own
+bindings as each key comes keeps the order.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widget import Widget
+from textual.widgets import Input
+
+
+async def ran_own_binding(widget: Widget, event: events.Key) -> bool:
+    """Run the binding `widget` itself has for the key, now (True when it ran); False
+    leaves the key to go its usual way (printable, the app's, or disabled)."""
+    if event.is_printable:
+        return False
+    active = widget.screen.active_bindings.get(event.key)
+    if active is None or active.node is not widget or not active.enabled:
+        return False
+    if not await widget.app.run_action(active.binding.action, widget):
+        return False
+    event.stop()
+    event.prevent_default()
+    return True
+
+
+class Field(Input):
+    """A one-line text field whose editing keys keep their order in a burst."""
+
+    async def on_key(self, event: events.Key) -> None:
+        await ran_own_binding(self, event)

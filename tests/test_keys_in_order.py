@@ -1,0 +1,59 @@
+"""Editing keys typed in one burst act in the order typed: the prompt and the dialogs' fields
+end as they do when the same keys come one at a time (Textual runs Backspace, the arrows
+or Ctrl+W only once the key has bubbled up to the app, after the letters typed behind it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from cockpit.ui.composer import Composer
+from cockpit.ui.screens.questions import RenameScreen
+from tests.ui_helpers import burst, focused_composer, make_app, steady, wait_until
+
+SIZE = (100, 30)
+
+EDITS = [
+    pytest.param([*"ab", "backspace", "c"], id="backspace"),
+    pytest.param([*"abc", "left", "left", "x", "end", "y"], id="arrows"),
+    pytest.param([*"one two", "ctrl+w", *"three"], id="word"),
+    pytest.param([*"abc", "home", "delete", "x", "ctrl+e", "backspace", "z"], id="home-delete"),
+    pytest.param([*"first", "ctrl+j", *"second", "up", "ctrl+k", *"s"], id="lines"),
+    pytest.param([*"abc", "shift+left", "shift+left", "x"], id="selection"),
+]
+
+
+@pytest.mark.parametrize("keys", EDITS)
+async def test_the_prompt_ends_as_it_does_with_the_keys_one_at_a_time(
+    tmp_path: Path, keys: list[str]
+) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        _, composer = await focused_composer(app)
+        for key in keys:
+            await pilot.press(key)
+        paced = (composer.text, composer.cursor_location)
+        composer.clear()
+        await pilot.pause()
+        burst(app, *keys)
+        assert await steady(pilot, lambda: (composer.text, composer.cursor_location)) == paced
+
+
+async def test_a_title_typed_with_corrections_in_one_burst_is_the_title_as_typed(
+    tmp_path: Path,
+) -> None:
+    """F2, the old title cleared, a title typed with a Backspace, Enter: in one burst."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session, _ = await focused_composer(app)
+        burst(app, "f2")
+        await wait_until(lambda: isinstance(app.focused, Input))
+        assert isinstance(app.screen, RenameScreen)
+        burst(app, "ctrl+u", *"Plam", "backspace", *"n B", "left", "backspace", "left", "enter")
+        await wait_until(lambda: not isinstance(app.screen, RenameScreen))
+        await wait_until(lambda: app.records[session].title is not None)
+        assert app.records[session].title == "PlanB"
+        await pilot.pause()
+        assert isinstance(app.focused, Composer) and app.focused.text == ""
