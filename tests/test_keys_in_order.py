@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Input
 
 from cockpit.ui.composer import Composer
+from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import RenameScreen
 from tests.ui_helpers import burst, focused_composer, make_app, steady, wait_until
 
@@ -57,3 +58,18 @@ async def test_a_title_typed_with_corrections_in_one_burst_is_the_title_as_typed
         assert app.records[session].title == "PlanB"
         await pilot.pause()
         assert isinstance(app.focused, Composer) and app.focused.text == ""
+
+
+async def test_under_a_dialog_the_main_screens_keys_do_nothing(tmp_path: Path) -> None:
+    """Ctrl+Down, F1 and Ctrl+O come first as they arrive on the main screen; under the
+    inbox they neither switch the session nor open a dialog on top."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session, _ = await focused_composer(app)
+        await app.engine.create_session("demo", app.folder, title="other")
+        await app._reload_records()
+        burst(app, "ctrl+o", "ctrl+down", "f1", "ctrl+t", "f2")
+        await wait_until(lambda: isinstance(app.screen, InboxScreen))
+        await steady(pilot, lambda: (len(app.screen_stack), app.current))
+        assert len(app.screen_stack) == 2 and isinstance(app.screen, InboxScreen)
+        assert app.current == session

@@ -197,6 +197,24 @@ async def test_keys_typed_right_after_a_switch_go_to_the_session_switched_to(
         assert app._drafts.get(first) == "onemore"
 
 
+async def test_esc_right_before_a_switch_cancels_the_turn_of_the_session_left(
+    engines: Engines,
+) -> None:
+    """Esc and Ctrl+Down in one burst while a reply streams: the turn cancelled is the one
+    on screen when Esc was typed."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        other = await second_session(app, "other")
+        ends = turn_ends(app, session)
+        await send(app, pilot, "slow")
+        await wait_until(lambda: received(app, session) > 100, 20, "the reply to start")
+        burst(app, "escape", "ctrl+down")
+        await wait_until(lambda: ends, 20, "the end of the turn")
+        assert ends == ["cancelled"]
+        assert app.current == other
+
+
 async def test_a_prompt_sent_right_before_a_switch_goes_to_the_session_it_was_typed_in(
     engines: Engines,
 ) -> None:
