@@ -9,10 +9,19 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
+from cockpit.api import EngineAPI, Status
+from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import RenameScreen
-from tests.ui_helpers import burst, focused_composer, make_app, steady, wait_until
+from tests.ui_helpers import (
+    burst,
+    engine_factory,
+    focused_composer,
+    make_app,
+    steady,
+    wait_until,
+)
 
 SIZE = (100, 30)
 
@@ -73,3 +82,26 @@ async def test_under_a_dialog_the_main_screens_keys_do_nothing(tmp_path: Path) -
         await steady(pilot, lambda: (len(app.screen_stack), app.current))
         assert len(app.screen_stack) == 2 and isinstance(app.screen, InboxScreen)
         assert app.current == session
+
+
+async def test_keys_typed_while_cockpit_starts_reach_the_prompt_in_order(tmp_path: Path) -> None:
+    """Keys typed before the screen is ready (the engine still opening) are neither lost to
+    the rail nor reordered: the prompt sent with Enter goes to the session, and what
+    follows is the draft."""
+    opened: list[CockpitApp] = []
+
+    async def open_while_typing() -> EngineAPI:
+        burst(opened[0], *"fix the tst", "backspace", "backspace", *"est", "enter", *"and so")
+        return await engine_factory(tmp_path / "home")()
+
+    app = make_app(tmp_path, engine=open_while_typing)
+    opened.append(app)
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        await wait_until(lambda: composer.text == "and so")
+        session = app.current or ""
+        await wait_until(lambda: app.engine.status(session) == Status.READY)
+        await steady(pilot, lambda: composer.text)
+        sent = [row.text for row in await app.engine.rows(session) if row.kind == "user"]
+        assert sent == ["fix the test"]
+        assert composer.text == "and so" and app.focused is composer
