@@ -12,6 +12,7 @@ from textual.widgets import Input
 from cockpit.api import EngineAPI, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
+from cockpit.ui.dialog import PaletteInput
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import RenameScreen
 from tests.ui_helpers import (
@@ -105,3 +106,25 @@ async def test_keys_typed_while_cockpit_starts_reach_the_prompt_in_order(tmp_pat
         sent = [row.text for row in await app.engine.rows(session) if row.kind == "user"]
         assert sent == ["fix the test"]
         assert composer.text == "and so" and app.focused is composer
+
+
+async def test_a_search_typed_with_corrections_in_one_burst_is_the_search_as_typed(
+    tmp_path: Path,
+) -> None:
+    """The command palette's field, in its place, takes a burst with Backspaces and arrows
+    as the same keys one at a time."""
+    keys = [*"hepl", "backspace", "backspace", *"lp", "home", "delete", "h", "end", "s"]
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await focused_composer(app)
+        await pilot.press("ctrl+p")
+        await wait_until(lambda: isinstance(app.focused, PaletteInput))
+        field = app.focused
+        assert isinstance(field, PaletteInput) and field.parent is not None
+        assert field.parent.id == "--input"
+        for key in keys:
+            await pilot.press(key)
+        paced = field.value
+        await pilot.press("ctrl+u")
+        burst(app, *keys)
+        assert await steady(pilot, lambda: field.value) == paced == "helps"

@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 from typing import Any, TypeVar
 
-from textual import on
+from textual import events, on
+from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
-from textual.command import CommandList, CommandPalette
+from textual.command import CommandInput, CommandList, CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList
+
+from cockpit.ui.keys_in_order import ran_own_binding
 
 Result = TypeVar("Result")
 
@@ -72,11 +75,25 @@ class Dialog(ModalScreen[Result]):
         return super().dismiss(result)
 
 
+class PaletteInput(CommandInput):
+    """The palette's search field, its editing keys acting in the order typed."""
+
+    async def on_key(self, event: events.Key) -> None:
+        await ran_own_binding(self, event)
+
+
 class Palette(CommandPalette):
     """Textual's command palette, closing at most once and deaf once closed (Enter twice
     ran the command twice and then closed the screen under it), its searches ending with
-    it, and paging its list only once the list is laid out (PageUp right after the
-    commands arrived raised KeyError inside Textual)."""
+    it, paging its list only once the list is laid out (PageUp right after the commands
+    arrived raised KeyError inside Textual), and its search field's keys in typed order."""
+
+    def compose(self) -> ComposeResult:
+        """Textual's palette, its search field one whose editing keys keep their order."""
+        for widget in super().compose():
+            if type(widget) is CommandInput:
+                widget = PaletteInput(placeholder=widget.placeholder, select_on_focus=False)
+            yield widget
 
     def dismiss(self, result: Any = None) -> AwaitComplete:
         if closed_already(self):
