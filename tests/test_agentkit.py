@@ -130,3 +130,18 @@ def test_the_kit_loads_no_textual_and_its_scenario_reader_no_sdk() -> None:
     assert "acp" not in before and "anthropic" not in before
     assert {"acp", "store"} <= after
     assert not after & {"textual", "rich", "anthropic"}  # the Anthropic SDK: at the first call
+
+
+@pytest.mark.parametrize("script", ["demo_agent.py", "claude_agent.py"])
+def test_a_bundled_agent_with_no_client_on_stdin_stops_at_once(script: str, tmp_path: Path) -> None:
+    """Stdin at /dev/null (or a file), which the event loop cannot wait on: the agent reads
+    it to its end and stops, as when a client leaves, rather than wait for good."""
+    ran = subprocess.run(
+        [sys.executable, str(ROOT / "acp" / script)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=10,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
+    assert ran.stdout == b""

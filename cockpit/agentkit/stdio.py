@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import selectors
 import sys
+import threading
 from typing import Any, cast
 
 from acp.core import Agent, run_agent
@@ -29,9 +31,33 @@ async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     reader = asyncio.StreamReader(limit=READ_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    if pollable(sys.stdin.fileno()):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:
+        pump = threading.Thread(target=pump_file, args=(loop, reader), daemon=True)
+        pump.start()
     writer = await agent_stdout_writer(protocol_out)
     return reader, writer
+
+
+def pollable(fd: int) -> bool:
+    """Whether the event loop can wait on `fd`: a pipe, a socket or a terminal can; a
+    regular file or /dev/null cannot (epoll refuses them, and asyncio only logs that,
+    leaving the agent waiting for good)."""
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(fd, selectors.EVENT_READ)
+        except (PermissionError, ValueError):
+            return False
+    return True
+
+
+def pump_file(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    """Feed `reader` from a stdin the loop cannot wait on (a file, or /dev/null), then end
+    it: at the end of the file the agent stops, as when a client leaves."""
+    while chunk := os.read(sys.stdin.fileno(), 65536):
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
 
 
 async def serve_agent(
