@@ -4,6 +4,7 @@ or Ctrl+W only once the key has bubbled up to the app, after the letters typed b
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,27 @@ async def test_a_search_typed_with_corrections_in_one_burst_is_the_search_as_typ
         await pilot.press("ctrl+u")
         burst(app, *keys)
         assert await steady(pilot, lambda: field.value) == paced == "helps"
+
+
+async def test_a_digit_right_after_ctrl_g_answers_the_question_it_goes_to(tmp_path: Path) -> None:
+    """Ctrl+G and 1 in one burst, with a question waiting in another session: the 1 waits
+    for the question to take the keyboard and answers it (before, it went to the
+    composer of the session switched to, the question still waiting)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        first, composer = await focused_composer(app)
+        asking = (await app.engine.create_session("demo", app.folder, title="asking")).id
+        await app._reload_records()
+        turn = asyncio.create_task(app.engine.prompt(asking, "permission"))
+        await wait_until(lambda: app.engine.pending_count(asking) == 1)
+        await pilot.pause()
+        assert app.current == first
+        burst(app, "ctrl+g", "1", *"ok")
+        await wait_until(lambda: app.engine.pending_count(asking) == 0, what="the answer")
+        assert await asyncio.wait_for(turn, 10) == "end_turn"
+        rows = await app.engine.rows(asking)
+        assert [r.text for r in rows if r.kind == "permission"] == [
+            "Allowed once: Write demo-notes.md"
+        ]
+        await wait_until(lambda: composer.text == "ok", what="the letters after it")
+        assert app.current == asking and app._drafts.get(first, "") == ""

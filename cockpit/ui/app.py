@@ -37,7 +37,6 @@ from cockpit.text.mentions import format_mention
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
 from cockpit.ui.completion import CompletionToken
 from cockpit.ui.composer import Candidate, CompletionMenu, Composer
-from cockpit.ui.early_keys import EarlyKeys
 from cockpit.ui.engine_events import EngineEvents
 from cockpit.ui.failures import reported
 from cockpit.ui.footer import KeyFooter
@@ -61,7 +60,7 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-class CockpitApp(EarlyKeys, SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
+class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
     """Many agent sessions, one screen."""
 
     CSS_PATH = str(bundled_dir("themes") / "cockpit.tcss")
@@ -144,7 +143,8 @@ class CockpitApp(EarlyKeys, SessionActions, ModesAndOptions, EngineEvents, Scree
             self.select_session(reopen.id)
         self.set_interval(30, self._refresh_rail)
         self._focus_session()
-        self.release_keys()
+        if not self._show_posted:  # else the keys wait until the session is shown
+            self.release_keys()
 
     async def on_unmount(self) -> None:
         if self._stale_reader is not None:

@@ -4,8 +4,9 @@ Textual inserts a printable key in the focused widget's own turn, but runs a bin
 is not a priority one (Backspace, the arrows, Ctrl+W, Enter in a one-line field) only once
 the key has bubbled up to the app. In a burst (keys typed fast, or over SSH, where one
 read brings several) the letters typed after a Backspace were in before it ran, and it
-deleted them instead: "ab", Backspace, "c" gave "a", not "ac". A field that runs its own
-bindings as each key comes keeps the order.
+deleted them instead: "ab", Backspace, "c" gave "a", not "ac". A widget that runs its own
+bindings as each key comes keeps the order (a question's digit, too, answers before the
+letters typed after it arrive).
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from textual.widgets import Input
 
 async def ran_own_binding(widget: Widget, event: events.Key) -> bool:
     """Run the binding `widget` itself has for the key, now (True when it ran); False
-    leaves the key to go its usual way (printable, the app's, or disabled)."""
-    if event.is_printable:
-        return False
+    leaves the key to go its usual way (a letter typed, the app's key, or disabled)."""
     active = widget.screen.active_bindings.get(event.key)
     if active is None or active.node is not widget or not active.enabled:
         return False

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -25,6 +26,7 @@ from cockpit.ui.cards import session_root, short_path
 from cockpit.ui.diffs.model import diff_lines
 from cockpit.ui.diffs.palette import diff_styles
 from cockpit.ui.diffs.render import render_diff
+from cockpit.ui.keys_in_order import ran_own_binding
 
 KEYS = "123456789"
 
@@ -159,12 +161,30 @@ class PermissionPrompt(Widget):
             self.request = request
             self.option_id = option_id
 
+    class KeyAfterAnswer(Message):
+        """A key that reached the question after it was answered (typed in one burst with
+        the answer): it belongs where the keyboard goes next."""
+
+        def __init__(self, key: str, character: str | None) -> None:
+            super().__init__()
+            self.key = key
+            self.character = character
+
     def __init__(self, request: PermissionRequest, waiting: int = 1) -> None:
         super().__init__(classes="permission-prompt")
         self.request = request
         self.waiting = waiting
         """How many requests of the session wait, this one included."""
         self.unfolded = False
+        self.answered = False
+
+    async def on_key(self, event: events.Key) -> None:
+        if self.answered:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.KeyAfterAnswer(event.key, event.character))
+            return
+        await ran_own_binding(self, event)  # the digit answers before the keys after it
 
     def compose(self) -> ComposeResult:
         yield Static(request_summary(self.request), classes="summary")
@@ -193,8 +213,9 @@ class PermissionPrompt(Widget):
 
     def action_choose(self, number: int) -> None:
         """Answer with the agent's option `number` (1-based)."""
-        if 1 <= number <= len(self.request.options):
+        if 1 <= number <= len(self.request.options) and not self.answered:
             option_id = str(self.request.options[number - 1].get("optionId"))
+            self.answered = True
             self.post_message(self.Answered(self.request, option_id))
 
     def action_unfold(self) -> None:

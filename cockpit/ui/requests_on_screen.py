@@ -9,9 +9,10 @@ import contextlib
 from textual import on
 from textual.message import Message
 
-from cockpit.ui.base import CockpitBase, focused_prompt
+from cockpit.ui.base import focused_prompt
 from cockpit.ui.composer import Composer
 from cockpit.ui.failures import reported
+from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.permission import PermissionPrompt
 
 
@@ -20,7 +21,7 @@ class PermissionsChanged(Message):
     once for however many came meanwhile (an agent may ask a thousand at once)."""
 
 
-class RequestsOnScreen(CockpitBase):
+class RequestsOnScreen(HeldKeys):
     """The pending request of the session on screen, and where the keyboard goes."""
 
     @on(PermissionsChanged)
@@ -59,6 +60,15 @@ class RequestsOnScreen(CockpitBase):
 
     @reported("answer the request")
     async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
-        with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
-            await self.engine.answer_permission(message.request.id, message.option_id)
-        self.query_one(Composer).focus()
+        self.hold_keys()  # the keys typed after the answer go to the composer, in order
+        try:
+            with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
+                await self.engine.answer_permission(message.request.id, message.option_id)
+        finally:
+            self.query_one(Composer).focus()
+            self.release_keys()
+
+    def on_permission_prompt_key_after_answer(
+        self, message: PermissionPrompt.KeyAfterAnswer
+    ) -> None:
+        self.hold_ahead(message.key, message.character)

@@ -42,6 +42,8 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
             return  # shutting down (the rail highlights a last time): nothing to show
         if session != self.current:
             self._take_draft(session)
+            if focus and self.engine.pending_count(session):
+                self.hold_keys()  # until its question has the keyboard (`_show_wanted`)
             self.current = session
             self.engine.show(session)
             self._refresh_rail()
@@ -53,8 +55,14 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
             self.post_message(ShowWanted())
 
     @on(ShowWanted)
-    @reported("show the session")
     async def _show_wanted(self) -> None:
+        try:
+            await self._show()
+        finally:
+            self.release_keys()  # held since the switch: now to where the keyboard landed
+
+    @reported("show the session")
+    async def _show(self) -> None:
         self._show_posted = False
         wanted, self._wanted = self._wanted, None
         if wanted is None or wanted[0] != self.current:

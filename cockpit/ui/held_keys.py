@@ -1,0 +1,66 @@
+"""Keys typed while the keyboard has nowhere to land yet are held, then handled in order.
+
+From launch to a screen with a session in it takes a moment (Python's start, the store, a
+service to reach). The terminal delivers what was typed meanwhile as soon as Textual reads
+it, when no prompt is there yet: Textual gave the keyboard to the first widget it could
+(the rail), and the keys were lost. Likewise a switch to a session with a question waiting
+(Ctrl+G, then 1 to answer it): the question is shown, and takes the keyboard, only once
+the session's transcript is read, and the 1 typed meanwhile went to the prompt. Until the
+keyboard has landed such keys are held, and then handled in the order typed, as if they
+had come just then.
+
+An Enter typed before Cockpit has the terminal (while Python starts) arrives as a new line:
+the terminal, not yet in raw mode, turns it into one. The prompt then waits, whole, for
+an Enter.
+"""
+
+from __future__ import annotations
+
+from textual import events
+
+from cockpit.ui.base import CockpitBase
+
+
+class HeldKeys(CockpitBase):
+    """Holds the keys (and pastes) typed until the keyboard has landed: from the start
+    until the screen is ready, and from `hold_keys` until `release_keys`."""
+
+    _holding = True
+    _held: tuple[events.Key | events.Paste, ...] = ()
+    _ahead = 0
+    """How many keys at the front of `_held` were handed back by a widget (`hold_ahead`)."""
+
+    def hold_keys(self) -> None:
+        """Hold what is typed from now until `release_keys`."""
+        if not self._holding:
+            self._holding, self._ahead = True, 0
+
+    def hold_ahead(self, key: str, character: str | None) -> None:
+        """A key a widget got after it let the keyboard go (a question answered by the key
+        before it, in one burst): it was sent there before the hold began, so it goes ahead
+        of every key held since, after those handed back before it."""
+        event = events.Key(key, character)
+        if not self._holding:
+            self.post_message(event)
+            return
+        held = self._held
+        self._held = (*held[: self._ahead], event, *held[self._ahead :])
+        self._ahead += 1
+
+    def release_keys(self) -> None:
+        """The keyboard has landed: what was typed until now is handled next, in order,
+        after what the screen asked for first (a `focus()` takes effect in the app's turn,
+        not at once); what is typed later goes as usual."""
+        if self._holding:
+            self.call_later(self._handle_held)
+
+    async def _handle_held(self) -> None:
+        held, self._held, self._holding, self._ahead = self._held, (), False, 0
+        for event in held:
+            await super().on_event(event)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self._holding and isinstance(event, events.Key | events.Paste):
+            self._held = (*self._held, event)
+            return
+        await super().on_event(event)
