@@ -16,14 +16,17 @@ from cockpit.ui.composer import Composer
 from cockpit.ui.dialog import PaletteInput
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import RenameScreen
+from cockpit.ui.settings import Settings, write_settings
 from tests.ui_helpers import (
     burst,
     engine_factory,
+    fill,
     focused_composer,
     make_app,
     steady,
     wait_until,
 )
+from tests.waiting import eventually
 
 SIZE = (100, 30)
 
@@ -153,3 +156,43 @@ async def test_a_digit_right_after_ctrl_g_answers_the_question_it_goes_to(tmp_pa
         ]
         await wait_until(lambda: composer.text == "ok", what="the letters after it")
         assert app.current == asking and app._drafts.get(first, "") == ""
+
+
+async def test_a_switch_among_the_keys_held_at_start_holds_the_keys_after_it(
+    tmp_path: Path,
+) -> None:
+    """Ctrl+G, 1 and two letters typed while Cockpit starts on one session, a question
+    waiting in another: the Ctrl+G, handled once the screen is ready, holds the keys after
+    it again until the question has the keyboard; the 1 answers it and the letters are
+    the draft of the session with the question."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    ids: dict[str, str] = {}
+
+    async def two_sessions(engine: EngineAPI) -> None:
+        for title in ("plain", "asking"):
+            ids[title] = (await engine.create_session("demo", project, title=title)).id
+
+    await fill(home, two_sessions)
+    write_settings(home / "config" / "settings.json", Settings(last_session=ids["plain"]))
+    opened: list[CockpitApp] = []
+    turns: list[asyncio.Task[str]] = []
+
+    async def ask_then_open() -> EngineAPI:
+        engine = await engine_factory(home)()
+        turns.append(asyncio.create_task(engine.prompt(ids["asking"], "permission")))
+        await eventually(lambda: engine.pending_count(ids["asking"]) == 1, 15, "the question")
+        burst(opened[0], "ctrl+g", "1", *"ok")
+        return engine
+
+    app = make_app(tmp_path, engine=ask_then_open)
+    opened.append(app)
+    async with app.run_test(size=SIZE):
+        assert await asyncio.wait_for(turns[0], 15) == "end_turn"
+        composer = app.query_one(Composer)
+        await wait_until(lambda: composer.text == "ok", what="the letters after the answer")
+        assert app.current == ids["asking"] and composer.session == ids["asking"]
+        rows = await app.engine.rows(ids["asking"])
+        assert [r.text for r in rows if r.kind == "permission"] == [
+            "Allowed once: Write demo-notes.md"
+        ]

@@ -29,11 +29,13 @@ class HeldKeys(CockpitBase):
     _held: tuple[events.Key | events.Paste, ...] = ()
     _ahead = 0
     """How many keys at the front of `_held` were handed back by a widget (`hold_ahead`)."""
+    _holds = 0
+    """How many holds have begun: a release is for the hold it was asked in."""
 
     def hold_keys(self) -> None:
         """Hold what is typed from now until `release_keys`."""
         if not self._holding:
-            self._holding, self._ahead = True, 0
+            self._holding, self._ahead, self._holds = True, 0, self._holds + 1
 
     def hold_ahead(self, key: str, character: str | None) -> None:
         """A key a widget got after it let the keyboard go (a question answered by the key
@@ -52,11 +54,14 @@ class HeldKeys(CockpitBase):
         after what the screen asked for first (a `focus()` takes effect in the app's turn,
         not at once); what is typed later goes as usual."""
         if self._holding:
-            self.call_later(self._handle_held)
+            self.call_later(self._handle_held, self._holds)
 
-    async def _handle_held(self) -> None:
-        held, self._held, self._holding, self._ahead = self._held, (), False, 0
-        for event in held:
+    async def _handle_held(self, hold: int) -> None:
+        if hold != self._holds or not self._holding:
+            return  # released already, or held again since: that hold's release comes
+        self._holding, self._ahead = False, 0
+        while self._held and not self._holding:  # a held key may begin another hold
+            event, self._held = self._held[0], self._held[1:]
             await super().on_event(event)
 
     async def on_event(self, event: events.Event) -> None:
