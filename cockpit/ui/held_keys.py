@@ -16,6 +16,8 @@ an Enter.
 
 from __future__ import annotations
 
+from typing import cast
+
 from textual import events
 
 from cockpit.ui.base import CockpitBase
@@ -65,7 +67,8 @@ class HeldKeys(CockpitBase):
             await super().on_event(event)
 
     async def on_event(self, event: events.Event) -> None:
-        if self._holding and isinstance(event, events.Key | events.Paste):
-            self._held = (*self._held, event)
+        typed = isinstance(event, events.Key | events.Paste) and not event.is_forwarded
+        if typed and self._holding:  # (a key on its way back up goes on: Textual's own)
+            self._held = (*self._held, cast(events.Key | events.Paste, event))
             return
         await super().on_event(event)
