@@ -14,6 +14,7 @@ from cockpit.api import EngineAPI, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.dialog import PaletteInput
+from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import RenameScreen
 from cockpit.ui.settings import Settings, write_settings
@@ -196,3 +197,33 @@ async def test_a_switch_among_the_keys_held_at_start_holds_the_keys_after_it(
         assert [r.text for r in rows if r.kind == "permission"] == [
             "Allowed once: Write demo-notes.md"
         ]
+
+
+async def test_a_question_whose_answer_failed_can_be_answered_again(tmp_path: Path) -> None:
+    """The engine fails to take the answer (a service gone for a moment): the error is
+    reported, the question stays and a second 1 answers it."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session, _ = await focused_composer(app)
+        turn = asyncio.create_task(app.engine.prompt(session, "permission"))
+        await wait_until(lambda: isinstance(app.focused, PermissionPrompt), what="the question")
+        answer = app.engine.answer_permission
+        failures = [RuntimeError("the service went away")]
+
+        async def failing_once(
+            request_id: str, option_id: str | None, decided_by: str = "user"
+        ) -> None:
+            if failures:
+                raise failures.pop()
+            await answer(request_id, option_id, decided_by)
+
+        app.engine.answer_permission = failing_once  # type: ignore[method-assign]
+        await pilot.press("1")
+        await wait_until(lambda: not failures)
+        await pilot.pause()
+        assert app.engine.pending_count(session) == 1 and app.is_running
+        prompt = app.query_one(PermissionPrompt)
+        prompt.focus()
+        await pilot.press("1")
+        assert await asyncio.wait_for(turn, 10) == "end_turn"
+        assert app.engine.pending_count(session) == 0

@@ -172,7 +172,7 @@ class Composer(TextArea):
         self.text = text
         self.move_cursor(self.document.end)
 
-    def hold(self, session: str | None, text: str) -> None:
+    def show_draft(self, session: str | None, text: str) -> None:
         """Hold `session`'s draft: its text, the cursor at its end, no undo history
         of the session before and no completion menu. Switching between sessions with the
         same draft (most often none) keeps the document instead of reloading it, and a

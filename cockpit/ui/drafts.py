@@ -35,7 +35,7 @@ class Drafts(CockpitBase):
         if composer is None:  # gone at shutdown
             return
         self._keep_draft()
-        composer.hold(session, self._drafts.get(session, ""))
+        composer.show_draft(session, self._drafts.get(session, ""))
 
     def _keep_draft(self) -> None:
         """Remember the composer's text as its session's draft (saved soon)."""

@@ -1,4 +1,4 @@
-"""A text field's own keys, run in the order they were typed.
+"""A widget's own keys, run in the order they were typed.
 
 Textual inserts a printable key in the focused widget's own turn, but runs a binding that
 is not a priority one (Backspace, the arrows, Ctrl+W, Enter in a one-line field) only once
