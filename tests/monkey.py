@@ -27,6 +27,7 @@ from typing import Any
 
 from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
+from cockpit.ui.composer import Composer
 from cockpit.ui.transcript import TranscriptView
 from tests.engine_helpers import Recorder
 from tests.ui_helpers import add_session, burst, fill, make_app, wait_until
@@ -181,6 +182,7 @@ async def run(
         del app.exit  # Cockpit's own again: the test is over
         await settle(app, pilot)
         problems = await converged(app, pilot, recorder, before)
+        problems += await keyboard_works(app, pilot)
         if problems or failures:
             raise AssertionError(failure("; ".join([*failures, *problems]), seed, monkey))
         sessions = len(app.records)
@@ -204,6 +206,20 @@ async def settle(app: CockpitApp, pilot: Any) -> None:
         await asyncio.sleep(0.2)
     for _ in range(5):
         await pilot.pause(0.05)
+
+
+async def keyboard_works(app: CockpitApp, pilot: Any) -> list[str]:
+    """Whether what is typed now still reaches the prompt (no key held for good)."""
+    composer = app.query_one(Composer)
+    composer.clear()
+    composer.focus()
+    await pilot.pause()
+    burst(app, *"zq")
+    try:
+        await wait_until(lambda: composer.text == "zq", 5)
+    except AssertionError:
+        return [f"keys typed after the monkey never reached the prompt ({composer.text!r})"]
+    return []
 
 
 BUSY = (Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING)
