@@ -64,7 +64,7 @@ class RequestsOnScreen(HeldKeys):
         try:
             with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
                 await self.engine.answer_permission(message.request.id, message.option_id)
-        except Exception:  # not answered (the engine failed): the question can be again
+        except Exception:  # not answered (the engine failed): it can be answered again
             for prompt in self.query(PermissionPrompt):
                 if prompt.request.id == message.request.id:
                     prompt.answered = False
