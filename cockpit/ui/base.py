@@ -124,7 +124,6 @@ class CockpitBase(App[None]):
         self._show_posted = False
         self._drafts: dict[str, str] = {}
         """What the user wrote for each session and has not sent."""
-        """The session the composer's text belongs to."""
         self._unsaved_drafts: set[str] = set()
         self._draft_timer: Timer | None = None
         self._details: dict[str, str] = {}

@@ -76,7 +76,8 @@ class Dialog(ModalScreen[Result]):
 
 
 class PaletteInput(CommandInput):
-    """The palette's search field, its editing keys acting in the order typed."""
+    """The palette's search field, its editing keys acting in the order typed (as a
+    `Field`'s: a Widget mixin cannot share it, Textual sets `can_focus` per class)."""
 
     async def on_key(self, event: events.Key) -> None:
         await ran_own_binding(self, event)

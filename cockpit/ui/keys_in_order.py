@@ -16,9 +16,13 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 
-async def ran_own_binding(widget: Widget, event: events.Key) -> bool:
+async def ran_own_binding(widget: Widget, event: events.Key, *, text: bool = True) -> bool:
     """Run the binding `widget` itself has for the key, now (True when it ran); False
-    leaves the key to go its usual way (a letter typed, the app's key, or disabled)."""
+    leaves the key to go its usual way (a letter typed, the app's key, or disabled).
+    `text`: the widget takes printable keys as text (a field, the prompt), so none of
+    them is looked up (the lookup walks every binding on screen, at each letter)."""
+    if text and event.is_printable:
+        return False
     active = widget.screen.active_bindings.get(event.key)
     if active is None or active.node is not widget or not active.enabled:
         return False

@@ -184,7 +184,7 @@ class PermissionPrompt(Widget):
             event.prevent_default()
             self.post_message(self.KeyAfterAnswer(event.key, event.character))
             return
-        await ran_own_binding(self, event)  # the digit answers before the keys after it
+        await ran_own_binding(self, event, text=False)  # a digit answers, before the next key
 
     def compose(self) -> ComposeResult:
         yield Static(request_summary(self.request), classes="summary")
