@@ -20,7 +20,7 @@ from typing import Any
 from cockpit import api
 from store.model import Frame
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """Bumped whenever a method, a parameter or a record changes shape: a client and a service of
 different versions refuse each other with a message that says so."""
 
@@ -55,9 +55,13 @@ FRAME_FIELDS = Frame._fields
 # -- methods ----------------------------------------------------------------------------------
 
 HELLO = "cockpit/hello"
-"""The first request of a client: `{protocol, client}` -> `{protocol, version, pid, client}`,
-and a STATE notification queued with the events. A client and a service of different
-protocol versions say so and go no further."""
+"""The first request of a client: `{protocol, client, environment}` -> `{protocol, version,
+pid, client}`, and a STATE notification queued with the events. A client and a service of
+different protocol versions say so and go no further. `environment` is the client's world
+(`cockpit.environment.Environment.to_wire`), which the agents that this connection's
+requests start run with; the first hello of a connection that brings one sets it for good.
+A client reached over a link to another machine sends none: the far side's bridge puts its
+own in."""
 CALL = "cockpit/call"
 """A request of the contract: `{name, args}` -> `{result}` (a method of `EngineAPI`)."""
 WATCH = "cockpit/watch"
@@ -116,6 +120,10 @@ CALLS = frozenset(
     }
 )
 """The engine's methods a client may call through `cockpit/call`."""
+
+STARTS = frozenset({"create_session", "start", "prompt", "send", "set_mode", "set_config_option"})
+"""The calls that may start an agent: the service runs them with the environment its client's
+hello brought (the engine's `env` argument, which never crosses the wire as an argument)."""
 
 ERROR_CODE = -32000
 """The JSON-RPC error code of an engine error; its data names the error's type."""

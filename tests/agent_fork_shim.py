@@ -3,7 +3,7 @@ agent fork server (`tests/agent_forks.py`).
 
 Run as `python -I -S agent_fork_shim.py SOCKET SCRIPT [ARGS...]`: standard library only,
 so it takes about 15 ms of CPU where a bundled agent spends 0.3-1.5 s importing the SDKs. It hands its stdin, stdout and stderr (the engine's pipes themselves, not copies of
-their bytes) and its folder, environment and priority to the server, which forks the
+their bytes) and its folder, environment, umask and priority to the server, which forks the
 agent from a process that has imported it already. Then it stands in for the agent: it
 passes on the signals it gets, and ends the way the agent ended, with its code or its
 signal. If it is killed outright, the agent sees it go and kills itself.
@@ -35,10 +35,23 @@ def own_priority() -> dict[str, int | str]:
     return {"nice": os.getpriority(os.PRIO_PROCESS, 0), "autogroup": autogroup}
 
 
+def own_umask() -> int:
+    """This process's umask, as the engine started it."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def request(argv: list[str]) -> bytes:
     """What the server needs to start the agent as this process would have."""
     body = json.dumps(
-        {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "shim": os.getpid()}
+        {
+            "argv": argv,
+            "env": dict(os.environ),
+            "cwd": os.getcwd(),
+            "shim": os.getpid(),
+            "umask": own_umask(),
+        }
         | own_priority()
     ).encode()
     return struct.pack("!I", len(body)) + body

@@ -171,12 +171,13 @@ async def spawn(
     spec: AgentSpec,
     cwd: Path,
     log_path: Path,
-    extra_env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    umask: int | None = None,
 ) -> AgentProcess:
     """`AgentProcess.spawn` with the command `through_server`; the process keeps the spec
     it was asked for."""
     through = dataclasses.replace(spec, command=tuple(through_server(spec.command)))
-    process: AgentProcess = await _spawn(cls, through, cwd, log_path, extra_env)
+    process: AgentProcess = await _spawn(cls, through, cwd, log_path, env, umask)
     process.spec = spec
     return process
 
@@ -270,6 +271,8 @@ def run_agent(request: dict[str, Any], fds: list[int]) -> NoReturn:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    if isinstance(request.get("umask"), int):
+        os.umask(request["umask"])
     take_priority(request)
     random.seed()
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115

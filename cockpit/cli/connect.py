@@ -196,6 +196,7 @@ async def open_engine(
             connector,
             name=f"cockpit-{os.getpid()}",
             hello_timeout=BRIDGE_HELLO_TIMEOUT if bridges else None,
+            send_environment=bridges is None,  # the far side's bridge puts in its own
         )
         assert isinstance(engine, ServiceEngine)
     except ConnectionError as error:

@@ -13,6 +13,7 @@ from typing import Any
 
 from cockpit.cli.connect import (
     bridge_service,
+    open_engine,
     run_service,
     service_status,
     start_service,
@@ -118,4 +119,40 @@ async def manage(args: argparse.Namespace, home: Path) -> int:
         await start_service(home)
         started = await service_status(home)
         print(f"Started the Cockpit service (pid {(started or {}).get('pid')}).", file=sys.stderr)
+        await restart_agents(home, running_agents(status))
     return EXIT_OK
+
+
+RUNNING = frozenset({"starting", "ready", "working", "waiting", "cancelling"})
+"""The states of a session whose agent runs."""
+
+
+def running_agents(status: dict[str, Any] | None) -> list[str]:
+    """The sessions whose agent ran in the service that `status` describes."""
+    return [
+        str(session.get("id"))
+        for session in (status or {}).get("sessions") or ()
+        if session.get("status") in RUNNING
+    ]
+
+
+async def restart_agents(home: Path, sessions: list[str]) -> None:
+    """Start again, in the new service, the agents that ran in the old one: with this
+    command's environment, which is the point of a restart after the user changed theirs
+    (a key exported since the service started)."""
+    if not sessions:
+        return
+    engine = await open_engine(home)
+    try:
+        results = await asyncio.gather(
+            *(engine.start(session) for session in sessions), return_exceptions=True
+        )
+    finally:
+        await engine.close()
+    failed = sum(isinstance(result, BaseException) for result in results)
+    started = len(sessions) - failed
+    print(
+        f"Started {started} agent(s) again with this command's environment"
+        + (f"; {failed} could not start (their sessions say why)." if failed else "."),
+        file=sys.stderr,
+    )

@@ -45,11 +45,13 @@ class AgentProcess:
         spec: AgentSpec,
         cwd: Path,
         log_path: Path,
-        extra_env: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        umask: int | None = None,
     ) -> AgentProcess:
-        """Start the agent. The environment is the user's, plus the entry's `env`, plus
-        `extra_env`: API keys the user exported reach the agent."""
-        env = {**os.environ, **spec.env, **(extra_env or {})}
+        """Start the agent with `env` (the user's, as the request that starts it has it: see
+        `cockpit.environment`) and `umask`. Without `env`, this process's own plus the
+        entry's `env` (a test, or a tool that runs an agent by hand)."""
+        env = {**os.environ, **spec.env} if env is None else dict(env)
         log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         try:
@@ -62,6 +64,7 @@ class AgentProcess:
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
                 limit=STDOUT_LIMIT,
+                umask=-1 if umask is None else umask,
             )
         except FileNotFoundError as error:
             hint = f" To install it: {spec.install}" if spec.install else ""

@@ -17,8 +17,9 @@ from cockpit.api import AgentSpec
 from cockpit.engine.files import Refused, read_text, write_text
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.permission_broker import PermissionBroker
-from cockpit.engine.terminals import Terminal, Terminals, default_env, shell_command
+from cockpit.engine.terminals import Terminal, Terminals, shell_command, terminal_env
 from cockpit.engine.transport import preview
+from cockpit.environment import Environment
 from cockpit.paths import own_folders
 from store import Chunk, note
 
@@ -46,9 +47,16 @@ class AgentRequests:
         self._broker = broker
         self._own = own_folders(data_dir)
         """Cockpit's folders, which no file request and no command's folder may name."""
-        first = spec()
-        self._terminals = Terminals(root, default_env(first.terminal_env), first.nice, self._own)
+        self._terminals = Terminals(root, {}, spec().nice, self._own)
         self._background: set[asyncio.Future[None]] = set()
+
+    def use_environment(self, world: Environment) -> None:
+        """The world the agent starts with: the commands it runs start from it too, without
+        its secrets unless the agent's entry keeps them (`terminal_env`)."""
+        spec = self._spec()
+        self._terminals.env = terminal_env(world.variables, spec.terminal_env)
+        self._terminals.umask = world.umask
+        self._terminals.nice = spec.nice
 
     async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
         """`fs/read_text_file`: the text, or an ACP error the agent can read."""

@@ -52,6 +52,7 @@ from cockpit.engine.recovery import recover
 from cockpit.engine.registry import Registry, executable, load_registry
 from cockpit.engine.session import LiveSession
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
+from cockpit.environment import Environment, current
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.text.textout import session_title, transcript_markdown
@@ -100,6 +101,13 @@ class Engine:
         self._live: dict[str, LiveSession] = {}
         self._listeners: list[Listener] = []
         self._specs: dict[str, AgentSpec] = {}
+        self._environments: dict[str, Environment] = {}
+        """For each session, the world of the last request that may start its agent: the
+        agent (re)starts with it. Kept in memory only, never stored or logged."""
+        self.environment_required = False
+        """True in the service: a start must come with its client's environment (the
+        service's own is a stale copy of the user's); in process, this process's own is
+        the user's."""
         self._attention = Attention(store, self._emit)
         """Which sessions the user has not seen since they did something."""
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -199,9 +207,15 @@ class Engine:
     # -- sessions -----------------------------------------------------------------------------
 
     async def create_session(
-        self, agent: str | AgentSpec, cwd: str | Path, title: str | None = None
+        self,
+        agent: str | AgentSpec,
+        cwd: str | Path,
+        title: str | None = None,
+        *,
+        env: Environment | None = None,
     ) -> SessionRecord:
-        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`."""
+        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`; its
+        agent will start with `env` (see `start`)."""
         spec = self.registry.get(agent) if isinstance(agent, str) else agent
         folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
         if not await asyncio.to_thread(folder.is_dir):
@@ -214,6 +228,7 @@ class Engine:
             await self.store.update_session(record.id, info=info)
             record = dataclasses.replace(record, info=info)
         self._specs[record.id] = spec
+        self._remember(record.id, env)
         self._emit(SessionEvent(record.id))
         return record
 
@@ -266,6 +281,7 @@ class Engine:
         if live is not None:
             live.discard()
         self._attention.forget(session_id)
+        self._environments.pop(session_id, None)
         self._emit(SessionEvent(session_id))
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
@@ -377,6 +393,7 @@ class Engine:
                 handshake_timeout=self.handshake_timeout,
                 policy=self._answers.for_session(session_id),
                 permissions=self.permissions,
+                environment=lambda: self._environment(session_id),
             )
             self._live[session_id] = live
         return live
@@ -411,9 +428,30 @@ class Engine:
             if session not in self._live and self.store.writer_elsewhere(session) is not None
         ]
 
-    async def start(self, session_id: str, handshake_timeout: float | None = None) -> None:
+    def _remember(self, session_id: str, env: Environment | None) -> None:
+        """Keep the world of a request that may start the session's agent. In process, no
+        world given is this process's own, now."""
+        if env is None and not self.environment_required:
+            env = current()
+        if env is not None:
+            self._environments[session_id] = env
+
+    def _environment(self, session_id: str) -> Environment | None:
+        """The world the session's agent starts with (None: no request brought one)."""
+        return self._environments.get(session_id)
+
+    async def start(
+        self,
+        session_id: str,
+        handshake_timeout: float | None = None,
+        *,
+        env: Environment | None = None,
+    ) -> None:
         """Start the session's agent (reloading its session when it was stored), giving it
-        `handshake_timeout` seconds to answer from now on (None: the engine's own)."""
+        `handshake_timeout` seconds to answer from now on (None: the engine's own). `env` is
+        the world of the client asking (None in process: this process's own); an agent that
+        runs already keeps its own, and the next start uses this one."""
+        self._remember(session_id, env)
         live = await self._live_session(session_id)
         if handshake_timeout is not None:
             live.handshake_timeout = handshake_timeout
@@ -426,20 +464,32 @@ class Engine:
         if live is not None:
             await live.stop(reason)
 
-    async def restart(self, session_id: str) -> None:
-        """Stop the agent and start it again."""
-        await self.stop(session_id)
-        await self.start(session_id)
-
-    async def prompt(self, session_id: str, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
-        """Send a prompt (starting the agent if needed); returns the turn's stop reason."""
+    async def prompt(
+        self,
+        session_id: str,
+        text: str,
+        blocks: Sequence[ContentBlock] = (),
+        *,
+        env: Environment | None = None,
+    ) -> str:
+        """Send a prompt (starting the agent with `env` if needed); returns the turn's stop
+        reason."""
+        self._remember(session_id, env)
         live = await self._live_session(session_id)
         return await live.prompt(text, blocks)
 
-    def send(self, session_id: str, text: str, blocks: Sequence[ContentBlock] = ()) -> None:
+    def send(
+        self,
+        session_id: str,
+        text: str,
+        blocks: Sequence[ContentBlock] = (),
+        *,
+        env: Environment | None = None,
+    ) -> None:
         """Send a prompt and return at once: the turn runs in the engine, not in its caller
         (a screen that goes away does not cut it), and whatever goes wrong with it is a row
         in the session (or a problem event when the store cannot take one)."""
+        self._remember(session_id, env)
         task = self._background(self._send(session_id, text, blocks))
         sends = self._sends.setdefault(session_id, set())
         sends.add(task)
@@ -459,16 +509,26 @@ class Engine:
         live = self._live.get(session_id)
         return await live.cancel() if live is not None else False
 
-    async def set_mode(self, session_id: str, mode_id: str) -> None:
-        """Switch the agent's mode."""
-        await (await self._running(session_id)).set_mode(mode_id)
+    async def set_mode(
+        self, session_id: str, mode_id: str, *, env: Environment | None = None
+    ) -> None:
+        """Switch the agent's mode (starting it with `env` if it is not running)."""
+        await (await self._running(session_id, env)).set_mode(mode_id)
 
-    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> None:
-        """Set one of the agent's config options (the model is one)."""
-        await (await self._running(session_id)).set_config_option(config_id, value)
+    async def set_config_option(
+        self,
+        session_id: str,
+        config_id: str,
+        value: str | bool,
+        *,
+        env: Environment | None = None,
+    ) -> None:
+        """Set one of the agent's config options (the model is one), starting it with `env`
+        if it is not running."""
+        await (await self._running(session_id, env)).set_config_option(config_id, value)
 
-    async def _running(self, session_id: str) -> LiveSession:
-        await self.start(session_id)
+    async def _running(self, session_id: str, env: Environment | None) -> LiveSession:
+        await self.start(session_id, env=env)
         return self._live[session_id]
 
     # -- permissions --------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -27,12 +28,20 @@ from cockpit.engine.client_adapter import ClientAdapter
 from cockpit.engine.errors import describe
 from cockpit.engine.processes import describe_exit
 from cockpit.engine.transport import AgentTransport
+from cockpit.environment import agent_variables, runs_our_python
 from store import SessionBusy, note
 
 if TYPE_CHECKING:
     from cockpit.engine.session import LiveSession
 
 log = logging.getLogger(__name__)
+
+NO_ENVIRONMENT = (
+    "The agent was not started: the request that asked for it brought no environment (a "
+    "client of the Cockpit service sends its own when it attaches; this one did not)."
+)
+"""Why a start fails in the service when no client's world came with it: the service's own
+environment is a stale copy of the user's, never used for an agent."""
 
 STOP_GRACE = 2.0
 """Seconds a stopping session gives a running turn to end (and say so) before the agent
@@ -98,10 +107,20 @@ class AgentLifecycle:
         live.inbox.ensure_consumer()
         live.set_status(Status.STARTING, live.spec.label)
         log_path = live.data_dir / "logs" / f"{live.id}.log"
+        world = live.environment()
+        if world is None:
+            await self.fail(NO_ENVIRONMENT)
+        spec = live.spec
+        variables = agent_variables(
+            world.variables,
+            spec.env,
+            os.environ,
+            bundled=runs_our_python(spec.command),
+            extra={"COCKPIT_DATA_DIR": str(live.data_dir)},
+        )
+        live.requests.use_environment(world)
         try:
-            process = await AgentProcess.spawn(
-                live.spec, live.root, log_path, {"COCKPIT_DATA_DIR": str(live.data_dir)}
-            )
+            process = await AgentProcess.spawn(spec, live.root, log_path, variables, world.umask)
         except (FileNotFoundError, NotADirectoryError, PermissionError) as error:
             await self.fail(str(error))
         live.process = process

@@ -35,6 +35,7 @@ from cockpit.engine.permission_broker import PendingRequest, PermissionBroker, P
 from cockpit.engine.policy import Policy
 from cockpit.engine.tap import AgentTap
 from cockpit.engine.turns import Turns
+from cockpit.environment import Environment
 from cockpit.text.mentions import find_mentions
 from store import Chunk, SessionRecord, note
 from store.store import Store
@@ -54,6 +55,7 @@ class LiveSession:
         handshake_timeout: float,
         policy: PermissionPolicy | None = None,
         permissions: Policy | None = None,
+        environment: Callable[[], Environment | None] = lambda: None,
     ) -> None:
         self.id = record.id
         self.record = record
@@ -63,6 +65,9 @@ class LiveSession:
         self.emit = emit
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
+        self.environment = environment
+        """The user's world the agent starts with: that of the last request that may start
+        it (None: no request brought one)."""
         self.status = Status.CLOSED
         self.detail = ""
         """What the last status change said (why the agent failed to start...)."""

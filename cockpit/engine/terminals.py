@@ -110,6 +110,8 @@ class Terminals:
         """Cockpit's own folders: no command starts in one."""
         self.nice = nice
         """How much lower than Cockpit's the commands' CPU priority is (the agent's)."""
+        self.umask: int | None = None
+        """The umask the commands start with (the agent's; None: Cockpit's own)."""
         self._terminals: dict[str, Terminal] = {}
 
     async def create(
@@ -131,6 +133,7 @@ class Terminals:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            umask=-1 if self.umask is None else self.umask,
         )
         lower_priority(process.pid, self.nice)
         limit = output_byte_limit if output_byte_limit is not None else UNBOUNDED_OUTPUT
@@ -199,12 +202,8 @@ def is_secret(name: str) -> bool:
 
 
 def terminal_env(environ: Mapping[str, str], keep: Collection[str] = ()) -> dict[str, str]:
-    """The environment commands run for an agent start from: Cockpit's own, without the
-    secrets in it unless the agent's entry names them in `keep` (what the agent passes
-    in its request is added on top: that is its own choice)."""
+    """The environment commands run for an agent start from: the user's (`environ`, the
+    world the agent was started with), without the secrets in it unless the agent's entry
+    names them in `keep` (what the agent passes in its request is added on top: that is its
+    own choice)."""
     return {k: v for k, v in environ.items() if k in keep or not is_secret(k)}
-
-
-def default_env(keep: Collection[str] = ()) -> dict[str, str]:
-    """The environment terminals inherit: the user's, without its secrets (see terminal_env)."""
-    return terminal_env(os.environ, keep)

@@ -49,6 +49,7 @@ from cockpit.api import (
     Status,
     StatusEvent,
 )
+from cockpit.environment import current
 from cockpit.remote.launch import Streams
 
 log = logging.getLogger(__name__)
@@ -120,10 +121,19 @@ class RemoteEngine:
     """Quitting the client leaves the agents running in the service."""
 
     def __init__(
-        self, connector: Connector, *, name: str = "cockpit", hello_timeout: float | None = None
+        self,
+        connector: Connector,
+        *,
+        name: str = "cockpit",
+        hello_timeout: float | None = None,
+        send_environment: bool = True,
     ) -> None:
         self._connector = connector
         self._name = name
+        self._send_environment = send_environment
+        """Whether the hello carries this process's environment: the agents this client
+        starts run with it. Not over a link to another machine, whose bridge puts in its
+        own (this machine's variables, secrets included, must not cross)."""
         self._hello_timeout = HELLO_TIMEOUT if hello_timeout is None else hello_timeout
         """Seconds the service may take to answer an attach (through a bridge, the first
         one includes the bridge's own start: ssh connecting, a passphrase typed)."""
@@ -171,11 +181,18 @@ class RemoteEngine:
 
     @classmethod
     async def attach(
-        cls, connector: Connector, *, name: str = "cockpit", hello_timeout: float | None = None
+        cls,
+        connector: Connector,
+        *,
+        name: str = "cockpit",
+        hello_timeout: float | None = None,
+        send_environment: bool = True,
     ) -> RemoteEngine:
         """Attach to the service `connector` reaches (ProtocolMismatch, ConnectionError). One
         that stops as this client comes is waited out: the connector starts the next."""
-        engine = cls(connector, name=name, hello_timeout=hello_timeout)
+        engine = cls(
+            connector, name=name, hello_timeout=hello_timeout, send_environment=send_environment
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SUCCESSOR_WAIT
         while True:
@@ -236,7 +253,14 @@ class RemoteEngine:
             self._notify(protocol.SHOW, {"session": self._shown})
 
     def _hello(self) -> dict[str, Any]:
-        return {"protocol": protocol.PROTOCOL_VERSION, "client": self._name, "pid": os.getpid()}
+        hello: dict[str, Any] = {
+            "protocol": protocol.PROTOCOL_VERSION,
+            "client": self._name,
+            "pid": os.getpid(),
+        }
+        if self._send_environment:
+            hello["environment"] = current().to_wire()
+        return hello
 
     async def _greet(self, conn: Connection, ended: asyncio.Event) -> dict[str, Any]:
         """Say hello; its answer once the state it queued with the events came too

@@ -4,16 +4,23 @@ stdout (what `ssh HOST cockpit service --stdio` gives a client on another machin
 It does not serve anything itself: it attaches to the store's service (starting it, detached,
 when none runs) and copies bytes both ways. So the agents belong to the service, not to
 this bridge: when the SSH connection drops, the bridge ends and the agents go on.
+
+One thing it changes on the way: the client's hello goes on with THIS machine's environment
+in it. The client on the other machine sends none (its variables are not this machine's,
+and its secrets must not cross the link), and a client that sent one anyway has it replaced.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from pathlib import Path
 
+from cockpit import protocol
 from cockpit.compat.acp_private import agent_stdout_writer
+from cockpit.environment import Environment, current
 from cockpit.remote.launch import STREAM_LIMIT, connect_or_start
 
 CHUNK = 256 * 1024
@@ -33,6 +40,37 @@ async def _pump(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> N
             await target.drain()
 
 
+def with_environment(line: bytes, environment: Environment) -> tuple[bytes, bool]:
+    """`line` with `environment` put into it when it is a hello (and whether it was one);
+    any other line as it is."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line, False
+    if not isinstance(message, dict) or message.get("method") != protocol.HELLO:
+        return line, False
+    params = message.get("params")
+    params = dict(params) if isinstance(params, dict) else {}
+    params["environment"] = environment.to_wire()
+    message["params"] = params
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n", True
+
+
+async def _pump_to_service(
+    source: asyncio.StreamReader, target: asyncio.StreamWriter, environment: Environment
+) -> None:
+    """Copy the client's lines to the service, its first hello with `environment` in it,
+    then the rest as it comes."""
+    with contextlib.suppress(ConnectionError, OSError, ValueError):
+        while line := await source.readline():
+            line, was_hello = with_environment(line, environment)
+            target.write(line)
+            await target.drain()
+            if was_hello:
+                break
+    await _pump(source, target)
+
+
 async def bridge(data: Path, idle: float | None = None) -> int:
     """Copy stdin to the service's socket and the socket to stdout until either ends."""
     loop = asyncio.get_running_loop()
@@ -45,7 +83,7 @@ async def bridge(data: Path, idle: float | None = None) -> int:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin.buffer)
     stdout = await agent_stdout_writer(sys.stdout.buffer)
     pumps = [
-        asyncio.ensure_future(_pump(stdin, service_writer)),
+        asyncio.ensure_future(_pump_to_service(stdin, service_writer, current())),
         asyncio.ensure_future(_pump(service_reader, stdout)),
     ]
     try:

@@ -11,17 +11,23 @@ from acp import RequestError
 
 from cockpit import protocol
 from cockpit.engine.core import Engine
+from cockpit.environment import Environment
 
 
-async def call_engine(engine: Engine, params: dict[str, Any]) -> Any:
-    """Run `params["name"]` of the contract with `params["args"]`; its result, encoded."""
+async def call_engine(
+    engine: Engine, params: dict[str, Any], environment: Environment | None = None
+) -> Any:
+    """Run `params["name"]` of the contract with `params["args"]`; its result, encoded. A
+    call that may start an agent runs with `environment`, the world of the client asking."""
     name = params.get("name")
     if not isinstance(name, str) or name not in protocol.CALLS:
         raise RequestError.method_not_found(f"engine/{name}")
     raw = params.get("args") or {}
-    if not isinstance(raw, dict):
-        raise RequestError.invalid_params({"args": "must be an object"})
+    if not isinstance(raw, dict) or "env" in raw:
+        raise RequestError.invalid_params({"args": "must be an object of the call's arguments"})
     args = {str(key): protocol.decode(value) for key, value in raw.items()}
+    if name in protocol.STARTS:
+        args["env"] = environment
     try:
         result = getattr(engine, name)(**args)
     except TypeError as error:

@@ -29,6 +29,7 @@ from acp.connection import Connection
 
 from cockpit import protocol
 from cockpit.api import FramesEvent
+from cockpit.environment import Environment
 from store.model import Frame
 from store.view import coalesce
 
@@ -73,7 +74,10 @@ class ClientLink:
         self.watched: set[str] = set()
         """The sessions whose frames this client asked for (the ones it shows)."""
         self.hello: dict[str, Any] = {}
-        """What the client said of itself when it attached."""
+        """What the client said of itself when it attached (its environment left out)."""
+        self.environment: Environment | None = None
+        """The client's world, from its first hello that brought one: the agents its
+        requests start run with it. In memory only."""
         self.greeted = False
         self._outbox: deque[_Frames | _Notification] = deque()
         self._outbox_bytes = 0

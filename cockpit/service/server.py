@@ -25,6 +25,7 @@ from acp.connection import Connection
 from cockpit import __version__, protocol
 from cockpit.api import EngineEvent, FramesEvent, Status
 from cockpit.engine.core import Engine
+from cockpit.environment import Environment
 from cockpit.remote.launch import STREAM_LIMIT
 from cockpit.remote.peer import foreign_peer
 from cockpit.service.calls import call_engine, snapshot
@@ -53,6 +54,7 @@ class Service:
         self.stopping = False
         """True once the service lets its clients go: a client that says hello then is told
         so (and starts the next service), not served by an engine that is closing."""
+        engine.environment_required = True  # its own environment is not the user's
         engine.subscribe(self._on_event)
 
     # -- clients ------------------------------------------------------------------------------
@@ -154,7 +156,9 @@ class Service:
                 f"{__version__}), the client {asked}",
                 {"type": "ProtocolMismatch", "protocol": protocol.PROTOCOL_VERSION},
             )
-        link.hello = params
+        if link.environment is None:  # once per connection: a bridge's own stays
+            link.environment = Environment.from_wire(params.get("environment"))
+        link.hello = {key: value for key, value in params.items() if key != "environment"}
         link.greeted = True
         state = await snapshot(self.engine)
         size = 1000 + 500 * len(state["specs"])  # about: a session weighs its spec and status
@@ -171,7 +175,7 @@ class Service:
         # A client that goes away cancels its requests, not the work they started: the
         # turn of a `prompt` whose client was killed runs on and ends (else it stayed
         # "working" for good), as the agents outlive their clients.
-        work = asyncio.ensure_future(call_engine(self.engine, params))
+        work = asyncio.ensure_future(call_engine(self.engine, params, link.environment))
         self._calls.add(work)
         work.add_done_callback(self._call_done)
         try:
