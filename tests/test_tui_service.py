@@ -15,6 +15,7 @@ import pytest
 
 import tests.test_tui_interaction as interaction
 from cockpit.api import Status, StatusEvent
+from cockpit.engine.registry import agent_from_command
 from cockpit.engine.recovery import CUT_BY_A_STOP
 from cockpit.protocol import STATUS
 from cockpit.remote.engine import RemoteEngine
@@ -25,6 +26,7 @@ from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
+from tests.test_service_environment import dumping_agent, environment_in
 from tests.ui_helpers import burst, ready, send, steady, wait_until
 from tests.ui_service_helpers import ENGINES, Engines, engines_of, screen_equals_rows
 
@@ -403,3 +405,27 @@ async def test_an_interaction_scenario_against_the_service(
 
     monkeypatch.setattr(interaction, "make_app", make_app)
     await scenario(tmp_path)
+
+
+async def test_the_screen_starts_agents_with_its_own_environment(
+    service: Engines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service started without the variable; a screen attached from a shell that has
+    it starts its new session's agent with it, and so does the next screen that reopens
+    the session in a new service and prompts it, with the value its own shell has then."""
+    out = tmp_path / "agent.env"
+    spec = agent_from_command(dumping_agent(out))
+    monkeypatch.setenv("SCREEN_ONLY", "first screen")
+    app = service.app(agent=spec)
+    async with app.run_test(size=SIZE):
+        await ready(app)
+        assert environment_in(out)["SCREEN_ONLY"] == "first screen"
+    await service.service.stop()
+    await service.start_service()
+    monkeypatch.setenv("SCREEN_ONLY", "second screen")
+    again = service.app()
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_until(lambda: again.current is not None)
+        await send(again, pilot, "hello")
+        await ready(again)
+        assert environment_in(out)["SCREEN_ONLY"] == "second screen"

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cockpit.api import EngineAPI, Row
+from cockpit.api import AgentSpec, EngineAPI, Row
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from cockpit.remote.engine import RemoteEngine
@@ -156,7 +156,9 @@ class Engines:
 
         return attached
 
-    def app(self, folder: Path | None = None, *, agent: str | None = None) -> CockpitApp:
+    def app(
+        self, folder: Path | None = None, *, agent: str | AgentSpec | None = None
+    ) -> CockpitApp:
         """An app on the home, opened in `folder` (the project by default)."""
         folder = folder or self.project
         folder.mkdir(parents=True, exist_ok=True)
