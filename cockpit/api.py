@@ -41,6 +41,7 @@ __all__ = [
     "Row",
     "SavingEvent",
     "SchemaError",
+    "ServiceStopped",
     "SessionBusy",
     "SessionEvent",
     "SessionRecord",
@@ -194,6 +195,21 @@ class LinkEvent:
     problem: str | None
 
 
+@dataclass(frozen=True)
+class ServiceStopped:
+    """The service said it stops for good: the user stopped it (`cockpit service stop`), or
+    its store was removed under it. A client then starts no service by itself (it would undo
+    the user's stop) and says why until the user starts one again."""
+
+    reason: str
+    """Why, in words ("stopped by `cockpit service stop`")."""
+    lost: tuple[int, int] = (0, 0)
+    """Messages and characters it could not keep (written to a store that was gone, or
+    never written at all)."""
+    store_gone: bool = False
+    """True when its store was removed or replaced under it."""
+
+
 EngineEvent = (
     FramesEvent
     | StatusEvent
@@ -290,6 +306,15 @@ class EngineAPI(Protocol):
     def link_problem(self) -> str | None:
         """Why the engine cannot be reached now (the service's connection was cut and it is
         being attached again), else None; always None in process."""
+
+    @property
+    def service_stopped(self) -> ServiceStopped | None:
+        """Why the service stopped for good, when it said so as it stopped (the client then
+        waits for `reattach`); None while it runs, after a cut, and always in process."""
+
+    async def reattach(self) -> None:
+        """Start the service again (after it stopped for good) and attach to it; nothing in
+        process. ConnectionError when it cannot be reached."""
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every event; returns the function that unsubscribes."""

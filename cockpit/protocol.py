@@ -46,6 +46,7 @@ RECORDS: dict[str, type[Any]] = {
         api.SavingEvent,
         api.ResyncEvent,
         api.LinkEvent,
+        api.ServiceStopped,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""
@@ -78,11 +79,18 @@ overwrote newer events, and a session stayed "working" for good)."""
 RESYNC = "cockpit/resync"
 """Notification to a client: events were dropped (it could not keep up, or it reconnected):
 what it holds may be stale, and it reads again what it shows."""
+STOPPED = "cockpit/stopped"
+"""Notification to a client: the service stops for good (an `api.ServiceStopped`, encoded),
+so the client starts none by itself. A service stopped to be restarted, killed or crashed
+says nothing: its clients attach again, starting the next one."""
 STATUS = "service/status"
 """What the service runs: `{}` -> `{pid, version, protocol, started, clients, turns,
-questions, sessions: [{id, title, status}]}`. Needs no hello (see `cockpit.remote.launch`)."""
+questions, unwritten: [messages, characters], sessions: [{id, title, status, questions,
+unwritten}]}`. Needs no hello (see `cockpit.remote.launch`)."""
 STOP = "service/stop"
-"""Stop the service (its agents stop; their sessions resume on the next prompt)."""
+"""Stop the service: `{restart}` -> `{lost: [messages, characters]}` once its agents have
+stopped and its store is closed (their sessions resume on the next prompt), `lost` being
+what it could not save. Unless `restart`, its clients are told it stopped for good."""
 
 CALLS = frozenset(
     {

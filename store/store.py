@@ -53,6 +53,16 @@ FLUSH_INTERVAL: Final = 0.1
 """Seconds an open message may stay unwritten while it streams."""
 
 
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at `path` (None when there is none): the same
+    path naming another file is another store."""
+    try:
+        status = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return status.st_dev, status.st_ino
+
+
 class Store:
     """The transcript store. Open it with `await Store.open(path)`; close it with `close()`."""
 
@@ -76,6 +86,8 @@ class Store:
         """The sessions this store writes, each locked against other writers."""
         self._deleted: set[str] = set()
         """Sessions deleted while this store was open: never written again."""
+        self._identity: tuple[int, int] | None = None
+        """The database file's device and inode when it was opened."""
         self._reads = TranscriptReader(reader, self._folds)
         self._writes = TranscriptWriter(writer, self._write_lock, self._folds, flush_interval)
 
@@ -96,7 +108,9 @@ class Store:
         """Open (creating and migrating as needed) the store at `path`."""
         db_path = Path(path)
         writer, reader = await open_connections(db_path)
-        return cls(db_path, writer, reader, flush_interval, clock)
+        store = cls(db_path, writer, reader, flush_interval, clock)
+        store._identity = file_identity(db_path)
+        return store
 
     async def close(self) -> None:
         """Write everything still in memory and close the database."""
@@ -389,10 +403,27 @@ class Store:
         however many retries fail. Returns the function that stops it."""
         return self._writes.watch_writes(watcher)
 
-    def unwritten(self) -> tuple[int, int]:
-        """The rows held in memory that are not written as they stand, and their characters:
-        what closing now would lose when the last write fails."""
-        return self._writes.unwritten()
+    def unwritten(self, session: str | None = None) -> tuple[int, int]:
+        """The rows held in memory that are not written as they stand, and their characters
+        (of every session, or of one): what closing now would lose when the last write
+        fails."""
+        return self._writes.unwritten(session)
+
+    def file_replaced(self) -> bool:
+        """True once the database file this store writes is no longer at its path (its
+        folder removed, or another file put there): what it writes from then on goes to a
+        file nobody can open again."""
+        return file_identity(self.path) != self._identity
+
+    async def written_since(self, since: float) -> tuple[int, int]:
+        """The messages written (or changed) since the time `since`, and their characters:
+        what a store removed since then has lost of what it was told to keep."""
+        async with self._reader.execute(
+            "SELECT count(*), coalesce(sum(length(text)), 0) FROM messages WHERE updated >= ?",
+            (since,),
+        ) as cursor:
+            found = await cursor.fetchone()
+        return (int(found[0]), int(found[1])) if found is not None else (0, 0)
 
     async def flush(self) -> None:
         """Write every row that changed since it was last written, and session metadata (a

@@ -105,10 +105,12 @@ class TranscriptWriter:
         self._watchers.append(watcher)
         return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
-    def unwritten(self) -> tuple[int, int]:
-        """The rows held in memory that are not written as they stand, and their characters:
-        what closing now would lose when the last write fails."""
-        rows = [row for fold in self._folds.values() for row in fold.unsaved.values()]
+    def unwritten(self, session: str | None = None) -> tuple[int, int]:
+        """The rows held in memory that are not written as they stand, and their characters
+        (of every session, or of one): what closing now would lose when the last write
+        fails."""
+        folds = self._folds.values() if session is None else [self._folds.get(session)]
+        rows = [row for fold in folds if fold is not None for row in fold.unsaved.values()]
         return len(rows), sum(row.length for row in rows)
 
     def write_failed(self, error: Exception) -> None:

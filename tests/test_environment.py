@@ -40,7 +40,9 @@ def test_an_environment_shows_no_value_in_its_repr() -> None:
 
 
 @given(variables, st.none() | st.integers(0, 0o777))
-def test_an_environment_crosses_the_wire_unchanged(values: dict[str, str], umask: int | None) -> None:
+def test_an_environment_crosses_the_wire_unchanged(
+    values: dict[str, str], umask: int | None
+) -> None:
     world = Environment(values, umask)
     assert Environment.from_wire(json.loads(json.dumps(world.to_wire()))) == world
 

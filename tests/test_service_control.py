@@ -240,7 +240,8 @@ async def test_a_killed_client_leaves_its_turn_running_and_ls_says_so_live(home:
 
 async def test_a_run_whose_service_is_killed_says_so_without_a_traceback(home: Path) -> None:
     """`cockpit run` streaming when its service dies: it ends at once, exit 6, one line that
-    says the connection ended, no traceback; what was stored stays readable."""
+    says the service went away without a word (not stopped by the user), no traceback;
+    what was stored stays readable."""
     run = spawn_cockpit("run", "--agent", "demo", "--yes", "slow", home=home)
     try:
         assert run.stdout is not None
@@ -254,7 +255,8 @@ async def test_a_run_whose_service_is_killed_says_so_without_a_traceback(home: P
             run.kill()
             run.wait()
     assert run.returncode == 6, err
-    assert "the connection to the Cockpit service ended" in err
+    assert "the Cockpit service went away without a word" in err
+    assert "it was killed or it crashed" in err
     assert "Traceback" not in err, err
     (session,) = listed(home)
     prompt, *_ = stored_rows(home, session)
@@ -482,7 +484,10 @@ async def test_events_follow_ends_when_the_service_goes_away(home: Path) -> None
         assert follower.stderr is not None
         error = follower.stderr.read().decode()
         assert follower.returncode == 6, error
-        assert error.strip() == "cockpit: the connection to the Cockpit service ended"
+        assert error.strip() == (
+            "cockpit: the Cockpit service was stopped by `cockpit service stop`; what it "
+            "stored is kept (`cockpit show` reads it)"
+        )
         assert service_pid(home) is None, "the follower started a new service"
     finally:
         if follower.poll() is None:

@@ -11,7 +11,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -70,8 +70,8 @@ def session_of(stderr: str) -> str:
     return lines[-1].split()[-1]
 
 
-def wait_for(condition: object, what: str, timeout: float = 30) -> None:
-    assert callable(condition)
+def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
@@ -99,9 +99,7 @@ def test_an_agent_gets_the_environment_of_the_command_not_the_service_s(
 def test_an_agent_gets_the_umask_of_the_command(home: Path, tmp_path: Path) -> None:
     run_dumping(home, tmp_path / "first.env", {})  # the service starts with the usual 022
     out = tmp_path / "second.env"
-    command = cockpit_command(
-        "run", "--agent-cmd", dumping_agent(out), "--yes", "hello"
-    )
+    command = cockpit_command("run", "--agent-cmd", dumping_agent(out), "--yes", "hello")
     masked = ["sh", "-c", 'umask 077; exec "$@"', "sh", *command]
     done = subprocess.run(
         masked, env=cockpit_env(home), cwd=home.parent, capture_output=True, text=True,
@@ -128,9 +126,7 @@ def agent_pids(out: Path) -> list[int]:
     return found
 
 
-def test_a_prompt_that_restarts_an_agent_brings_its_environment(
-    home: Path, tmp_path: Path
-) -> None:
+def test_a_prompt_that_restarts_an_agent_brings_its_environment(home: Path, tmp_path: Path) -> None:
     """An agent that died restarts with the environment of the prompt that restarts it:
     `cockpit send` from a shell where the user has exported a new value."""
     out = tmp_path / "agent.env"
@@ -140,8 +136,10 @@ def test_a_prompt_that_restarts_an_agent_brings_its_environment(
     assert environment_in(out)["FOO"] == "first"  # it ran: the new value waits for a start
     for pid in agent_pids(out):
         subprocess.run(["kill", "-KILL", str(pid)], check=False)
-    status = lambda: cockpit("ls", "--json", home=home).stdout  # noqa: E731
-    wait_for(lambda: '"exited"' in status(), "the session to show its agent exited")
+    wait_for(
+        lambda: '"exited"' in cockpit("ls", "--json", home=home).stdout,
+        "the session to show its agent exited",
+    )
     sent = cockpit("send", session, "hello", "--wait", home=home, env_extra={"FOO": "third"})
     assert sent.returncode == 0, sent.stderr
     assert environment_in(out)["FOO"] == "third"
@@ -190,7 +188,9 @@ def test_the_environment_shows_nowhere(home: Path, tmp_path: Path) -> None:
     mark = "zq-environment-mark-7f3e"
     env = {"SOME_TOKEN": mark, "OTHER": mark}
     run_dumping(home, tmp_path / "agent.env", env)
-    failed = cockpit("run", "--agent-cmd", "no-such-agent-program", "hello", home=home, env_extra=env)
+    failed = cockpit(
+        "run", "--agent-cmd", "no-such-agent-program", "hello", home=home, env_extra=env
+    )
     assert failed.returncode == 3
     events = cockpit("events", "--json", home=home, env_extra=env)
     shows = cockpit("ls", "--json", home=home, env_extra=env)

@@ -15,8 +15,8 @@ import pytest
 
 import tests.test_tui_interaction as interaction
 from cockpit.api import Status, StatusEvent
-from cockpit.engine.registry import agent_from_command
 from cockpit.engine.recovery import CUT_BY_A_STOP
+from cockpit.engine.registry import agent_from_command
 from cockpit.protocol import STATUS
 from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import open_socket, query_service

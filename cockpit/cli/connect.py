@@ -19,6 +19,7 @@ from cockpit.api import (
     AgentInfo,
     AgentSpec,
     EngineAPI,
+    LinkEvent,
     StartError,
 )
 from cockpit.engine.core import Engine
@@ -35,6 +36,7 @@ from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
 from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
 from cockpit.remote.launch import (
+    GONE_TIMEOUT,
     Streams,
     connect_or_start,
     end_command,
@@ -210,6 +212,13 @@ async def open_engine(
     engine.bridges = bridges
     if bridges is not None:
         bridges.answered = True
+    if on_cut is not None:  # a service stopped for good is not attached again to find out
+        cut = on_cut
+        engine.subscribe(
+            lambda event: cut()
+            if isinstance(event, LinkEvent) and engine.service_stopped is not None
+            else None
+        )
     return engine
 
 
@@ -291,13 +300,18 @@ async def service_status(home: Path) -> dict[str, object] | None:
     return await query_service(home, STATUS)
 
 
-async def stop_service(home: Path) -> bool:
-    """Stop the store's service and wait until it has let go of the store; False when
-    none ran."""
-    if await query_service(home, STOP) is None:
-        return False
+async def stop_service(home: Path, *, restart: bool = False) -> tuple[int, int] | None:
+    """Stop the store's service and wait until it has let go of the store: the messages
+    and characters it could not save, None when none ran. Its clients are told it stopped
+    for good, unless it is to be `restart`ed."""
+    answer = await query_service(home, STOP, {"restart": restart}, answer_within=GONE_TIMEOUT)
+    if answer is None:
+        return None
     await wait_gone(home)
-    return True
+    lost = answer.get("lost")
+    if isinstance(lost, list) and len(lost) == 2 and all(isinstance(n, int) for n in lost):
+        return lost[0], lost[1]
+    return 0, 0
 
 
 async def start_service(home: Path) -> None:

@@ -25,6 +25,7 @@ from cockpit.api import (
     PermissionRequest,
     ProblemEvent,
     ResyncEvent,
+    ServiceStopped,
     Status,
     StatusEvent,
 )
@@ -36,8 +37,10 @@ from cockpit.cli.exits import (
     EXIT_OK,
     EXIT_SERVICE,
     EXIT_STOPPED,
+    EXIT_STORE,
     EXIT_TIMEOUT,
     EXIT_USAGE,
+    service_gone,
 )
 from cockpit.text.sanitize import printable
 
@@ -143,14 +146,16 @@ async def control_command(args: argparse.Namespace, home: Path) -> int:
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await work
-            return stopped(args, ended.result())
+            service = attached[0].service_stopped if attached else None
+            return stopped(args, ended.result(), service)
         try:
             return work.result()
         except BrokenPipeError:
             raise  # what read stdout went away: `main` says so with its exit code
         except ConnectionError as error:
-            print(f"cockpit: {CUT} ({error})", file=sys.stderr)
-            return EXIT_SERVICE
+            service = attached[0].service_stopped if attached else None
+            print(f"cockpit: {service_gone(service, error)}", file=sys.stderr)
+            return EXIT_STORE if service is not None and service.store_gone else EXIT_SERVICE
     finally:
         for number in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, ValueError):
@@ -193,12 +198,13 @@ async def command(engine: EngineAPI, args: argparse.Namespace) -> int:
     return await commands[args.command]()
 
 
-def stopped(args: argparse.Namespace, why: str) -> int:
-    """The exit code of a command ended from outside (`why`: CUT or a signal's name), said
-    on stderr; what runs in the service goes on."""
+def stopped(args: argparse.Namespace, why: str, service: ServiceStopped | None) -> int:
+    """The exit code of a command ended from outside (`why`: CUT or a signal's name; the
+    service's word when it stopped for good), said on stderr; what runs in the service
+    goes on."""
     if why == CUT:
-        print(f"cockpit: {CUT}", file=sys.stderr)
-        return EXIT_SERVICE
+        print(f"cockpit: {service_gone(service)}", file=sys.stderr)
+        return EXIT_STORE if service is not None and service.store_gone else EXIT_SERVICE
     if args.command == "events":
         return EXIT_OK  # following until Ctrl-C is how it is meant to end
     if args.command == "send":

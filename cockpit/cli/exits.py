@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cockpit.api import ServiceStopped
+
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
 EXIT_STORE = 5
 """The transcript could not be written at some point of the run (the disk was full)."""
@@ -54,3 +56,19 @@ def saving_message(failure: str, lost: tuple[int, int]) -> str:
         f"the transcript could not be saved ({failure}): {what} ({characters:,} characters) "
         "could not be stored in full"
     )
+
+
+def service_gone(stopped: ServiceStopped | None, error: object = "") -> str:
+    """Why a command lost its service, in words: stopped (and by what), or gone without a
+    word (killed, crashed); `error` is what the connection said, if anything."""
+    if stopped is None:
+        said = f" ({error})" if str(error) else ""
+        return (
+            "the Cockpit service went away without a word (it was killed or it crashed: see "
+            f"its log, service.log in the store's logs folder){said}; what it stored is kept "
+            "(`cockpit show` reads it)"
+        )
+    if stopped.store_gone:
+        return stopped.reason
+    kept = "what it stored is kept (`cockpit show` reads it)"
+    return f"the Cockpit service was {stopped.reason}; {kept}"

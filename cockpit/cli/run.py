@@ -42,6 +42,7 @@ from cockpit.cli.exits import (
     exit_message,
     run_exit,
     saving_message,
+    service_gone,
 )
 from cockpit.text.sanitize import StreamCleaner, printable
 from cockpit.text.textout import plan_lines, tool_line, tool_output
@@ -262,12 +263,9 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_USAGE
     except ConnectionError as error:  # the service went away mid-run (killed, stopped)
-        print(
-            f"cockpit: the connection to the Cockpit service ended ({error}); what was "
-            "stored is kept (`cockpit show` reads it)",
-            file=sys.stderr,
-        )
-        return EXIT_SERVICE
+        stopped = engine.service_stopped
+        print(f"cockpit: {service_gone(stopped, error)}", file=sys.stderr)
+        return EXIT_STORE if stopped is not None and stopped.store_gone else EXIT_SERVICE
     except sqlite3.Error as error:  # the session itself could not be stored
         print(f"cockpit: the session could not be stored: {describe(error)}", file=sys.stderr)
         return EXIT_STORE

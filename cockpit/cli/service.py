@@ -19,7 +19,7 @@ from cockpit.cli.connect import (
     start_service,
     stop_service,
 )
-from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_STOPPED, EXIT_USAGE
+from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_STOPPED, EXIT_STORE, EXIT_USAGE
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age
 
@@ -71,19 +71,40 @@ def describe(status: dict[str, Any]) -> list[str]:
         f"{status.get('pid')}, up {age(time.time() - started)}, "
         f"{status.get('clients')} client(s) attached",
     ]
+    unsaved = counted(status.get("unwritten"))
+    if unsaved != (0, 0):
+        why = printable(str(status.get("saving_problem") or "writes fail"))
+        lines.append(f"  NOT SAVED: {amount(unsaved)}, held in memory ({why})")
     for session in status.get("sessions") or ():
         questions = int(session.get("questions") or 0)
         waiting = f", {questions} question(s) waiting" if questions else ""
+        held = counted(session.get("unwritten"))
+        waiting += f", {amount(held)} not saved" if held != (0, 0) else ""
         title = printable(str(session.get("title") or "(untitled)"))
         lines.append(f"  {session.get('id')}  {session.get('status'):<10} {title}{waiting}")
     return lines
 
 
+def counted(value: object) -> tuple[int, int]:
+    """Messages and characters, as the service counts them ((0, 0) when it does not)."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(n, int) for n in value):
+        return value[0], value[1]
+    return 0, 0
+
+
+def amount(lost: tuple[int, int]) -> str:
+    """Messages and characters, in words."""
+    messages, characters = lost
+    return f"{messages} message(s) ({characters:,} characters)"
+
+
 def busy_line(status: dict[str, Any]) -> str:
-    """What stopping would cut short, in words ("" when nothing)."""
+    """What stopping would cut short or lose, in words ("" when nothing)."""
     turns, questions = int(status.get("turns") or 0), int(status.get("questions") or 0)
     parts = [f"{turns} turn(s) running"] if turns else []
     parts += [f"{questions} question(s) waiting"] if questions else []
+    unsaved = counted(status.get("unwritten"))
+    parts += [f"{amount(unsaved)} not saved yet"] if unsaved != (0, 0) else []
     return " and ".join(parts)
 
 
@@ -107,20 +128,27 @@ async def manage(args: argparse.Namespace, home: Path) -> int:
     if status is not None and (busy := busy_line(status)) and not args.yes:
         print("\n".join(describe(status)), file=sys.stderr)
         verb = "Stop" if args.action == "stop" else "Restart"
-        if not confirmed(f"{busy}: they stop with the service. {verb} it anyway?"):
+        if not confirmed(f"{busy}: stopping cuts or loses them. {verb} it anyway?"):
             print(f"cockpit: not stopped ({busy}); --yes stops it anyway", file=sys.stderr)
             return EXIT_USAGE
+    lost: tuple[int, int] | None = None
     if status is None:
         print(f"No Cockpit service ran for {home}.", file=sys.stderr)
     else:
-        await stop_service(home)
+        lost = await stop_service(home, restart=args.action == "restart")
         print(f"Stopped the Cockpit service (pid {status.get('pid')}).", file=sys.stderr)
+        if lost and lost != (0, 0):
+            why = printable(str(status.get("saving_problem") or "writes failed"))
+            print(
+                f"cockpit: {amount(lost)} could not be saved and are lost ({why})",
+                file=sys.stderr,
+            )
     if args.action == "restart":
         await start_service(home)
         started = await service_status(home)
         print(f"Started the Cockpit service (pid {(started or {}).get('pid')}).", file=sys.stderr)
         await restart_agents(home, running_agents(status))
-    return EXIT_OK
+    return EXIT_STORE if lost and lost != (0, 0) else EXIT_OK
 
 
 RUNNING = frozenset({"starting", "ready", "working", "waiting", "cancelling"})
@@ -142,7 +170,11 @@ async def restart_agents(home: Path, sessions: list[str]) -> None:
     (a key exported since the service started)."""
     if not sessions:
         return
-    engine = await open_engine(home)
+    try:
+        engine = await open_engine(home)
+    except ConnectionError as error:
+        print(f"cockpit: the agents were not started again: {error}", file=sys.stderr)
+        return
     try:
         results = await asyncio.gather(
             *(engine.start(session) for session in sessions), return_exceptions=True

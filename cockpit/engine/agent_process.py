@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from collections.abc import Mapping
 from pathlib import Path
 
 from cockpit.api import AgentSpec
 from cockpit.engine.priority import lower_priority
-from cockpit.engine.processes import GRACE, end_group
+from cockpit.engine.processes import GRACE, end_group, signal_group
 
 STDOUT_LIMIT = 1024 * 1024
 """StreamReader buffer for the agent's stdout; longer lines are read in parts."""
@@ -114,6 +115,12 @@ class AgentProcess:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(self._drain), 1)
         return code
+
+    def kill(self) -> None:
+        """SIGKILL the agent's whole group now, if it was not reaped yet (a reaped leader's
+        pid may name someone else's group by now; `stop` ends the group before it reaps)."""
+        if self.process.returncode is None:
+            signal_group(self.process.pid, signal.SIGKILL)
 
     async def stop(self, grace: float = GRACE) -> int:
         """Close stdin, then SIGTERM the whole group, then SIGKILL after `grace`."""

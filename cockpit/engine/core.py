@@ -31,6 +31,7 @@ from cockpit.api import (
     PermissionRequest,
     ProblemEvent,
     SavingEvent,
+    ServiceStopped,
     SessionEvent,
     Status,
 )
@@ -79,6 +80,8 @@ class Engine:
     """The agents run in this process: they stop when its client quits."""
     link_problem: str | None = None
     """Nothing to lose touch with: the engine is in this process."""
+    service_stopped: ServiceStopped | None = None
+    """No service to stop: the engine is in this process."""
 
     def __init__(
         self,
@@ -160,6 +163,7 @@ class Engine:
         await asyncio.gather(
             *(live.stop(reason) for live in self._live.values()), return_exceptions=True
         )
+        self.kill_agents()  # any a failed stop left running
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -168,6 +172,16 @@ class Engine:
         self._live.clear()
         await self._files.close()
         await self.store.close()
+
+    async def reattach(self) -> None:
+        """Nothing to start again: the engine is in this process."""
+
+    def kill_agents(self) -> None:
+        """Kill every agent still running, at once (the last step of a shutdown that could
+        not stop them in order: no agent outlives its engine)."""
+        for live in self._live.values():
+            if live.process is not None:
+                live.process.kill()
 
     async def __aenter__(self) -> Engine:
         return self
@@ -601,9 +615,10 @@ class Engine:
         """The engine's clock: what rows and sessions are stamped with."""
         return self.store.now()
 
-    def unwritten(self) -> tuple[int, int]:
-        """Messages and characters the store holds in memory because writes fail."""
-        return self.store.unwritten()
+    def unwritten(self, session_id: str | None = None) -> tuple[int, int]:
+        """Messages and characters the store holds in memory because writes fail (of every
+        session, or of one)."""
+        return self.store.unwritten(session_id)
 
 
 async def shutdown(engine: Engine) -> None:

@@ -44,6 +44,7 @@ from cockpit.api import (
     ResyncEvent,
     Row,
     SavingEvent,
+    ServiceStopped,
     SessionEvent,
     SessionRecord,
     Status,
@@ -166,6 +167,8 @@ class RemoteEngine:
         self._saving_problem: str | None = None
         self._saving_failure: str | None = None
         self._link_problem: str | None = None
+        self._stopped: ServiceStopped | None = None
+        """Why the service stopped for good, when it said so: no attaching again by itself."""
         self._statuses: dict[str, str] = {}
         self._details: dict[str, str] = {}
         self._pending: dict[str, PermissionRequest] = {}
@@ -313,9 +316,13 @@ class RemoteEngine:
             self._greeted = None
             self.links_lost += 1
             self._attached.clear()
-            self._settled.clear()
-            self._set_link_problem(LINK_CUT)
-            self._reattach_soon()
+            if self._stopped is not None:  # the user stopped it: starting one would undo that
+                self._settled.set()  # what waits fails now, saying why
+                self._set_link_problem(self._stopped.reason)
+            else:
+                self._settled.clear()
+                self._set_link_problem(LINK_CUT)
+                self._reattach_soon()
         with contextlib.suppress(Exception):
             await conn.close()  # its sending task ends with it (left pending, it leaks)
 
@@ -365,6 +372,10 @@ class RemoteEngine:
             self._state_came.set()
         elif method == protocol.RESYNC:
             self._reread_state()
+        elif method == protocol.STOPPED and isinstance(params, dict):
+            stopped = protocol.decode(params.get("stopped"))
+            if isinstance(stopped, ServiceStopped):
+                self._stopped = stopped
         return None
 
     def _reread_state(self) -> None:
@@ -432,6 +443,8 @@ class RemoteEngine:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._settled.wait(), max(until - loop.time(), 0.0))
                 if not self._attached.is_set():
+                    if self._stopped is not None:
+                        raise ConnectionError(f"the Cockpit service was {self._stopped.reason}")
                     raise ConnectionError("the Cockpit service cannot be reached")
             if self._closing:
                 raise ConnectionError("this client has detached from the Cockpit service")
@@ -462,7 +475,13 @@ class RemoteEngine:
             except RequestError as error:
                 raise protocol.raised(error.data) from None
             except (ConnectionError, OSError):
-                if name not in READS or self._closing or self._lost or loop.time() >= deadline:
+                if (
+                    name not in READS
+                    or self._closing
+                    or self._lost
+                    or self._stopped is not None
+                    or loop.time() >= deadline
+                ):
                     raise
                 if conn is self._conn and self._attached.is_set():
                     await asyncio.sleep(RETRY_PAUSE)  # the cut is not seen yet
@@ -535,6 +554,19 @@ class RemoteEngine:
     @property
     def link_problem(self) -> str | None:
         return self._link_problem
+
+    @property
+    def service_stopped(self) -> ServiceStopped | None:
+        return self._stopped if not self._attached.is_set() else None
+
+    async def reattach(self) -> None:
+        """Attach again to a service that stopped for good: the connector starts one."""
+        if self._stopped is None or self._attached.is_set() or self._closing:
+            return
+        await self._attach()
+        self._stopped = None
+        self._set_link_problem(None)
+        self._emit(ResyncEvent("attached to the Cockpit service started again"))
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)

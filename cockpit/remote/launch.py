@@ -173,10 +173,16 @@ QUERY_TIMEOUT = 5.0
 """Seconds the service may take to answer `cockpit service status` or `stop`."""
 
 
-async def query_service(data: Path, method: str) -> dict[str, Any] | None:
+async def query_service(
+    data: Path,
+    method: str,
+    params: dict[str, Any] | None = None,
+    answer_within: float = QUERY_TIMEOUT,
+) -> dict[str, Any] | None:
     """Ask the store's service one of the questions that work whatever its version
     (STATUS, STOP: `cockpit service restart` replaces a service of another version); None
-    when no service listens, ServiceUnavailable when one listens and does not answer."""
+    when no service listens, ServiceUnavailable when one listens and does not answer
+    within `answer_within` seconds."""
     try:
         reader, writer = await open_socket(data)
     except ForeignService:
@@ -185,12 +191,12 @@ async def query_service(data: Path, method: str) -> dict[str, Any] | None:
         return None
     conn = Connection(_no_requests, writer, reader)
     try:
-        answer = await asyncio.wait_for(conn.send_request(method, {}), QUERY_TIMEOUT)
+        answer = await asyncio.wait_for(conn.send_request(method, params or {}), answer_within)
     except TimeoutError:
         pid = service_pid(data)
         end = f"`kill {pid}` ends it" if pid else f"its pid is in {service_lock(data)}"
         raise ServiceUnavailable(
-            f"the Cockpit service for {data} does not answer in {QUERY_TIMEOUT:g} s: {end}"
+            f"the Cockpit service for {data} does not answer in {answer_within:g} s: {end}"
         ) from None
     finally:
         await conn.close()

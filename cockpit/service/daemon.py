@@ -18,6 +18,8 @@ import logging
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -82,18 +84,75 @@ async def serve(data: Path, idle: float = IDLE_DEFAULT) -> int:
                 loop.add_signal_handler(number, stopping.set)
             loop.add_signal_handler(signal.SIGHUP, lambda: None)
             _say(f"cockpit service: pid {os.getpid()}, listening on {path}")
-            watcher = asyncio.ensure_future(_stop_when_idle(service, idle, stopping))
+            watchers = [
+                asyncio.ensure_future(_stop_when_idle(service, idle, stopping)),
+                asyncio.ensure_future(_stop_when_store_gone(service, stopping)),
+            ]
             try:
                 await stopping.wait()
             finally:
-                watcher.cancel()
+                for watcher in watchers:
+                    watcher.cancel()
         finally:  # whatever failed, the agents are stopped and the store closed
-            await service.close()
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-            await engine.close(STOPPED)
+            await shut_down(service, engine, path)
             _say("cockpit service: stopped")
     return 0
+
+
+CLOSE_TIMEOUT = 30.0
+"""Seconds the engine may take to stop its agents and close the store as the service
+stops; past it, what still runs is killed."""
+
+
+async def shut_down(service: Service, engine: Engine, path: Path) -> None:
+    """Stop serving, the agents and the store, each step whatever the one before did: a
+    step that fails is logged and the next one runs. A service whose socket could not be
+    removed (a folder put in its place) or whose store could not be closed (read-only)
+    once lingered for good with its agents, its lock already let go."""
+    steps = (("tell the clients", service.tell_stopping()), ("let them go", service.close()))
+    for what, step in steps:
+        try:
+            await step
+        except Exception as error:
+            log.error("stopping: could not %s: %s", what, error)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        log.error("stopping: could not remove the socket %s: %s", path, error)
+    try:
+        await asyncio.wait_for(engine.close(STOPPED), CLOSE_TIMEOUT)
+    except Exception as error:  # a store that cannot write, or a stop that hangs
+        log.error("stopping: the agents and the store did not close in order: %s", error)
+        engine.kill_agents()
+    lost = service.stopped.lost if service.stopped and service.stopped.store_gone else None
+    await service.answer_stop(lost or engine.unwritten())
+
+
+STORE_CHECK = 1.0
+"""Seconds between two looks at the store's file: removed or replaced, the service stops."""
+
+
+async def _stop_when_store_gone(service: Service, stopping: asyncio.Event) -> None:
+    """Stop the service once its store's file is gone from its path (its folder removed or
+    replaced): what it writes from then on goes to a file no one can open, so every client
+    hears what was lost, and nothing more is taken."""
+    store = service.engine.store
+    seen = store.now()
+    while not stopping.is_set():
+        await asyncio.sleep(STORE_CHECK)
+        looked = store.now()
+        if not store.file_replaced():
+            seen = looked
+            continue
+        try:
+            written = await store.written_since(seen)
+        except Exception:  # the open file cannot be read either: count what is in memory
+            written = (0, 0)
+        unwritten = store.unwritten()
+        service.store_gone(store.path, (written[0] + unwritten[0], written[1] + unwritten[1]))
+        stopping.set()
 
 
 def _say(line: str) -> None:
@@ -134,7 +193,30 @@ def run(data: Path, idle: float = IDLE_DEFAULT) -> int:
     """`cockpit service` in the foreground (the detached start runs this too)."""
     log_to_output()
     try:
-        return asyncio.run(serve(data, idle))
+        code = asyncio.run(serve(data, idle))
     except ServiceRunning as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return ALREADY_RUNNING
+    end_now_if_held(code)
+    return code
+
+
+HELD_TIMEOUT = 2.0
+"""Seconds the threads left at the end may take to end before the process exits anyway."""
+
+
+def end_now_if_held(code: int) -> None:
+    """Exit now when a thread would keep the stopped service alive (a database connection
+    that could not be closed): a service that has stopped must end, or it lingers unseen,
+    its lock let go, beside the next one."""
+    deadline = time.monotonic() + HELD_TIMEOUT
+    for thread in threading.enumerate():
+        if thread is threading.main_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            log.error("stopped, but a thread (%s) still runs: exiting anyway", thread.name)
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)

@@ -79,6 +79,8 @@ class ClientLink:
         """The client's world, from its first hello that brought one: the agents its
         requests start run with it. In memory only."""
         self.greeted = False
+        self.gone = asyncio.Event()
+        """Set once the client has gone (its connection ended)."""
         self._outbox: deque[_Frames | _Notification] = deque()
         self._outbox_bytes = 0
         self._resync = False

@@ -23,7 +23,7 @@ from acp import RequestError
 from acp.connection import Connection
 
 from cockpit import __version__, protocol
-from cockpit.api import EngineEvent, FramesEvent, Status
+from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, ServiceStopped, Status
 from cockpit.engine.core import Engine
 from cockpit.environment import Environment
 from cockpit.remote.launch import STREAM_LIMIT
@@ -35,6 +35,16 @@ log = logging.getLogger(__name__)
 
 TURNS = frozenset({Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING})
 """A session in one of these states is doing something the service must not cut short."""
+
+STOPPED_BY_THE_USER = "stopped by `cockpit service stop`"
+"""What the clients of a service the user stopped are told (they start none by themselves)."""
+
+TELL_TIMEOUT = 1.0
+"""Seconds the service waits, as it stops, for its clients to take the news (one that does
+not read hears nothing, and sees its connection end)."""
+
+ANSWER_TIMEOUT = 2.0
+"""Seconds a stopped service waits for the answers to the stop requests to go out."""
 
 
 class Service:
@@ -54,6 +64,12 @@ class Service:
         self.stopping = False
         """True once the service lets its clients go: a client that says hello then is told
         so (and starts the next service), not served by an engine that is closing."""
+        self.stopped: ServiceStopped | None = None
+        """Why the service stops for good, once it knows (the user stopped it, its store is
+        gone): its clients are told so and start none by themselves."""
+        self._stop_answers: dict[str, asyncio.Future[tuple[int, int]]] = {}
+        """The stop requests waiting for the service to have stopped, by client: each is
+        answered with what could not be saved."""
         engine.environment_required = True  # its own environment is not the user's
         engine.subscribe(self._on_event)
 
@@ -103,6 +119,7 @@ class Service:
         except Exception:
             log.exception("%s: its connection failed", link.id)
         finally:
+            link.gone.set()
             self._links.pop(link.id, None)
             self.engine.show(None, viewer=link.id)
             await link.close()
@@ -125,8 +142,7 @@ class Service:
             if method == protocol.STATUS:  # these two work whatever the client's version
                 return await self.status()
             if method == protocol.STOP:
-                asyncio.get_running_loop().call_later(0.05, self._on_stop)  # answer first
-                return {}
+                return {"lost": list(await self._stop(link, params))}
             if not link.greeted:
                 raise RequestError.invalid_request({"details": "say cockpit/hello first"})
             if method == protocol.CALL:
@@ -196,6 +212,57 @@ class Service:
         if not work.cancelled() and work.exception() is not None:
             log.debug("a call ended in an error", exc_info=work.exception())
 
+    async def _stop(self, link: ClientLink, params: dict[str, Any]) -> tuple[int, int]:
+        """Stop the service; once its agents have stopped and its store is closed, what it
+        could not save. Unless it is stopped to be restarted, its clients are told it
+        stopped for good."""
+        if not params.get("restart") and self.stopped is None:
+            self.stopped = ServiceStopped(STOPPED_BY_THE_USER)
+        answer = self._stop_answers.get(link.id)
+        if answer is None:
+            answer = self._stop_answers[link.id] = asyncio.get_running_loop().create_future()
+        self._on_stop()
+        return await asyncio.shield(answer)
+
+    def store_gone(self, path: Path, lost: tuple[int, int]) -> None:
+        """The store was removed or replaced under the service: every client hears what was
+        not kept, and that the service stops for good (the caller stops it)."""
+        messages, characters = lost
+        reason = (
+            f"the store {path} was removed or replaced while the Cockpit service ran: "
+            f"{messages} message(s) ({characters:,} characters) written since could not be "
+            "kept; the service stopped"
+        )
+        self.stopped = ServiceStopped(reason, lost, store_gone=True)
+        log.error("%s", reason)
+        self._on_event(ProblemEvent(None, reason[:1].upper() + reason[1:] + "."))
+
+    async def tell_stopping(self) -> None:
+        """Tell every client the service stops for good, when it does, and give them a moment
+        to take it before they are let go."""
+        if self.stopped is None:
+            return  # restarted, killed or idle: the clients attach again, as after any cut
+        notice = {"stopped": protocol.encode(self.stopped)}
+        links = [link for link in self._links.values() if link.greeted]
+        for link in links:
+            link.post(protocol.STOPPED, notice, 200)
+        await asyncio.gather(
+            *(asyncio.wait_for(link.drained(), TELL_TIMEOUT) for link in links),
+            return_exceptions=True,
+        )
+
+    async def answer_stop(self, lost: tuple[int, int]) -> None:
+        """Answer the stop requests with what could not be saved, and let their clients go
+        once the answers are out."""
+        for answer in self._stop_answers.values():
+            if not answer.done():
+                answer.set_result(lost)
+        waiting = [self._links[client] for client in self._stop_answers if client in self._links]
+        for link in waiting:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(link.gone.wait(), ANSWER_TIMEOUT)
+            await link.close()
+
     # -- events -------------------------------------------------------------------------------
 
     def _on_event(self, event: EngineEvent) -> None:
@@ -234,6 +301,7 @@ class Service:
                 "title": titles.get(session) or "",
                 "status": self.engine.status(session),
                 "questions": self.engine.pending_count(session),
+                "unwritten": list(self.engine.unwritten(session)),
             }
             for session in self.engine.live_sessions()
             if session in titles
@@ -247,13 +315,16 @@ class Service:
             "sessions": live,
             "turns": turns,
             "questions": questions,
+            "unwritten": list(self.engine.unwritten()),
+            "saving_problem": self.engine.saving_problem,
         }
 
     async def close(self) -> None:
-        """Stop serving: every client is let go (the engine is closed by the caller)."""
+        """Stop serving: every client is let go (the engine is closed by the caller), but
+        those waiting for the answer to their stop request (`answer_stop` lets them go)."""
         self.stopping = True
         if self._server is not None:
             self._server.close()
         for link in list(self._links.values()):
-            await link.close()
-        self._links.clear()
+            if link.id not in self._stop_answers:
+                await link.close()

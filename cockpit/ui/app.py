@@ -161,6 +161,31 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
     # -- the composer -------------------------------------------------------------------------
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        if self.engine.service_stopped is not None:  # Enter starts it again, then sends
+            self.run_worker(self._start_service_again(message), exit_on_error=False)
+            return
+        self._submit(message)
+
+    def on_composer_blank_submitted(self, message: Composer.BlankSubmitted) -> None:
+        if self.engine.service_stopped is not None:
+            self.run_worker(self._start_service_again(None), exit_on_error=False)
+
+    async def _start_service_again(self, message: Composer.Submitted | None) -> None:
+        """Start the service the user stopped, then send what they typed, if anything (put
+        back in the prompt when the service cannot be started)."""
+        try:
+            await self.engine.reattach()
+        except Exception as error:
+            if message is not None:
+                composer = self.query_one(Composer)
+                if composer.session == message.session and not composer.text:
+                    composer.text = message.text
+            self.report_failure("start the Cockpit service again", error)
+            return
+        if message is not None:
+            self._submit(message)
+
+    def _submit(self, message: Composer.Submitted) -> None:
         session = message.session
         if session not in self.records:  # deleted since
             return

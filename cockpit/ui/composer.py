@@ -103,6 +103,9 @@ class Composer(TextArea):
             super().__init__(session)
             self.text = text
 
+    class BlankSubmitted(Asked):
+        """The user pressed Enter on a blank prompt (it starts a stopped service again)."""
+
     class CancelRequested(Asked):
         """The user pressed Esc: cancel the running turn."""
 
@@ -190,7 +193,10 @@ class Composer(TextArea):
     def submit(self) -> None:
         """Send what is written (nothing when it is blank)."""
         text = self.text
-        if not text.strip() or self.session is None:
+        if self.session is None:
+            return
+        if not text.strip():
+            self.post_message(self.BlankSubmitted(self.session))
             return
         self.prompts.add(text)
         self.text = ""

@@ -72,7 +72,7 @@ class Overview(TerminalAlerts):
         if not self.is_running:
             return
         status = self.query_one("#status", StatusLine)
-        offline = link_parts(self.engine.link_problem)
+        offline = link_parts(self.engine.link_problem, self.engine.service_stopped is not None)
         record = self.records.get(self.current or "")
         if record is None:
             status.show(offline)

@@ -140,11 +140,18 @@ def status_parts(
     return parts
 
 
-def link_parts(problem: str | None) -> list[StatusPart]:
+START_AGAIN = "press Enter to start it again"
+"""What the status line asks of the user while the service they stopped stays stopped."""
+
+
+def link_parts(problem: str | None, stopped: bool = False) -> list[StatusPart]:
     """The status line's first piece while the engine is out of reach (the service's
-    connection was cut): whatever follows it may be stale. None: no piece."""
+    connection was cut, or the service stopped for good: then Enter starts it again):
+    whatever follows it may be stale. None: no piece."""
     if problem is None:
         return []
+    if stopped:
+        return [(f"OFFLINE: {clean_line(problem)}; {START_AGAIN}", f"OFFLINE: {START_AGAIN}")]
     return [(f"OFFLINE: {clean_line(problem)}", "OFFLINE")]
 
 
