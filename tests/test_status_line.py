@@ -178,3 +178,16 @@ def test_a_client_cut_from_its_service_says_so_first_and_not_once_attached(
     assert fit_status([*link_parts(why), *parts], width).startswith("OFFLINE")
     assert fit_status(link_parts(why), width).startswith("OFFLINE")  # no session shown
     assert fit_status([*link_parts(None), *parts], width) == fit_status(parts, width)
+
+
+@given(st.text(max_size=80), st.sampled_from(["ready", "working", "closed"]), st.integers(55, 300))
+def test_a_service_stopped_for_good_asks_for_enter_at_any_width_from_55(
+    why: str, live: str, width: int
+) -> None:
+    """The user stopped the service: the line says how to start it again, first, in an
+    80-column terminal and down to 55 columns, whatever the reason's length."""
+    parts = status_parts(session_record(), AGENT, live)
+    shown = fit_status([*link_parts(why, stopped=True), *parts], width)
+    assert shown.startswith("OFFLINE: ")
+    assert "press Enter to start it again" in shown
+    assert "press Enter" not in fit_status([*link_parts(why), *parts], width)

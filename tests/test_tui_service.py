@@ -14,18 +14,19 @@ from typing import Any
 import pytest
 
 import tests.test_tui_interaction as interaction
-from cockpit.api import Status, StatusEvent
+from cockpit.api import EngineAPI, Status, StatusEvent
 from cockpit.engine.recovery import CUT_BY_A_STOP
 from cockpit.engine.registry import agent_from_command
 from cockpit.protocol import STATUS
 from cockpit.remote.engine import RemoteEngine
-from cockpit.remote.launch import open_socket, query_service
+from cockpit.remote.launch import connect_or_start, open_socket, query_service
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
+from tests.service_helpers import cockpit, service_pid
 from tests.test_service_environment import dumping_agent, environment_in
 from tests.ui_helpers import burst, ready, send, steady, wait_until
 from tests.ui_service_helpers import ENGINES, Engines, engines_of, screen_equals_rows
@@ -429,3 +430,38 @@ async def test_the_screen_starts_agents_with_its_own_environment(
         await send(again, pilot, "hello")
         await ready(again)
         assert environment_in(out)["SCREEN_ONLY"] == "second screen"
+
+
+async def test_a_service_the_user_stops_stays_stopped_until_enter_starts_it(
+    service: Engines,
+) -> None:
+    """`cockpit service stop` under an attached screen: the screen says so and starts no
+    service by itself (it used to start one 4 s later); Enter starts it again and sends
+    what was typed."""
+    home = service.home
+
+    async def attached() -> EngineAPI:
+        return await RemoteEngine.attach(lambda: connect_or_start(home), name="test-client")
+
+    app = CockpitApp(attached, folder=service.project, blink=False)
+    service.project.mkdir(parents=True, exist_ok=True)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        stopped = await asyncio.to_thread(cockpit, "service", "stop", "--yes", home=home)
+        assert stopped.returncode == 0, stopped.stderr
+        status = app.query_one(StatusLine)
+        await wait_until(lambda: "press Enter to start it again" in str(status.render()))
+        assert "OFFLINE: service stopped" in str(status.render())
+        assert app.engine.link_problem == "stopped by `cockpit service stop`"
+        await asyncio.sleep(6)
+        assert service_pid(home) is None, "the screen started a service by itself"
+        await send(app, pilot, "hello")
+        await wait_until(lambda: service_pid(home) is not None, what="the service to start")
+        await wait_until(lambda: app.engine.link_problem is None)
+        await wait_until(
+            lambda: "press Enter" not in str(status.render()), what="the status line to clear"
+        )
+        rows = await app.engine.rows(session)
+        await wait_until(lambda: app.engine.status(session) == Status.READY, 30)
+        rows = await app.engine.rows(session)
+        assert [row.text for row in rows if row.kind == "user"][-1] == "hello"

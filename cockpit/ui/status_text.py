@@ -151,7 +151,8 @@ def link_parts(problem: str | None, stopped: bool = False) -> list[StatusPart]:
     if problem is None:
         return []
     if stopped:
-        return [(f"OFFLINE: {clean_line(problem)}; {START_AGAIN}", f"OFFLINE: {START_AGAIN}")]
+        short = f"OFFLINE: service stopped; {START_AGAIN}"
+        return [(f"OFFLINE: {clean_line(problem)}; {START_AGAIN}", short)]
     return [(f"OFFLINE: {clean_line(problem)}", "OFFLINE")]
 
 

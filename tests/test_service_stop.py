@@ -1,0 +1,171 @@
+"""How the service stops, with real processes: a stop by the user sticks and its clients say
+so; a shutdown that meets a failure still ends the process and its agents; a store removed
+or replaced under the service stops it, and its clients hear what was not kept; a full
+disk's unsaved text is shown by `status` and counted by `stop`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cockpit.cli.exits import EXIT_SERVICE, EXIT_STORE, EXIT_USAGE
+from cockpit.paths import service_socket
+from tests.service_helpers import (
+    cockpit,
+    cockpit_env,
+    pid_alive,
+    pids_of,
+    service_pid,
+    services_stopped,
+    spawn_cockpit,
+)
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+HELLO = ("run", "--agent", "demo", "--yes", "hello")
+
+
+@pytest.fixture
+def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The test's home, whose commands attach to its service; no process of it survives
+    the test."""
+    monkeypatch.delenv("COCKPIT_LOCAL")
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    with services_stopped(isolated_home):
+        yield isolated_home
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.05)
+
+
+def streaming(home: Path) -> subprocess.Popen[str]:
+    """`cockpit run` of the demo agent's slow reply, once its first line is out."""
+    run = spawn_cockpit("run", "--agent", "demo", "--yes", "slow", home=home)
+    assert run.stdout is not None
+    assert run.stdout.readline().startswith("# A slow reply")
+    return run
+
+
+def ended(run: subprocess.Popen[str]) -> tuple[int, str]:
+    """The run's exit code and its stderr, once it ended (killed after 30 s)."""
+    try:
+        _out, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    return run.returncode, err
+
+
+def service_by_hand(home: Path, *before: str) -> subprocess.Popen[bytes]:
+    """`cockpit service` on `home` in a fresh interpreter, as a user starts it in a
+    terminal (not a fork: how its process ends is what some tests look at); `before` runs
+    it through a wrapper module, such as `tests.full_disk`'s."""
+    command = [sys.executable, "-m", *(before or ("cockpit",)), "--data-dir", str(home)]
+    with (home / "service.out").open("wb") as output:
+        service = subprocess.Popen(
+            [*command, "service", "--idle", "60"],
+            env=cockpit_env(home),
+            cwd=Path(__file__).resolve().parent.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=output,
+            start_new_session=True,
+        )
+    wait_for(lambda: service_pid(home) == service.pid, "the service to start", 30)
+    return service
+
+
+def test_a_run_whose_service_the_user_stops_says_so_and_no_service_comes_back(
+    home: Path,
+) -> None:
+    run = streaming(home)
+    stopped = cockpit("service", "stop", "--yes", home=home)
+    assert stopped.returncode == 0, stopped.stderr
+    code, err = ended(run)
+    assert code == EXIT_SERVICE, err
+    assert "the Cockpit service was stopped by `cockpit service stop`" in err
+    assert "Traceback" not in err
+    time.sleep(6)  # a client used to start the next service after about 4 s
+    assert service_pid(home) is None
+
+
+def test_a_service_whose_socket_cannot_be_removed_still_ends_with_its_agents(
+    home: Path,
+) -> None:
+    """A folder where the socket was: removing the socket fails as the service stops. It
+    used to linger for good, with its agent, its lock let go."""
+    home.mkdir(parents=True, exist_ok=True)
+    pid = service_by_hand(home).pid
+    assert cockpit(*HELLO, home=home).returncode == 0
+    agents = [other for other in pids_of(home) if other != pid]
+    assert agents, "the run's agent should still run in the service"
+    socket = service_socket(home)
+    socket.unlink()
+    socket.mkdir()
+    (socket / "in the way").write_text("")
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: not pid_alive(pid), "the service to end", 30)
+    wait_for(lambda: not any(pid_alive(agent) for agent in agents), "its agents to end", 10)
+    assert "could not remove the socket" in (home / "service.out").read_text()
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_store_removed_under_the_service_stops_it_and_says_what_was_lost(
+    home: Path, tmp_path: Path, how: str
+) -> None:
+    """The store's folder removed (or moved away and another made in its place) while a
+    reply streams: the run does not report success, it says how much could not be kept,
+    and the service, which would write into a file no one can open, ends."""
+    run = streaming(home)
+    pid = service_pid(home)
+    assert pid is not None
+    if how == "removed":
+        shutil.rmtree(home)
+    else:
+        home.rename(tmp_path / "moved away")
+        home.mkdir()
+    code, err = ended(run)
+    assert code == EXIT_STORE, err
+    assert "was removed or replaced while the Cockpit service ran" in err
+    assert "could not be kept" in err
+    wait_for(lambda: not pid_alive(pid), "the service to end", 30)
+
+
+def test_status_and_stop_say_what_a_full_disk_has_not_saved(home: Path) -> None:
+    """Disk full: `status` shows the sessions with unsaved text; `stop` without --yes says
+    how much it would lose and does not stop; with --yes it says what was lost (it once
+    printed only "Stopped", having lost most of a reply)."""
+    service = service_by_hand(home, "tests.full_disk", "4", "-1")
+    try:
+        run = cockpit("run", "--agent", "demo", "--yes", "bench 20000", home=home)
+        assert run.returncode == EXIT_STORE, run.stderr
+        status = cockpit("service", "status", home=home)
+        assert "NOT SAVED:" in status.stdout, status.stdout
+        assert "not saved" in status.stdout.split("NOT SAVED:")[1]
+        refused = cockpit("service", "stop", home=home)
+        assert refused.returncode == EXIT_USAGE, refused.stderr
+        assert "not saved yet" in refused.stderr
+        assert service_pid(home) == service.pid
+        stopped = cockpit("service", "stop", "--yes", home=home)
+        assert stopped.returncode == EXIT_STORE, stopped.stderr
+        assert "could not be saved and are lost" in stopped.stderr
+        assert "database or disk is full" in stopped.stderr
+        service.wait(30)
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()
