@@ -215,9 +215,11 @@ async def open_engine(
     if on_cut is not None:  # a service stopped for good is not attached again to find out
         cut = on_cut
         engine.subscribe(
-            lambda event: cut()
-            if isinstance(event, LinkEvent) and engine.service_stopped is not None
-            else None
+            lambda event: (
+                cut()
+                if isinstance(event, LinkEvent) and engine.service_stopped is not None
+                else None
+            )
         )
     return engine
 
