@@ -18,18 +18,32 @@ def spec(code: str, **env: str) -> AgentSpec:
     return AgentSpec(name="t", command=(sys.executable, "-c", code), env=env)
 
 
-async def test_the_users_environment_and_the_entrys_env_reach_the_agent(
+async def test_the_environment_given_reaches_the_agent_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent gets the environment the engine made for it (the user's, as the request
+    that starts it has it): not this process's own."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-this-process")
+    code = (
+        "import os, sys; sys.stderr.write(os.environ.get('ANTHROPIC_API_KEY', '-') + ' ' "
+        "+ os.environ['MINE'])"
+    )
+    given = {"PATH": os.environ["PATH"], "MINE": "the user's", "ANTHROPIC_API_KEY": "sk-user"}
+    agent = await AgentProcess.spawn(spec(code), tmp_path, tmp_path / "log", given, 0o027)
+    assert await agent.wait() == 0
+    assert agent.stderr_tail() == "sk-user the user's"
+    assert (tmp_path / "log").read_text() == "sk-user the user's"
+    assert (tmp_path / "log").stat().st_mode & 0o777 == 0o600
+
+
+async def test_without_an_environment_the_agent_gets_this_process_s_and_the_entrys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-key")
-    code = "import os, sys; sys.stderr.write(os.environ['ANTHROPIC_API_KEY'] + ' ' + os.environ['EXTRA'] + ' ' + os.environ['MINE'])"
-    agent = await AgentProcess.spawn(
-        spec(code, EXTRA="from-entry"), tmp_path, tmp_path / "log", {"MINE": "cockpit"}
-    )
+    code = "import os, sys; sys.stderr.write(os.environ['ANTHROPIC_API_KEY'] + ' ' + os.environ['EXTRA'])"
+    agent = await AgentProcess.spawn(spec(code, EXTRA="from-entry"), tmp_path, tmp_path / "log")
     assert await agent.wait() == 0
-    assert agent.stderr_tail() == "sk-test-key from-entry cockpit"
-    assert (tmp_path / "log").read_text() == "sk-test-key from-entry cockpit"
-    assert (tmp_path / "log").stat().st_mode & 0o777 == 0o600
+    assert agent.stderr_tail() == "sk-test-key from-entry"
 
 
 async def test_a_stderr_flood_never_blocks_and_the_tail_stays_bounded(tmp_path: Path) -> None:

@@ -149,7 +149,12 @@ async def test_the_engine_starts_an_agent_with_the_environment_of_the_request(
         spec = AgentSpec(name="tiny", command=(sys.executable, TINY), title="tiny")
         record = await engine.create_session(spec, tmp_path)
         world = Environment(
-            {"PATH": os.environ["PATH"], "FROM_THE_CLIENT": "yes", "PYTHONPATH": "client"},
+            {
+                "PATH": os.environ["PATH"],
+                "FROM_THE_CLIENT": "yes",
+                "PYTHONPATH": "client",
+                "GITHUB_TOKEN": "a secret of the client's",
+            },
             0o027,
         )
         await engine.start(record.id, env=world)
@@ -161,6 +166,9 @@ async def test_the_engine_starts_an_agent_with_the_environment_of_the_request(
         assert started["COCKPIT_DATA_DIR"] == str(tmp_path / "home")
         assert live.requests._terminals.umask == 0o027
         assert live.requests._terminals.env["FROM_THE_CLIENT"] == "yes"
+        assert started["GITHUB_TOKEN"] == "a secret of the client's"  # the agent's own
+        assert "GITHUB_TOKEN" not in live.requests._terminals.env  # not its commands'
+        assert "ANTHROPIC_API_KEY" not in live.requests._terminals.env
     finally:
         await engine.close()
 
