@@ -22,6 +22,7 @@ from typing import Any
 
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
+    RUN_INFO,
     AgentInfo,
     AgentSpec,
     EngineEvent,
@@ -199,9 +200,15 @@ class Engine:
     # -- sessions -----------------------------------------------------------------------------
 
     async def create_session(
-        self, agent: str | AgentSpec, cwd: str | Path, title: str | None = None
+        self,
+        agent: str | AgentSpec,
+        cwd: str | Path,
+        title: str | None = None,
+        *,
+        run: bool = False,
     ) -> SessionRecord:
-        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`."""
+        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`;
+        `run` marks it as made by `cockpit run`."""
         spec = self.registry.get(agent) if isinstance(agent, str) else agent
         folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
         if not await asyncio.to_thread(folder.is_dir):
@@ -209,8 +216,10 @@ class Engine:
         record = await self.store.create_session(
             agent=spec.name, command=spec.command, cwd=str(folder), title=title
         )
+        info: dict[str, Any] = {RUN_INFO: True} if run else {}
         if spec.overrides:  # settings given on the command line: the session keeps them
-            info = {AGENT_SETTINGS: dict(spec.overrides)}
+            info[AGENT_SETTINGS] = dict(spec.overrides)
+        if info:
             await self.store.update_session(record.id, info=info)
             record = dataclasses.replace(record, info=info)
         self._specs[record.id] = spec
@@ -431,10 +440,18 @@ class Engine:
         await self.stop(session_id)
         await self.start(session_id)
 
-    async def prompt(self, session_id: str, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
-        """Send a prompt (starting the agent if needed); returns the turn's stop reason."""
+    async def prompt(
+        self,
+        session_id: str,
+        text: str,
+        blocks: Sequence[ContentBlock] = (),
+        *,
+        then_stop: bool = False,
+    ) -> str:
+        """Send a prompt (starting the agent if needed); returns the turn's stop reason.
+        `then_stop` stops the agent once this turn ends (see `Turns.prompt`)."""
         live = await self._live_session(session_id)
-        return await live.prompt(text, blocks)
+        return await live.prompt(text, blocks, then_stop=then_stop)
 
     def send(self, session_id: str, text: str, blocks: Sequence[ContentBlock] = ()) -> None:
         """Send a prompt and return at once: the turn runs in the engine, not in its caller
