@@ -24,6 +24,7 @@ from store.model import Frame, Page, Row, SessionRecord
 
 __all__ = [
     "DEFAULT_AGENT",
+    "RUN_INFO",
     "AgentInfo",
     "AgentSpec",
     "AttentionEvent",
@@ -49,6 +50,7 @@ __all__ = [
     "Status",
     "StatusEvent",
     "UnknownSession",
+    "is_run",
 ]
 
 
@@ -61,6 +63,15 @@ DEFAULT_AGENT = "demo"
 
 AGENT_NICE = 10
 """How much lower than Cockpit's own an agent's CPU priority is, by default (0 to 19)."""
+
+RUN_INFO = "run"
+"""The key of a session's `info` that is true when `cockpit run` made the session."""
+
+
+def is_run(record: SessionRecord) -> bool:
+    """True for a session `cockpit run` made: `ls` and the rail mark it, after a restart
+    too, since the mark is stored with the session."""
+    return bool((record.info or {}).get(RUN_INFO))
 
 
 class Status:
@@ -337,9 +348,15 @@ class EngineAPI(Protocol):
 
     # sessions
     async def create_session(
-        self, agent: str | AgentSpec, cwd: str | Path, title: str | None = None
+        self,
+        agent: str | AgentSpec,
+        cwd: str | Path,
+        title: str | None = None,
+        *,
+        run: bool = False,
     ) -> SessionRecord:
-        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`."""
+        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`;
+        `run` marks it as made by `cockpit run` (see `is_run`)."""
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""
@@ -408,8 +425,10 @@ class EngineAPI(Protocol):
     async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
         """Stop the session's agent; the transcript stays."""
 
-    async def prompt(self, session_id: str, text: str) -> str:
-        """Send a prompt and wait for the turn; returns its stop reason."""
+    async def prompt(self, session_id: str, text: str, *, then_stop: bool = False) -> str:
+        """Send a prompt and wait for the turn; returns its stop reason. `then_stop` stops
+        the agent once this turn ends, unless another prompt waits for it (`cockpit run`:
+        the engine does it, so it happens when the caller went away mid-turn too)."""
 
     def send(self, session_id: str, text: str) -> None:
         """Send a prompt and return at once: the turn runs in the engine."""

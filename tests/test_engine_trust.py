@@ -181,7 +181,7 @@ async def test_a_prompt_that_fails_before_its_turn_is_a_row_too(
     async with open_engine(home) as (engine, recorder):
         record = await engine.create_session(demo(), project)
 
-        async def broken(*args: Any) -> None:
+        async def broken(*args: Any, **kwargs: Any) -> None:
             raise AssertionError
 
         live = await engine._live_session(record.id)

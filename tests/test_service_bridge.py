@@ -121,7 +121,8 @@ def test_commands_through_the_bridge_reach_the_store_it_serves(home: Path, elsew
     ran = ok(cockpit(*via, "run", "--agent", "demo", "--yes", "hello", home=elsewhere))
     assert ran.stdout.startswith("# Welcome to Cockpit")
     listed = json.loads(ok(cockpit(*via, "ls", "--json", home=elsewhere)).stdout)
-    assert [(s["status"], s["title"]) for s in listed] == [("ready", "hello")]
+    # the run's agent stopped with its turn, and the run is marked, across the bridge too
+    assert [(s["status"], s["title"], s["run"]) for s in listed] == [("closed", "hello", True)]
     assert ok(cockpit("ls", home=home)).stdout.split()[0] == listed[0]["id"]
     assert service_pid(elsewhere) is None, "a command through the bridge used its own store"
 

@@ -38,7 +38,8 @@ from tests.waiting import eventually
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 HELLO = ("run", "--agent", "demo", "--yes", "hello")
-"""A short turn in a new session (the demo agent's tour), which starts the service."""
+"""A short turn in a new session (the demo agent's tour), which starts the service; its
+agent stops when the turn ends."""
 
 WELCOME = "# Welcome to Cockpit"
 """How the demo agent's tour begins."""
@@ -88,9 +89,9 @@ def stored_rows(home: Path, session: str) -> list[dict[str, Any]]:
 
 
 def new_session(home: Path) -> str:
-    """A session that has run one turn (`cockpit run`, which rejects what it asks: no
-    terminal)."""
-    ok(cockpit("run", "--agent", "demo", "hi", home=home))
+    """A session that has run one turn and whose agent still runs (`cockpit run --keep`,
+    which rejects what it asks: no terminal)."""
+    ok(cockpit("run", "--keep", "--agent", "demo", "hi", home=home))
     (session,) = listed(home)
     return session
 
@@ -167,7 +168,7 @@ def ended_cleanly(process: subprocess.Popen[bytes], how: int) -> tuple[int, str]
 
 
 async def test_run_goes_through_the_service_and_ls_shows_live_statuses(home: Path) -> None:
-    ran = ok(cockpit(*HELLO, home=home))
+    ran = ok(cockpit("run", "--keep", *HELLO[1:], home=home))  # its agent goes on: ready
     assert ran.stdout.startswith(WELCOME)
     assert service_pid(home) is not None, "`cockpit run` started no service"
     (session,) = listed(home)

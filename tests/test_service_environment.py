@@ -54,10 +54,11 @@ def environment_in(out: Path) -> dict[str, str]:
 
 
 def run_dumping(home: Path, out: Path, env: dict[str, str], *prefix: str) -> str:
-    """`cockpit [PREFIX] run --agent-cmd DUMPING --yes hello`; its stderr (the session's id
-    is on it, with --verbose)."""
+    """`cockpit [PREFIX] run --agent-cmd DUMPING --yes --keep hello` (its agent stays up);
+    its stderr (the session's id is on it, with --verbose)."""
     done = cockpit(
-        *prefix, "run", "--agent-cmd", dumping_agent(out), "--yes", "--verbose", "hello",
+        *prefix, "run", "--agent-cmd", dumping_agent(out), "--yes", "--keep", "--verbose",
+        "hello",
         home=home, env_extra=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -64,6 +64,9 @@ forks of tests/agent_forks.py would show the fork server's command line and envi
 HELLO = ("run", "--agent", "demo", "--yes", "hello")
 """A short turn in a new session, which starts the service when none runs."""
 
+KEPT = ("run", "--keep", "--agent", "demo", "--yes", "hello")
+"""The same turn, whose agent goes on running in the service after it."""
+
 
 @pytest.fixture
 def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
@@ -226,7 +229,7 @@ def run_on_a_terminal(home: Path, *args: str) -> tuple[int, int, bytes]:
 
 
 async def test_a_service_started_by_a_client_runs_detached_and_private(home: Path) -> None:
-    client, code, output = run_on_a_terminal(home, *HELLO)
+    client, code, output = run_on_a_terminal(home, *KEPT)
     assert code == 0, output.decode(errors="replace")
     pid = the_service(home)
     session_id, terminal = proc_stat(pid)
@@ -262,7 +265,7 @@ async def test_a_service_started_by_a_client_runs_detached_and_private(home: Pat
 async def test_stop_and_restart_refuse_mid_turn_without_yes_and_leave_no_process(
     home: Path,
 ) -> None:
-    ok(cockpit(*HELLO, home=home))
+    ok(cockpit(*KEPT, home=home))
     session = newest_session(home)
     pid = the_service(home)
     said = ok(cockpit("service", "status", home=home)).stdout
@@ -312,7 +315,7 @@ def children_of(pid: int) -> dict[int, str]:
 
 
 async def test_an_agent_that_dies_is_reaped_by_the_service(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home))
+    ok(cockpit(*KEPT, home=home))
     session = newest_session(home)
     pid = the_service(home)
     (agent,) = children_of(pid)

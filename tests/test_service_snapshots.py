@@ -30,6 +30,7 @@ from tests.test_tui_snapshots import (
     new_session_dialog,
     page_in_the_reply,
     project_of,
+    runs_beside_a_session,
     settle,
     show_the_rail,
     thought_session,
@@ -88,6 +89,12 @@ def test_sessions_with_different_statuses(
     assert snap_compare(app, terminal_size=(100, 24), run_before=show_the_rail)
 
 
+def test_runs_on_a_small_terminal(snap_compare: Snap, tmp_path: Path, served: AppMaker) -> None:
+    """The mark of a run comes with the session's record over the wire."""
+    app = served(tmp_path, runs_beside_a_session)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=show_the_rail)
+
+
 def test_an_earlier_page_with_a_message_straddling_the_edge(
     snap_compare: Snap, tmp_path: Path, served: AppMaker
 ) -> None:
@@ -107,6 +114,7 @@ PICTURES = (
     test_a_small_terminal,
     test_a_thought_expanded,
     test_sessions_with_different_statuses,
+    test_runs_on_a_small_terminal,
     test_an_earlier_page_with_a_message_straddling_the_edge,
     test_the_new_session_dialog,
 )

@@ -30,7 +30,8 @@ from tests.service_helpers import (
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
-HELLO = ("run", "--agent", "demo", "--yes", "hello")
+HELLO = ("run", "--agent", "demo", "--yes", "--keep", "hello")
+"""A short turn in a new session whose agent stays up."""
 
 
 @pytest.fixture

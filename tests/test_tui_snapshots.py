@@ -228,6 +228,22 @@ def test_sessions_with_different_statuses(snap_compare: Snap, tmp_path: Path) ->
     assert snap_compare(app, terminal_size=(100, 24), run_before=show_the_rail)
 
 
+async def runs_beside_a_session(engine: Engine, project: Path) -> None:
+    """Two sessions of `cockpit run` (one whose agent exited) and one of the user's."""
+    await add_session(
+        engine, project, "nightly lint of every package", [("lint", "Clean.")], run=True
+    )
+    await add_session(engine, project, "bump deps", [("bump", "Done.")], status="exited", run=True)
+    await add_session(engine, project, "fix the tests", [("fix", "Fixed.")], status="closed")
+
+
+def test_runs_on_a_small_terminal(snap_compare: Snap, tmp_path: Path) -> None:
+    """80x24: the compact rail ends the title of each session of `cockpit run` with a dim
+    `run` at its right edge (a long title gives way to it); the user's own has none."""
+    app = app_with(tmp_path, runs_beside_a_session)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=show_the_rail)
+
+
 async def a_reply_on_the_page_edge(engine: Engine, project: Path) -> None:
     """A long reply with 20 rows before it and 120 after: the tail page starts right after
     it."""

@@ -570,15 +570,31 @@ WIDE_OR_ANY = st.one_of(st.characters(), st.sampled_from("修复错误😀한글
     folder=st.text(WIDE_OR_ANY, min_size=8, max_size=60),
     width=st.integers(12, 30),
     compact=st.booleans(),
+    run=st.booleans(),
 )
 def test_every_rail_line_fits_the_rail_in_cells(
-    title: str, folder: str, width: int, compact: bool
+    title: str, folder: str, width: int, compact: bool, run: bool
 ) -> None:
     """Titles in wide scripts (CJK, emoji) take two cells a character: the rail cuts by
-    cells, so no line overruns it."""
-    entry = RailEntry("s1", "ready", title, "demo", f"/home/u/{folder}", 90.0)
-    for line in entry_text(entry, compact, width).plain.split("\n"):
+    cells, so no line overruns it, a run's mark included, which always shows whole."""
+    entry = RailEntry("s1", "ready", title, "demo", f"/home/u/{folder}", 90.0, run)
+    first, *_ = lines = entry_text(entry, compact, width).plain.split("\n")
+    for line in lines:
         assert cell_len(line) <= width, line
+    assert first.endswith(" run") == run
+    if run:
+        assert cell_len(first) == width
+
+
+def test_a_run_ends_its_first_line_with_a_dim_mark() -> None:
+    """At the rail's right edge, so the titles still line up; a long title gives way."""
+    short = RailEntry("s1", "closed", "bump deps", "demo", "/p", 5.0, True)
+    long = RailEntry("s2", "closed", "nightly lint of everything", "demo", "/p", 5.0, True)
+    assert entry_text(short, True, 20).plain == "· bump deps      run"
+    text = entry_text(long, True, 20)
+    assert text.plain == "· nightly lint … run"
+    (mark,) = [span for span in text.spans if span.style == "dim"]
+    assert text.plain[mark.start : mark.end].strip() == "run"
 
 
 def test_a_wide_title_is_cut_by_cells_with_an_ellipsis() -> None:

@@ -85,11 +85,17 @@ def fill_now(home: Path, build: Callable[[Engine], Awaitable[None]]) -> None:
 
 
 async def add_session(
-    engine: Engine, folder: Path, title: str, turns: list[tuple[str, str]], status: str = "closed"
+    engine: Engine,
+    folder: Path,
+    title: str,
+    turns: list[tuple[str, str]],
+    status: str = "closed",
+    *,
+    run: bool = False,
 ) -> str:
     """A stored session with these (prompt, reply) turns, no agent involved, that the user
-    has not seen yet."""
-    record = await engine.create_session("demo", folder, title=title)
+    has not seen yet (`run`: as `cockpit run` makes one)."""
+    record = await engine.create_session("demo", folder, title=title, run=run)
     for prompt, reply in turns:
         await engine.store.begin_turn(record.id, prompt)
         for i in range(0, len(reply), 4):

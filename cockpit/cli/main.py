@@ -121,6 +121,11 @@ def parser() -> argparse.ArgumentParser:
         help="seconds the agent may take to start (default 30)",
     )
     run.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the agent running when the turn ends (by default it stops)",
+    )
+    run.add_argument(
         "--verbose", action="store_true", help="print session status changes on stderr"
     )
     run.add_argument("prompt", nargs="+", help="the prompt")

@@ -236,7 +236,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         task.add_done_callback(cancels.discard)
 
     try:
-        record = await engine.create_session(spec, args.cwd or os.getcwd())
+        record = await engine.create_session(spec, args.cwd or os.getcwd(), run=True)
         printer.session = record.id
         engine.watch([record.id])
         if allowed != []:
@@ -245,7 +245,10 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             loop.add_signal_handler(signal.SIGINT, cancel, record.id)
         try:
             await engine.start(record.id, handshake_timeout=args.timeout)
-            stop_reason = await engine.prompt(record.id, " ".join(args.prompt))
+            # The engine stops the agent once the turn ends, even if this client is gone.
+            stop_reason = await engine.prompt(
+                record.id, " ".join(args.prompt), then_stop=not args.keep
+            )
         except StartError:
             stop_reason = "error"
         except sqlite3.Error:  # the prompt could not be stored, so it was never sent

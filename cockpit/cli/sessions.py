@@ -11,11 +11,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import EngineAPI, Row, SessionRecord, Status
+from cockpit.api import EngineAPI, Row, SessionRecord, Status, is_run
 from cockpit.cli.connect import Reach, open_reader
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.text.sanitize import printable
-from cockpit.text.textout import age, transcript_markdown, transcript_text
+from cockpit.text.textout import RUN_MARK, age, transcript_markdown, transcript_text
 
 FAILED = frozenset({Status.EXITED, Status.ERROR})
 """How a session's agent ended when it failed: what `ls` keeps from the store."""
@@ -66,15 +66,25 @@ async def ls_command(args: argparse.Namespace, home: Path) -> int:
         print('No sessions yet. Start one with: cockpit run "your prompt"')
         return EXIT_OK
     now = time.time()
-    for s in sessions:
-        title = printable(s.title or "(untitled)")
-        print(f"{s.id}  {s.status:<8} {s.agent:<12} {age(now - s.updated):>4}  {title}  [{s.cwd}]")
+    for record in sessions:
+        print(session_line(record, now))
     return EXIT_OK
 
 
-def _session_json(record: Any) -> dict[str, Any]:
+def session_line(record: SessionRecord, now: float) -> str:
+    """One session as `ls` lists it: id, status, agent, age, `run` for a session that
+    `cockpit run` made (blank otherwise, so the titles line up), title and folder."""
+    title = printable(record.title or "(untitled)")
+    mark = RUN_MARK if is_run(record) else ""
+    when = age(now - record.updated)
+    what = f"{record.status:<8} {record.agent:<12} {when:>4}  {mark:<3}"
+    return f"{record.id}  {what}  {title}  [{record.cwd}]"
+
+
+def _session_json(record: SessionRecord) -> dict[str, Any]:
     data = asdict(record)
     data["command"] = list(record.command)
+    data["run"] = is_run(record)
     return data
 
 

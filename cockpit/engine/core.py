@@ -22,6 +22,7 @@ from typing import Any
 
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
+    RUN_INFO,
     AgentInfo,
     AgentSpec,
     EngineEvent,
@@ -226,10 +227,12 @@ class Engine:
         cwd: str | Path,
         title: str | None = None,
         *,
+        run: bool = False,
         env: Environment | None = None,
     ) -> SessionRecord:
-        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`; its
-        agent will start with `env` (see `start`)."""
+        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`;
+        `run` marks it as made by `cockpit run`; its agent will start with `env` (see
+        `start`)."""
         spec = self.registry.get(agent) if isinstance(agent, str) else agent
         folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
         if not await asyncio.to_thread(folder.is_dir):
@@ -237,8 +240,10 @@ class Engine:
         record = await self.store.create_session(
             agent=spec.name, command=spec.command, cwd=str(folder), title=title
         )
+        info: dict[str, Any] = {RUN_INFO: True} if run else {}
         if spec.overrides:  # settings given on the command line: the session keeps them
-            info = {AGENT_SETTINGS: dict(spec.overrides)}
+            info[AGENT_SETTINGS] = dict(spec.overrides)
+        if info:
             await self.store.update_session(record.id, info=info)
             record = dataclasses.replace(record, info=info)
         self._specs[record.id] = spec
@@ -484,13 +489,14 @@ class Engine:
         text: str,
         blocks: Sequence[ContentBlock] = (),
         *,
+        then_stop: bool = False,
         env: Environment | None = None,
     ) -> str:
         """Send a prompt (starting the agent with `env` if needed); returns the turn's stop
-        reason."""
+        reason. `then_stop` stops the agent once this turn ends (see `Turns.prompt`)."""
         self._remember(session_id, env)
         live = await self._live_session(session_id)
-        return await live.prompt(text, blocks)
+        return await live.prompt(text, blocks, then_stop=then_stop)
 
     def send(
         self,

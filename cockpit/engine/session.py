@@ -162,9 +162,11 @@ class LiveSession:
 
     # -- turns and settings -------------------------------------------------------------------
 
-    async def prompt(self, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
+    async def prompt(
+        self, text: str, blocks: Sequence[ContentBlock] = (), *, then_stop: bool = False
+    ) -> str:
         """Run one turn; returns its stop reason (see `Turns.prompt`)."""
-        return await self.turns.prompt(text, blocks)
+        return await self.turns.prompt(text, blocks, then_stop=then_stop)
 
     async def cancel(self) -> bool:
         """Cancel the running turn; False when none runs."""

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+RUN_ENDED = "the turn of `cockpit run` ended"
+"""Why the agent of a run stops after its turn (said only if something was still under way)."""
+
 EXIT_GRACE = 3.0
 """Seconds an agent whose connection broke may take to exit by itself before it is stopped."""
 
@@ -71,28 +74,50 @@ class Turns:
         """True from a cancel until its turn ends."""
         self.stop_reason: str | None = None
         """Why Cockpit is stopping a turn that runs (the session closed, Cockpit quit)."""
+        self._queued = 0
+        """Prompts waiting for the turn that runs to end."""
 
-    async def prompt(self, text: str, blocks: Sequence[ContentBlock] = ()) -> str:
+    async def prompt(
+        self, text: str, blocks: Sequence[ContentBlock] = (), *, then_stop: bool = False
+    ) -> str:
         """Run one turn; returns its stop reason ("error" when it failed: the session then
         holds a row saying why). The prompt is stored before anything else happens, and one
-        typed while the agent starts waits for it to be ready."""
-        live = self._live
-        async with self._lock:
-            await live.lifecycle.claim()  # SessionBusy before the prompt is stored or sent
-            payload = (
-                {"blocks": [b.model_dump(by_alias=True, exclude_none=True) for b in blocks]}
-                if blocks
-                else None
-            )
-            _, frames = await live.store.begin_turn(live.id, text, payload)
-            live.emit(FramesEvent(live.id, tuple(frames)))
-            await self._name_after(text)
+        typed while the agent starts waits for it to be ready.
+
+        `then_stop` (a `cockpit run`) stops the agent once the turn has ended and been
+        stored, before the next turn may begin; a prompt already waiting for this one keeps
+        the agent, which it would only start again."""
+        self._queued += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._queued -= 1
+        try:
+            return await self._prompt(text, blocks)
+        finally:
             try:
-                await live.start()  # the prompt is stored first: a failed start loses no word
-            except StartError:
-                await self._end_turn("error")
-                return "error"
-            return await self.run(text, blocks)
+                if then_stop and not self._queued:
+                    await self._live.stop(RUN_ENDED)
+            finally:
+                self._lock.release()
+
+    async def _prompt(self, text: str, blocks: Sequence[ContentBlock]) -> str:
+        live = self._live
+        await live.lifecycle.claim()  # SessionBusy before the prompt is stored or sent
+        payload = (
+            {"blocks": [b.model_dump(by_alias=True, exclude_none=True) for b in blocks]}
+            if blocks
+            else None
+        )
+        _, frames = await live.store.begin_turn(live.id, text, payload)
+        live.emit(FramesEvent(live.id, tuple(frames)))
+        await self._name_after(text)
+        try:
+            await live.start()  # the prompt is stored first: a failed start loses no word
+        except StartError:
+            await self._end_turn("error")
+            return "error"
+        return await self.run(text, blocks)
 
     async def run(self, text: str, blocks: Sequence[ContentBlock]) -> str:
         """Send a stored prompt to the started agent and see its turn to the end."""

@@ -654,10 +654,15 @@ class RemoteEngine:
     # -- the contract: requests ---------------------------------------------------------------
 
     async def create_session(
-        self, agent: str | AgentSpec, cwd: str | Path, title: str | None = None
+        self,
+        agent: str | AgentSpec,
+        cwd: str | Path,
+        title: str | None = None,
+        *,
+        run: bool = False,
     ) -> SessionRecord:
         record: SessionRecord = await self._call(
-            "create_session", agent=agent, cwd=str(cwd), title=title
+            "create_session", agent=agent, cwd=str(cwd), title=title, run=run
         )
         if isinstance(agent, AgentSpec):
             self._specs[record.id] = agent
@@ -717,8 +722,10 @@ class RemoteEngine:
     async def stop(self, session_id: str, reason: str = "the session was closed") -> None:
         await self._call("stop", session_id=session_id, reason=reason)
 
-    async def prompt(self, session_id: str, text: str) -> str:
-        return str(await self._call("prompt", session_id=session_id, text=text))
+    async def prompt(self, session_id: str, text: str, *, then_stop: bool = False) -> str:
+        return str(
+            await self._call("prompt", session_id=session_id, text=text, then_stop=then_stop)
+        )
 
     def send(self, session_id: str, text: str) -> None:
         def failed(error: Exception) -> None:

@@ -16,6 +16,8 @@ TOOL_MARKS = {
     "in_progress": "running",
 }
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+RUN_MARK = "run"
+"""The word `cockpit ls` and the rail show beside a session `cockpit run` made."""
 
 
 def listed(value: Any) -> list[Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from textual import on
 from textual.message import Message
 
+from cockpit.api import is_run
 from cockpit.text.textout import session_title
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.rail import RailEntry, SessionRail
@@ -41,6 +42,7 @@ class Overview(TerminalAlerts):
             record.agent,
             record.cwd,
             max(self.clock() - record.updated, 0),
+            is_run(record),
         )
 
     def _refresh_rail(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -15,7 +16,7 @@ from textual.message import Message
 from textual.widgets.option_list import Option
 
 from cockpit.text.sanitize import printable
-from cockpit.text.textout import age
+from cockpit.text.textout import RUN_MARK, age
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clip_cells, short_folder
 from cockpit.ui.session_states import GLYPHS, RailState
@@ -31,6 +32,8 @@ class RailEntry:
     agent: str
     folder: str
     seconds_old: float
+    run: bool = False
+    """True for a session `cockpit run` made: its first line ends with a dim `run`."""
 
 
 def rail_title(waiting: int, unread: int) -> str:
@@ -46,12 +49,17 @@ def rail_title(waiting: int, unread: int) -> str:
 
 
 def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
-    """The option's prompt: a glyph coloured by state, the title, then (unless compact) a
-    second line with agent, folder and age; every line cut to the rail's width."""
+    """The option's prompt: a glyph coloured by state, the title (a run's with `run` at the
+    rail's right edge, which the title gives way to), then (unless compact) a second line
+    with agent, folder and age; every line cut to the rail's width."""
     text = Text()
     text.append(GLYPHS.get(entry.state, " "))
-    title = clip_cells(printable(entry.title), width - 2)
+    mark = f" {RUN_MARK}" if entry.run else ""
+    title = clip_cells(printable(entry.title), width - 2 - len(mark))
     text.append(" " + title, style="bold" if entry.state in ("needs-you", "unread") else "")
+    if mark:
+        gap = width - 2 - cell_len(title) - len(mark)
+        text.append(" " * gap + mark, style="dim")
     if not compact:
         when = age(entry.seconds_old)
         place = printable(f"{entry.agent} · {short_folder(entry.folder)}")
