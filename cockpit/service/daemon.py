@@ -18,13 +18,14 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 from cockpit.engine.core import Engine
 from cockpit.paths import private_dir, service_lock, service_socket
 from cockpit.remote.launch import ALREADY_RUNNING
+from cockpit.remote.startup import Reporter
 from cockpit.service.server import Service
 
 log = logging.getLogger(__name__)
@@ -59,16 +60,17 @@ def store_lock(data: Path) -> Iterator[None]:
 
 
 def socket_folder(path: Path) -> Path:
-    """The socket's folder, owner-only; refused when another user owns it (a folder of
-    someone else's under /tmp must not hold our socket)."""
-    folder = private_dir(path.parent)
-    if folder.stat().st_uid != os.getuid():
-        raise PermissionError(f"{folder} belongs to another user")
-    return folder
+    """The socket's folder, owner-only, checked without following a link: a link, or a
+    folder of another user's (one planted under the temporary folder, where a deep data
+    folder puts the socket), is refused with ForeignFolder, and nothing is chmodded."""
+    return private_dir(path.parent, follow=False)
 
 
-async def serve(data: Path, idle: float = IDLE_DEFAULT) -> int:
-    """Run the service of the store in `data` until it is stopped or idle; its exit code."""
+async def serve(
+    data: Path, idle: float = IDLE_DEFAULT, ready: Callable[[], None] = lambda: None
+) -> int:
+    """Run the service of the store in `data` until it is stopped or idle; its exit code.
+    `ready` is called once it listens."""
     with store_lock(data):
         path = service_socket(data)
         socket_folder(path)  # refused before the store is opened, not after
@@ -82,6 +84,7 @@ async def serve(data: Path, idle: float = IDLE_DEFAULT) -> int:
                 loop.add_signal_handler(number, stopping.set)
             loop.add_signal_handler(signal.SIGHUP, lambda: None)
             _say(f"cockpit service: pid {os.getpid()}, listening on {path}")
+            ready()
             watcher = asyncio.ensure_future(_stop_when_idle(service, idle, stopping))
             try:
                 await stopping.wait()
@@ -131,10 +134,18 @@ def log_to_output() -> None:
 
 
 def run(data: Path, idle: float = IDLE_DEFAULT) -> int:
-    """`cockpit service` in the foreground (the detached start runs this too)."""
+    """`cockpit service` in the foreground (the detached start runs this too, and tells
+    the client that started it whether it came up, or why not: the error goes on to the
+    command line, which says it in one line)."""
     log_to_output()
+    reporter = Reporter.claim(os.environ)
     try:
-        return asyncio.run(serve(data, idle))
+        return asyncio.run(serve(data, idle, reporter.ready))
     except ServiceRunning as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return ALREADY_RUNNING
+    except BaseException as error:
+        reporter.failed(error)
+        raise
+    finally:
+        reporter.close()
