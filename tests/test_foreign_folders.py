@@ -25,6 +25,7 @@ from cockpit.paths import ForeignFolder, owner_name, private_dir, service_log, s
 from cockpit.remote import launch
 from cockpit.remote.launch import ServiceUnavailable, connect_or_start
 from cockpit.remote.startup import REPORT_ENV, Reporter, ReportPipe
+from tests import agent_forks
 from tests.service_helpers import cockpit, pids_of, service_pid, services_stopped
 from tests.waiting import eventually
 
@@ -349,11 +350,15 @@ def project(tmp_path: Path) -> Path:
     "spawn", ["forked", pytest.param("fresh", marks=pytest.mark.real_spawn)]
 )
 async def test_a_store_from_a_newer_cockpit_is_said_through_the_service(
-    spawn: str, home: Path, project: Path
+    spawn: str, home: Path, project: Path, request: pytest.FixtureRequest
 ) -> None:
     """`ls` explained it; `cockpit` and `cockpit run` said "the Cockpit service did not
     start (see service.log)" with exit 6. The service's word reaches the client whether
     it is a fresh interpreter or a fork of the tests' server (its pipe passes the shim)."""
+    if spawn == "forked":
+        if not agent_forks.AVAILABLE:
+            pytest.skip("the agent fork server needs pidfds (Linux)")
+        request.getfixturevalue("agent_fork_server").wait_ready()  # else the shim execs
     assert cockpit("ls", home=home).returncode == 0
     with sqlite3.connect(home / "cockpit.db") as db:
         db.execute("PRAGMA user_version = 999")
