@@ -18,12 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from acp.connection import Connection
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cockpit import protocol
 from cockpit.paths import ForeignFolder, owner_name, private_dir, service_log, service_socket
 from cockpit.remote import launch
-from cockpit.remote.launch import ServiceUnavailable, connect_or_start
+from cockpit.remote.launch import ServiceUnavailable, _no_requests, connect_or_start
 from cockpit.remote.startup import REPORT_ENV, Reporter, ReportPipe
 from tests import agent_forks
 from tests.service_helpers import cockpit, pids_of, service_pid, services_stopped
@@ -147,16 +149,25 @@ def test_another_users_folder_is_refused_and_left_as_it_was(tmp_path: Path, foll
 # -- the word a starting service sends ---------------------------------------------------------
 
 
+def the_services_end(pipe: ReportPipe) -> dict[str, str]:
+    """The environment a service gets from `pipe`, the writing end its own copy (as a
+    process started with it has), which this process then lets go of."""
+    environ = pipe.environ({"HOME": "/home/u"})
+    assert environ == {"HOME": "/home/u", REPORT_ENV: str(pipe.write)}
+    environ[REPORT_ENV] = str(os.dup(pipe.write))
+    pipe.passed()
+    return environ
+
+
 def test_a_service_tells_its_client_once_and_drops_the_variable() -> None:
     pipe = ReportPipe()
     try:
-        environ = pipe.environ({"HOME": "/home/u"})
+        environ = the_services_end(pipe)
         reporter = Reporter.claim(environ)
-        assert REPORT_ENV not in environ, "the agents the service starts would see it"
+        assert environ == {"HOME": "/home/u"}, "the agents the service starts would see it"
         assert pipe.listen() is None and not pipe.ended
         reporter.ready()
         reporter.failed(RuntimeError("too late: it listens"))
-        pipe.passed()
         assert pipe.listen() == {"ready": True} and pipe.ended
     finally:
         pipe.close()
@@ -165,8 +176,7 @@ def test_a_service_tells_its_client_once_and_drops_the_variable() -> None:
 def test_a_client_hears_the_error_or_the_silence_of_a_service_that_ends() -> None:
     pipe = ReportPipe()
     try:
-        Reporter.claim(pipe.environ({})).failed(FileNotFoundError(2, "No such file", "x"))
-        pipe.passed()
+        Reporter.claim(the_services_end(pipe)).failed(FileNotFoundError(2, "No such file", "x"))
         word = pipe.listen()
         assert word is not None and word["type"] == "FileNotFoundError"
         assert "No such file" in word["message"]
@@ -174,7 +184,7 @@ def test_a_client_hears_the_error_or_the_silence_of_a_service_that_ends() -> Non
         pipe.close()
     silent = ReportPipe()
     try:
-        silent.passed()  # the service ended without a word (killed, or another won the lock)
+        os.close(int(the_services_end(silent)[REPORT_ENV]))  # it ended without a word
         assert silent.listen() is None and silent.ended
     finally:
         silent.close()
@@ -346,9 +356,7 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(
-    "spawn", ["forked", pytest.param("fresh", marks=pytest.mark.real_spawn)]
-)
+@pytest.mark.parametrize("spawn", ["forked", pytest.param("fresh", marks=pytest.mark.real_spawn)])
 async def test_a_store_from_a_newer_cockpit_is_said_through_the_service(
     spawn: str, home: Path, project: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -381,6 +389,19 @@ def test_any_other_reason_reaches_the_client(home: Path, project: Path) -> None:
     line = one_line(said.stderr)
     assert f"the Cockpit service for {home} did not start: " in line
     assert "Is a directory" in line and str(path) in line
+
+
+async def test_the_connection_a_starting_client_gets_is_its_own(home: Path) -> None:
+    """The client's copy of the report pipe is let go of once: closed again at the end of
+    the start, its number, reused meanwhile by the socket, cut the new connection."""
+    reader, writer = await connect_or_start(home)
+    conn = Connection(_no_requests, writer, reader)
+    try:
+        answer = await asyncio.wait_for(conn.send_request(protocol.STATUS, {}), 20)
+    finally:
+        await conn.close()
+        writer.close()
+    assert answer["pid"] == service_pid(home)
 
 
 async def test_a_service_that_says_nothing_is_still_reported(

@@ -43,7 +43,7 @@ class ReportPipe:
         self.word: dict[str, Any] | None = None
         """What the service said (None: nothing yet, or it ended without a word)."""
         self.ended = False
-        """The service's every copy of the writing end is closed: no word will come."""
+        """No word will come now (it came, or the pipe ended without one)."""
 
     def environ(self, environ: Mapping[str, str]) -> dict[str, str]:
         """The service's environment: `environ`, with the descriptor it reports on."""
@@ -51,13 +51,15 @@ class ReportPipe:
 
     def passed(self) -> None:
         """The service has the writing end: this process lets go of its own copy, so that
-        the pipe ends when the service does."""
-        with contextlib.suppress(OSError):
+        the pipe ends when the service does. Once only: the number may be reused at once
+        (by the socket to that very service)."""
+        if self.write >= 0:
             os.close(self.write)
+            self.write = -1
 
     def listen(self) -> dict[str, Any] | None:
         """The service's word once it has come, read without waiting."""
-        while self.word is None and not self.ended:
+        while self.word is None and not self.ended and self._read >= 0:
             try:
                 part = os.read(self._read, WORD_LIMIT)
             except BlockingIOError:
@@ -73,8 +75,9 @@ class ReportPipe:
 
     def close(self) -> None:
         self.passed()
-        with contextlib.suppress(OSError):
+        if self._read >= 0:
             os.close(self._read)
+            self._read = -1
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
