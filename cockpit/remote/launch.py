@@ -101,7 +101,7 @@ class Starting:
         self.data = data
         self.report = ReportPipe()
         try:
-            self.process = start_detached(data, idle, report=self.report)
+            self.process = start_detached(data, idle, self.report)
         except BaseException:
             self.report.close()
             raise
@@ -128,9 +128,7 @@ class Starting:
         self.report.close()
 
 
-def start_detached(
-    data: Path, idle: float | None = None, *, report: ReportPipe | None = None
-) -> subprocess.Popen[bytes]:
+def start_detached(data: Path, idle: float | None, report: ReportPipe) -> subprocess.Popen[bytes]:
     """Start `cockpit service` for the store in `data`, detached from this terminal; it
     says on `report` whether it came up."""
     log = service_log(data)
@@ -145,14 +143,13 @@ def start_detached(
             stderr=descriptor,
             start_new_session=True,
             close_fds=True,
-            pass_fds=() if report is None else (report.write,),
-            env=None if report is None else report.environ(os.environ),
+            pass_fds=(report.write,),
+            env=report.environ(os.environ),
             cwd=data,
         )
     finally:
         os.close(descriptor)
-        if report is not None:
-            report.passed()
+        report.passed()
 
 
 async def connect_or_start(data: Path, *, start: bool = True, idle: float | None = None) -> Streams:

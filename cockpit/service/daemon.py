@@ -59,13 +59,6 @@ def store_lock(data: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def socket_folder(path: Path) -> Path:
-    """The socket's folder, owner-only, checked without following a link: a link, or a
-    folder of another user's (one planted under the temporary folder, where a deep data
-    folder puts the socket), is refused with ForeignFolder, and nothing is chmodded."""
-    return private_dir(path.parent, follow=False)
-
-
 async def serve(
     data: Path, idle: float = IDLE_DEFAULT, ready: Callable[[], None] = lambda: None
 ) -> int:
@@ -73,7 +66,10 @@ async def serve(
     `ready` is called once it listens."""
     with store_lock(data):
         path = service_socket(data)
-        socket_folder(path)  # refused before the store is opened, not after
+        # The socket's folder, owner-only, checked without following a link: a link or a
+        # folder of another user's (planted under the temporary folder, where a deep data
+        # folder puts the socket) is refused (ForeignFolder) before the store is opened.
+        private_dir(path.parent, follow=False)
         engine = await Engine.open(data)
         stopping = asyncio.Event()
         service = Service(engine, on_stop=stopping.set)
