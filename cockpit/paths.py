@@ -5,7 +5,8 @@ uses is named here.
 how tests and users isolate one setup from another; otherwise the platform's user data
 and config folders are used. The bundled agents (`acp/`) and themes (`themes/`) sit
 beside the `cockpit` package in a source checkout; an installed wheel carries them inside
-it as `cockpit/bundled/` (a top-level `acp` folder would shadow the SDK).
+it as `cockpit/bundled/` (a top-level `acp` folder would shadow the SDK). The folders
+Cockpit makes or uses are the user's own and owner-only (`private_dir`).
 """
 
 from __future__ import annotations
