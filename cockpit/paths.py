@@ -5,13 +5,16 @@ uses is named here.
 how tests and users isolate one setup from another; otherwise the platform's user data
 and config folders are used. The bundled agents (`acp/`) and themes (`themes/`) sit
 beside the `cockpit` package in a source checkout; an installed wheel carries them inside
-it as `cockpit/bundled/` (a top-level `acp` folder would shadow the SDK).
+it as `cockpit/bundled/` (a top-level `acp` folder would shadow the SDK). The folders
+Cockpit makes or uses are the user's own and owner-only (`private_dir`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import pwd
 import stat
 import tempfile
 import warnings
@@ -98,18 +101,81 @@ def settings_path(environ: Mapping[str, str] | None = None) -> Path:
     return config_dir(environ) / SETTINGS_NAME
 
 
-def private_dir(path: Path) -> Path:
-    """Create `path` (and parents) owner-only if missing, or make the user's own folder
+class ForeignFolder(PermissionError):
+    """A folder Cockpit would make or use is a symbolic link, or belongs to another user:
+    nothing of Cockpit's goes in it. In a shared temporary folder another user may plant
+    either, to have Cockpit open up their target or bind its socket where they can reach
+    it."""
+
+
+def owner_name(uid: int) -> str:
+    """A user in words: their name and uid, or the uid alone when the system has no name
+    for it."""
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def private_dir(path: Path, *, follow: bool = True) -> Path:
+    """Create `path` owner-only (0700) if missing, or make the user's own folder
     owner-only if others may read it (a `COCKPIT_HOME` made with the usual 0755 let every
-    user of the machine read the transcripts); return it."""
-    if not path.exists():
-        path.mkdir(parents=True, mode=0o700)
-        path.chmod(0o700)
-    else:
-        status = path.stat()
-        if status.st_uid == os.getuid() and status.st_mode & 0o077:
-            path.chmod(stat.S_IMODE(status.st_mode) & 0o700)
+    user of the machine read the transcripts); return it. The mode is changed through the
+    folder's open descriptor, never through its path, which could be swapped meanwhile.
+
+    A folder of another user is refused (ForeignFolder, naming it and its owner). Not
+    `follow`: a symbolic link is refused too, whoever owns it and wherever it leads: so
+    are the runtime folders (the socket's, including its fallback under the temporary
+    folder, and ssh's control folder), whose names others can guess and plant first.
+    `follow` (the data and config folders): a link the user made to a folder of theirs
+    elsewhere (another disk, a dotfiles checkout) is followed, and what it leads to must
+    be theirs. Only the last part of the path is checked: the folders above it are the
+    user's choice (TMPDIR, COCKPIT_HOME)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    flags = os.O_RDONLY | os.O_DIRECTORY | (0 if follow else os.O_NOFOLLOW)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:  # a link, or a folder this user may not even open: whose?
+        refused = _refusal(path, follow)
+        if refused is not None:
+            raise refused from error
+        raise
+    try:
+        status = os.fstat(descriptor)
+        if status.st_uid != os.getuid():
+            raise ForeignFolder(_not_yours(path, f"belongs to {owner_name(status.st_uid)}"))
+        if status.st_mode & 0o077:
+            os.fchmod(descriptor, stat.S_IMODE(status.st_mode) & 0o700)
+    finally:
+        os.close(descriptor)
     return path
+
+
+def _refusal(path: Path, follow: bool) -> ForeignFolder | None:
+    """Why `path`, which could not be opened as a folder, is refused: a link (when links
+    are not followed) or another user's folder; None when neither (not a folder at all)."""
+    try:
+        status = os.lstat(path)
+        if stat.S_ISLNK(status.st_mode) and not follow:
+            return ForeignFolder(
+                _not_yours(path, f"is a symbolic link owned by {owner_name(status.st_uid)}")
+            )
+        if follow:
+            status = os.stat(path)
+    except OSError:
+        return None
+    if status.st_uid != os.getuid():
+        return ForeignFolder(_not_yours(path, f"belongs to {owner_name(status.st_uid)}"))
+    return None
+
+
+def _not_yours(path: Path, what: str) -> str:
+    return (
+        f"{path} {what}, not a folder of yours: Cockpit will not use it (remove it, or"
+        " point TMPDIR or COCKPIT_HOME to a folder of your own)"
+    )
 
 
 SOCKET_PATH_BYTES = 100

@@ -3,7 +3,8 @@ agent fork server (`tests/agent_forks.py`).
 
 Run as `python -I -S agent_fork_shim.py SOCKET SCRIPT [ARGS...]`: standard library only,
 so it takes about 15 ms of CPU where a bundled agent spends 0.3-1.5 s importing the SDKs. It hands its stdin, stdout and stderr (the engine's pipes themselves, not copies of
-their bytes) and its folder, environment, umask and priority to the server, which forks the
+their bytes), any other descriptor it was started with (the pipe a service reports its
+start on), and its folder, environment, umask and priority to the server, which forks the
 agent from a process that has imported it already. Then it stands in for the agent: it
 passes on the signals it gets, and ends the way the agent ended, with its code or its
 signal. If it is killed outright, the agent sees it go and kills itself.
@@ -42,7 +43,18 @@ def own_umask() -> int:
     return mask
 
 
-def request(argv: list[str]) -> bytes:
+def inherited() -> list[int]:
+    """The descriptors this process was started with: its stdin, stdout and stderr, and
+    any other its parent passed on (listed before this process opens anything)."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed since
+            os.fstat(int(name))
+            found.append(int(name))
+    return sorted(found)
+
+
+def request(argv: list[str], fds: list[int]) -> bytes:
     """What the server needs to start the agent as this process would have."""
     body = json.dumps(
         {
@@ -51,19 +63,21 @@ def request(argv: list[str]) -> bytes:
             "cwd": os.getcwd(),
             "shim": os.getpid(),
             "umask": own_umask(),
+            "fds": fds,
         }
         | own_priority()
     ).encode()
     return struct.pack("!I", len(body)) + body
 
 
-def hand_over(path: str, argv: list[str]) -> socket.socket | None:
-    """Send the request and this process's stdio to the server; None when it is not there."""
+def hand_over(path: str, argv: list[str], fds: list[int]) -> socket.socket | None:
+    """Send the request and this process's descriptors to the server; None when it is not
+    there."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
-        message = request(argv)
-        sent = socket.send_fds(conn, [message], [0, 1, 2])
+        message = request(argv, fds)
+        sent = socket.send_fds(conn, [message], fds)
         conn.sendall(message[sent:])
     except OSError:
         conn.close()
@@ -92,7 +106,8 @@ def end_as(status: int) -> None:
 
 def main() -> None:
     path, argv = sys.argv[1], sys.argv[2:]
-    conn = hand_over(path, argv)
+    fds = inherited()
+    conn = hand_over(path, argv, fds)
     if conn is None:
         os.execv(sys.executable, [sys.executable, *argv])
     stream = socket.SocketIO(conn, "rb")
@@ -106,6 +121,9 @@ def main() -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
     for sig in FORWARDED:
         signal.signal(sig, lambda number, _frame: pass_on(pid, number))
     status = read_line(stream)

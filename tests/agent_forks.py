@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import gc
 import importlib
 import io
@@ -226,9 +227,14 @@ def serve(socket_path: str) -> None:
         os.rmdir(os.path.dirname(socket_path))
 
 
+MAX_FDS = 16
+"""The most descriptors a shim hands over (its stdio, a service's report pipe)."""
+
+
 def receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    """The shim's request and its stdin, stdout and stderr."""
-    data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+    """The shim's request and its descriptors: stdin, stdout, stderr and any other it was
+    started with."""
+    data, fds, _, _ = socket.recv_fds(conn, 65536, MAX_FDS)
     while len(data) < 4 or len(data) < 4 + struct.unpack("!I", data[:4])[0]:
         more = conn.recv(65536)
         if not more:  # the shim went (killed as it started): no busy loop on the closed socket
@@ -264,15 +270,13 @@ def run_agent(request: dict[str, Any], fds: list[int]) -> NoReturn:
     """In the forked agent: become the process the shim would have started, run the
     script as `__main__`, and exit as the interpreter would."""
     os.setsid()
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        if fd > 2:
-            os.close(fd)
+    take_descriptors(fds, request.get("fds") or [0, 1, 2])
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     if isinstance(request.get("umask"), int):
         os.umask(request["umask"])
+    tempfile.tempdir = None  # read from TMPDIR again, as a fresh interpreter does
     take_priority(request)
     random.seed()
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
@@ -296,6 +300,18 @@ def run_agent(request: dict[str, Any], fds: list[int]) -> NoReturn:
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(code)
+
+
+def take_descriptors(fds: list[int], numbers: list[int]) -> None:
+    """Put each descriptor received at the number it had in the shim. They are first moved
+    above every number in play, so that putting one in place never closes another."""
+    floor = max([*fds, *numbers]) + 1
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, floor) for fd in fds]
+    for fd in fds:
+        os.close(fd)
+    for fd, number in zip(moved, numbers, strict=True):
+        os.dup2(fd, number)
+        os.close(fd)
 
 
 def run_program(argv: list[str]) -> None:

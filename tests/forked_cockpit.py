@@ -97,6 +97,7 @@ def command_in_child(args: list[str], env: dict[str, str], cwd: str, paths: dict
     agent_forks.route_through_forks()
     os.environ.clear()
     os.environ.update(env)
+    tempfile.tempdir = None  # read from TMPDIR again, as a fresh interpreter does
     os.chdir(cwd)
     for fd, name in enumerate(STREAMS):
         opened = os.open(paths[name], os.O_RDONLY if fd == 0 else os.O_WRONLY)

@@ -89,10 +89,12 @@ def remote_bridge(
     socket, owner-only): the user authenticates once, as the command starts on a plain
     terminal, and each later run (the screen opening, attaching again after a cut) goes
     through that connection. Not `ask`: ssh fails rather than ask for a password (the
-    screen's runs: a prompt under the screen would fight it for the keyboard)."""
+    screen's runs: a prompt under the screen would fight it for the keyboard). The control
+    socket's folder is checked as the service's socket's is: a link, or a folder of
+    another user's, is refused (ForeignFolder), never handed to ssh."""
     env = os.environ if environ is None else environ
     control = ssh_control_path(env)
-    private_dir(control.parent)
+    private_dir(control.parent, follow=False)
     return (
         *ssh_command(env),
         "-T",

@@ -5,8 +5,9 @@ Exit codes of `cockpit run` (the reason is on stderr whenever it is not 0):
 - 0: the turn ended normally (`end_turn`);
 - 1: the agent stopped for another reason (`max_tokens`, `refusal`, or `cancelled` when it
   cancelled the turn by itself, as Codex does when its question is answered "abort");
-- 2: a usage error, a store written by a newer Cockpit or a session another Cockpit is
-  writing (one line on stderr, no traceback);
+- 2: a usage error, a store written by a newer Cockpit (read here, or by the service
+  this command started) or a session another Cockpit is writing (one line on stderr, no
+  traceback);
 - 3: the agent cannot start or dies;
 - 4: the agent failed the turn (it answered the prompt with a JSON-RPC error) and is
   still running;
@@ -14,7 +15,8 @@ Exit codes of `cockpit run` (the reason is on stderr whenever it is not 0):
   whatever the turn did: stderr said so at once, and says at the end whether everything
   was saved after all or what was lost;
 - 6: the Cockpit service could not be reached or started, or speaks another protocol
-  (every command but `--local` ones);
+  (every command but `--local` ones), or a folder Cockpit needs (its socket's, ssh's
+  control folder, its data folder) is a link or another user's;
 - 130: the user's Ctrl-C cancelled the turn.
 """
 
@@ -35,14 +37,14 @@ from cockpit.cli.chunk_log import inspect_command
 from cockpit.cli.connect import MISSING_FILE_POLICIES
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
-from cockpit.cli.exits import EXIT_PIPE, EXIT_USAGE
+from cockpit.cli.exits import EXIT_PIPE, EXIT_SERVICE, EXIT_USAGE
 from cockpit.cli.logfile import log_to_file
 from cockpit.cli.run import run_command
 from cockpit.cli.service import add_parser as add_service_parser
 from cockpit.cli.service import service_command
 from cockpit.cli.sessions import ls_command, show_command
 from cockpit.cli.tui import tui_command
-from cockpit.paths import data_dir
+from cockpit.paths import ForeignFolder, data_dir
 
 
 def add_agent_arguments(command: argparse.ArgumentParser, agent_help: str) -> None:
@@ -195,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SchemaError, SessionBusy) as error:  # a store from a newer Cockpit, or a
         print(f"cockpit: {error}", file=sys.stderr)  # session another Cockpit writes
         return EXIT_USAGE
+    except ForeignFolder as error:  # a folder Cockpit needs is a link or another user's
+        print(f"cockpit: {error}", file=sys.stderr)
+        return EXIT_SERVICE
     except BrokenPipeError:  # `cockpit ls | head` read what it wanted and went away
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush of stdout cannot fail

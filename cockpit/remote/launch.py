@@ -22,8 +22,10 @@ from typing import Any
 
 from acp.connection import Connection
 
-from cockpit.paths import private_dir, service_lock, service_log, service_socket
+from cockpit.api import SchemaError
+from cockpit.paths import ForeignFolder, private_dir, service_lock, service_log, service_socket
 from cockpit.remote.peer import foreign_peer
+from cockpit.remote.startup import ReportPipe
 
 START_TIMEOUT = 15.0
 """Seconds a service started here may take to listen."""
@@ -47,14 +49,29 @@ class ServiceUnavailable(ConnectionError):
 
 
 class ForeignService(ConnectionError):
-    """What listens on the store's socket runs as another user: nothing is said to it (it
-    would read the prompts, and answer with anything)."""
+    """What listens on the store's socket runs as another user, or the socket's folder is
+    not the user's own (a link, another user's folder): nothing is said to it (it would
+    read the prompts, and answer with anything)."""
+
+
+def socket_folder(path: Path, *, create: bool = True) -> None:
+    """Make the folder of the socket `path` owner-only (created when missing and
+    `create`); ForeignService, naming it and its owner, when it is a link or another
+    user's."""
+    if not create and not os.path.lexists(path.parent):
+        return
+    try:
+        private_dir(path.parent, follow=False)
+    except ForeignFolder as error:
+        raise ForeignService(str(error)) from None
 
 
 async def open_socket(data: Path) -> Streams:
     """The service's socket for the store in `data` (ConnectionError when none listens;
-    ForeignService when another user's process does)."""
+    ForeignService when another user's process does, or the socket's folder is not the
+    user's own)."""
     path = service_socket(data)
+    socket_folder(path, create=False)
     try:
         reader, writer = await asyncio.open_unix_connection(str(path), limit=STREAM_LIMIT)
     except (FileNotFoundError, ConnectionRefusedError) as error:
@@ -76,8 +93,44 @@ def service_command(data: Path, idle: float | None = None) -> list[str]:
     return command
 
 
-def start_detached(data: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
-    """Start `cockpit service` for the store in `data`, detached from this terminal."""
+class Starting:
+    """A service this client started in the background, and the pipe it tells its start's
+    outcome on (`cockpit.remote.startup`)."""
+
+    def __init__(self, data: Path, idle: float | None) -> None:
+        self.data = data
+        self.report = ReportPipe()
+        try:
+            self.process = start_detached(data, idle, self.report)
+        except BaseException:
+            self.report.close()
+            raise
+
+    def failure(self) -> Exception | None:
+        """Why the service could not start, once it has said so: a store written by a
+        newer Cockpit as the SchemaError the command line reports (exit 2), a folder of
+        another user's as ForeignService, anything else as ServiceUnavailable with its
+        reason. None while it starts, once it listens, or when it said nothing."""
+        word = self.report.listen()
+        if word is None or word.get("ready"):
+            return None
+        kind, message = str(word.get("type", "")), str(word.get("message", ""))
+        if kind == "SchemaError":
+            return SchemaError(message)
+        if kind == "ForeignFolder":
+            return ForeignService(message)
+        return ServiceUnavailable(
+            f"the Cockpit service for {self.data} did not start: {message or kind} (see"
+            f" {service_log(self.data)})"
+        )
+
+    def close(self) -> None:
+        self.report.close()
+
+
+def start_detached(data: Path, idle: float | None, report: ReportPipe) -> subprocess.Popen[bytes]:
+    """Start `cockpit service` for the store in `data`, detached from this terminal; it
+    says on `report` whether it came up."""
     log = service_log(data)
     private_dir(log.parent)
     command = service_command(data, idle)
@@ -90,35 +143,50 @@ def start_detached(data: Path, idle: float | None = None) -> subprocess.Popen[by
             stderr=descriptor,
             start_new_session=True,
             close_fds=True,
+            pass_fds=(report.write,),
+            env=report.environ(os.environ),
             cwd=data,
         )
     finally:
         os.close(descriptor)
+        report.passed()
 
 
 async def connect_or_start(data: Path, *, start: bool = True, idle: float | None = None) -> Streams:
     """The socket of the store's service; when none listens and `start`, start one and
-    wait for it (ServiceUnavailable, saying where its log is, when it does not come up)."""
+    wait for it. What stopped it from coming up is raised as it said it (see
+    `Starting.failure`); ServiceUnavailable, saying where its log is, when it said nothing
+    and does not come up. The socket's folder is checked before anything starts: a link
+    or another user's folder is ForeignService."""
     try:
         return await open_socket(data)
     except ConnectionError:
         if not start:
             raise
-    process = start_detached(data, idle)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + START_TIMEOUT
-    while True:
-        try:
-            return await open_socket(data)
-        except ConnectionError:
-            exited = process.poll()
-            if loop.time() > deadline or exited not in (None, 0, ALREADY_RUNNING):
-                raise ServiceUnavailable(_why_unavailable(data)) from None
-            if exited is not None and not service_running(data):
-                # The service that held the lock was stopping (idle, or asked to): it has
-                # let go of the store now, and no one serves it. Start one again.
-                process = start_detached(data, idle)
-            await asyncio.sleep(0.05)
+    socket_folder(service_socket(data))
+    starting = Starting(data, idle)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + START_TIMEOUT
+        while True:
+            failure = starting.failure()
+            if failure is not None:
+                raise failure
+            try:
+                return await open_socket(data)
+            except ConnectionError:
+                exited = starting.process.poll()
+                if loop.time() > deadline or exited not in (None, 0, ALREADY_RUNNING):
+                    failure = starting.failure()  # it may have said it as it exited
+                    raise failure or ServiceUnavailable(_why_unavailable(data)) from None
+                if exited is not None and not service_running(data):
+                    # The service that held the lock was stopping (idle, or asked to): it
+                    # has let go of the store now, and no one serves it. Start one again.
+                    starting.close()
+                    starting = Starting(data, idle)
+                await asyncio.sleep(0.05)
+    finally:
+        starting.close()
 
 
 def _why_unavailable(data: Path) -> str:

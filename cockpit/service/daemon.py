@@ -20,13 +20,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 from cockpit.engine.core import Engine
 from cockpit.paths import private_dir, service_lock, service_socket
 from cockpit.remote.launch import ALREADY_RUNNING
+from cockpit.remote.startup import Reporter
 from cockpit.service.server import Service
 
 log = logging.getLogger(__name__)
@@ -60,20 +61,17 @@ def store_lock(data: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def socket_folder(path: Path) -> Path:
-    """The socket's folder, owner-only; refused when another user owns it (a folder of
-    someone else's under /tmp must not hold our socket)."""
-    folder = private_dir(path.parent)
-    if folder.stat().st_uid != os.getuid():
-        raise PermissionError(f"{folder} belongs to another user")
-    return folder
-
-
-async def serve(data: Path, idle: float = IDLE_DEFAULT) -> int:
-    """Run the service of the store in `data` until it is stopped or idle; its exit code."""
+async def serve(
+    data: Path, idle: float = IDLE_DEFAULT, ready: Callable[[], None] = lambda: None
+) -> int:
+    """Run the service of the store in `data` until it is stopped or idle; its exit code.
+    `ready` is called once it listens."""
     with store_lock(data):
         path = service_socket(data)
-        socket_folder(path)  # refused before the store is opened, not after
+        # The socket's folder, owner-only, checked without following a link: a link or a
+        # folder of another user's (planted under the temporary folder, where a deep data
+        # folder puts the socket) is refused (ForeignFolder) before the store is opened.
+        private_dir(path.parent, follow=False)
         engine = await Engine.open(data)
         stopping = asyncio.Event()
         service = Service(engine, on_stop=stopping.set)
@@ -84,6 +82,7 @@ async def serve(data: Path, idle: float = IDLE_DEFAULT) -> int:
                 loop.add_signal_handler(number, stopping.set)
             loop.add_signal_handler(signal.SIGHUP, lambda: None)
             _say(f"cockpit service: pid {os.getpid()}, listening on {path}")
+            ready()
             watchers = [
                 asyncio.ensure_future(_stop_when_idle(service, idle, stopping)),
                 asyncio.ensure_future(_stop_when_store_gone(service, stopping)),
@@ -190,13 +189,21 @@ def log_to_output() -> None:
 
 
 def run(data: Path, idle: float = IDLE_DEFAULT) -> int:
-    """`cockpit service` in the foreground (the detached start runs this too)."""
+    """`cockpit service` in the foreground (the detached start runs this too, and tells
+    the client that started it whether it came up, or why not: the error goes on to the
+    command line, which says it in one line)."""
     log_to_output()
+    reporter = Reporter.claim(os.environ)
     try:
-        code = asyncio.run(serve(data, idle))
+        code = asyncio.run(serve(data, idle, reporter.ready))
     except ServiceRunning as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return ALREADY_RUNNING
+    except BaseException as error:
+        reporter.failed(error)
+        raise
+    finally:
+        reporter.close()
     end_now_if_held(code)
     return code
 
