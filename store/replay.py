@@ -3,7 +3,7 @@
 ACP has an agent replay a session's history before it answers `session/load`, so all it
 sends until then is replay. gemini-cli 0.61.0 answers after the first replayed update and
 sends the rest right after the client's next prompt, before the live reply. A pause tells
-nothing there (the late part came 0 to 3 s after the prompt), so after the answer each
+nothing there (the late part may come at once or seconds later), so after the answer each
 update is judged by what it is: an update that recites the stored transcript in order is
 replay; the first that does not is the live turn's.
 
@@ -67,10 +67,12 @@ class StoredText:
 
 
 def stored_prompt(seq: int, turn: int, text: str) -> StoredPrompt:
+    """What the recital keeps of a stored user message: its place, and its text as compared."""
     return StoredPrompt(seq, turn, solid(text))
 
 
 def stored_text(seq: int, kind: str, text: str, payload: Mapping[str, Any] | None) -> StoredText:
+    """What the recital keeps of a stored reply, thought or plan of the turn it recites."""
     entries = payload.get("entries") if kind == "plan" and payload is not None else None
     return StoredText(seq, kind, solid(text), entries)
 
@@ -176,6 +178,8 @@ class Recital:
         return Verdict.LIVE
 
     def _judge_user(self, piece: str) -> Verdict:
+        """A user message is told by itself, or with the user text just before it (a
+        prompt replayed in pieces)."""
         self._reciting = None
         run = self._user_run + piece
         self._user_run = run

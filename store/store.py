@@ -54,6 +54,20 @@ FLUSH_INTERVAL: Final = 0.1
 """Seconds an open message may stay unwritten while it streams."""
 
 
+RECITED_KINDS: Final = ("agent", "thought", "plan")
+"""The rows of a turn a replay's recital compares what the agent replays with."""
+
+
+def _unwritten(fold: SessionFold, kinds: Sequence[str], first: int, end: int) -> list[Row]:
+    """The rows of these kinds from seq `first` to `end` that the fold holds unwritten (a
+    write failed: the disk is full), as they stand: reads from the file miss them."""
+    return [
+        row.snapshot()
+        for row in fold.unsaved.values()
+        if row.kind in kinds and first <= row.seq < end
+    ]
+
+
 class Store:
     """The transcript store. Open it with `await Store.open(path)`; close it with `close()`."""
 
@@ -371,15 +385,17 @@ class Store:
         """Start applying history an agent replays on `session/load` (rule 5). When the
         store holds the transcript, its user messages are what the replay is told by."""
         async with self._holding(session) as fold:
-            # What the fold holds is written first: the user messages are read from the file.
             _, rows = fold.end_late_replay(self._clock())
-            await self._writes.commit([*rows, fold.seal(), *fold.unsaved.values()])
+            await self._writes.commit([*rows, fold.seal()])
             async with self._writer.execute(
                 "SELECT seq, turn, text FROM messages WHERE session = ? AND kind = 'user' "
-                "AND seq < ? ORDER BY seq",
+                "AND seq < ?",
                 (session, fold.next_seq),
             ) as cur:
-                prompts = [stored_prompt(*record) for record in await cur.fetchall()]
+                stored = {seq: (seq, turn, text) for seq, turn, text in await cur.fetchall()}
+            for row in _unwritten(fold, ("user",), 0, fold.next_seq):
+                stored[row.seq] = (row.seq, row.turn, row.text)
+            prompts = [stored_prompt(*stored[seq]) for seq in sorted(stored)]
             window, rows = fold.begin_replay(prompts, self._clock())
             await self._writes.commit(rows)
             return window
@@ -408,11 +424,14 @@ class Store:
         turn, first, end = wanted
         async with self._writer.execute(
             f"SELECT {ROW_COLUMNS} FROM messages WHERE session = ? AND seq >= ? AND seq < ? "
-            "AND kind IN ('agent', 'thought', 'plan') ORDER BY seq",
-            (chunk.session, first, end),
+            f"AND kind IN ({', '.join('?' * len(RECITED_KINDS))})",
+            (chunk.session, first, end, *RECITED_KINDS),
         ) as cur:
-            rows = [row_from_db(record) for record in await cur.fetchall()]
-        fold.recital.load(turn, [stored_text(r.seq, r.kind, r.text, r.payload) for r in rows])
+            rows = {row.seq: row for row in map(row_from_db, await cur.fetchall())}
+        rows.update((row.seq, row) for row in _unwritten(fold, RECITED_KINDS, first, end))
+        fold.recital.load(
+            turn, [stored_text(r.seq, r.kind, r.text, r.payload) for _, r in sorted(rows.items())]
+        )
 
     def turn_of(self, session: str) -> int | None:
         """The current turn of a session the writer has touched, else None."""

@@ -5,6 +5,7 @@ replay of itself, and what a late replay's window holds and when it closes."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from store import Chunk, Frame, Row, ViewTranscript, chunk_from_update, note
 from store.store import Store
+from tests.full_disk import fill, free
 from tests.helpers import feed, new_session, reply, texts, update
 from tests.late_replay import (
     LATE_CAPTURE,
@@ -314,3 +316,36 @@ async def test_a_tool_call_replayed_late_changes_nothing_and_a_new_one_is_live(
         ("user", None),
         ("tool", "pytest -x"),
     ]
+
+
+async def test_a_reload_while_the_disk_is_full_tells_the_replay_by_what_waits_unwritten(
+    tmp_path: Path,
+) -> None:
+    """The last reply could not be written (the disk is full) and waits in memory: the
+    reload neither fails on it nor takes its late replay for a new reply."""
+    store = await Store.open(tmp_path / "c.db", flush_interval=3600)
+    answer = "The port is 8080 in every environment. " * 400
+    try:
+        session = await new_session(store)
+        await store.begin_turn(session, "what is in the config file?")
+        await fill(store)
+        await feed(store, [reply(session, answer)])
+        with pytest.raises(sqlite3.OperationalError):
+            await store.end_turn(session)
+        await store.begin_replay(session)
+        await store.load_answered(session)
+        await store.begin_turn(session, "and the host?")
+        await feed(store, [user(session, "what is in the config file?"), reply(session, answer)])
+        await feed(store, [reply(session, "The host is localhost.")])
+        await free(store)
+        await store.end_turn(session)
+        await store.flush()
+        assert texts(await store.all_rows(session)) == [
+            ("user", "what is in the config file?"),
+            ("agent", answer),
+            ("user", "and the host?"),
+            ("agent", "The host is localhost."),
+        ]
+    finally:
+        await free(store)
+        await store.close()
