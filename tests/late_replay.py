@@ -17,6 +17,7 @@ from typing import Any
 from cockpit.api import AgentSpec
 from store import Row, chunk_from_update, note
 from store.store import Store
+from store.workload import text_update
 
 CAPTURES = Path(__file__).parent / "captures"
 LATE_CAPTURE = CAPTURES / "gemini-cli-load-replay-late.jsonl"
@@ -68,10 +69,6 @@ def player(late: float, capture: Path = LATE_CAPTURE) -> AgentSpec:
     prompt that follows the load."""
     command = (sys.executable, str(PLAYER), str(capture), "--late", str(late))
     return AgentSpec(name="gemini-replay", command=command, title="gemini (recorded)")
-
-
-def text_update(kind: str, text: str) -> dict[str, Any]:
-    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
 
 
 def shell_updates(tool_call_id: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import pytest
 
 from store import Chunk, Frame, Row, ViewTranscript, chunk_from_update, note
 from store.store import Store
+from store.workload import text_update
 from tests.full_disk import fill, free
 from tests.helpers import feed, new_session, reply, texts, update
 from tests.late_replay import (
@@ -22,7 +23,6 @@ from tests.late_replay import (
     STORED_ROWS,
     TURNS,
     store_history,
-    text_update,
 )
 from tests.test_captures import CAPTURES, frames_of
 
