@@ -268,7 +268,8 @@ class ReplayWindow:
     When the store already holds the session's transcript the replay is dropped (the
     store is the truth and a replay would duplicate every message); when it holds
     nothing, the replay IS the transcript and is kept, each replayed user message
-    opening a turn.
+    opening a turn. The window lasts until the agent answers the load; what it replays
+    after that is told by what it is (`store.replay`).
     """
 
     keep: bool

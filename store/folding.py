@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from store.chunks import META_UPDATES, NOTE_KINDS, PLAN_UPDATE, TEXT_UPDATES, TOOL_UPDATES, Chunk
@@ -34,10 +34,14 @@ from store.fold import (
     tool_key,
 )
 from store.model import ROLE_OF_KIND, Frame, Row
+from store.replay import Recital, StoredPrompt, Verdict
 from store.text import solid_len, utf8_len
 
 NAMED_ROWS: Final = 256
 """Named rows (messages with ids, tool calls, plans) kept in memory; older ones are reloaded."""
+
+_TURN_JUDGED: Final = frozenset({"agent_message_chunk", "agent_thought_chunk", PLAN_UPDATE})
+"""Updates the recital judges against the replies, thoughts and plans of a stored turn."""
 
 UNKNOWN_UPDATE: Final = (
     "The agent sent an update Cockpit does not understand ({name!r}); it is kept here as received."
@@ -194,6 +198,12 @@ class SessionFold:
         self._named: OrderedDict[str, LiveRow] = OrderedDict()
         self._recent: deque[LiveRow] = deque(maxlen=RECAP_LOOKBACK)
         self.replay: ReplayWindow | None = None
+        """The window of a `session/load` until the agent answers it."""
+        self.recital: Recital | None = None
+        """Where the agent's replay stands in the stored transcript, from a reload that
+        drops it until the replay is over: past the answer, it tells a late replay."""
+        self.held: list[Chunk] = []
+        """Updates of a late replay's window that nothing decided yet (`Verdict.UNSURE`)."""
         self.unsaved: dict[int, LiveRow] = {}
         """Rows changed since they were last written, by seq."""
 
@@ -301,6 +311,22 @@ class SessionFold:
 
     # -- applying -----------------------------------------------------------------------------
 
+    def recital_wants(self, chunk: Chunk) -> tuple[int, int, int] | None:
+        """(turn, first seq, end seq) of the stored turn whose replies, thoughts and plans
+        the recital needs to judge this chunk; the Store loads them and passes them to
+        `Recital.load` before `apply`."""
+        if self.recital is None or chunk.update not in _TURN_JUDGED or chunk.from_cockpit:
+            return None
+        return self.recital.wants()
+
+    @staticmethod
+    def _recited(chunk: Chunk) -> bool:
+        """True for what an agent's replay may hold: its content, not session metadata
+        nor Cockpit's own rows."""
+        return not (
+            chunk.update in META_UPDATES or chunk.update in NOTE_KINDS or chunk.from_cockpit
+        )
+
     def apply(self, chunk: Chunk, now: float) -> tuple[list[Frame], list[LiveRow]]:
         """Fold one chunk. Returns the frames for views and the rows to write now.
 
@@ -308,9 +334,57 @@ class SessionFold:
         written when it seals, which only the agent's content stream does (text of another
         kind or id, a tool call, a plan); plans, notices and decisions are durable facts
         written at once. Other changed rows stay in `unsaved` for the Store's flush timer.
+
+        While a reload's replay is dropped (rule 5), nothing of it is folded: until the
+        agent answers `session/load`, all of it; after, what the recital judges replay.
         """
         if self.dropping(chunk):
+            if self.recital is not None and self._recited(chunk):
+                self._judge(chunk)  # the recital follows along: a late part goes on from here
             return [], []
+        if self.recital is None or not self._recited(chunk):
+            return self._fold(chunk, now)
+        if chunk.update in TEXT_UPDATES and not chunk.text:
+            return [], []  # an empty block opener: folded it would change nothing either
+        verdict = self._judge(chunk)
+        if verdict is Verdict.REPLAY:
+            self.held.clear()
+            return [], []
+        if verdict is Verdict.UNSURE:
+            self.held.append(chunk)
+            return [], []
+        return self.end_late_replay(now, chunk)
+
+    def _judge(self, chunk: Chunk) -> Verdict:
+        """The recital's verdict on an update the agent sent while its replay may run."""
+        assert self.recital is not None
+        kind = TEXT_UPDATES.get(chunk.update)
+        if kind is not None:
+            return self.recital.judge_text(kind, chunk.text)
+        if chunk.update in TOOL_UPDATES:
+            row = self._named.get(tool_key(chunk.tool_call_id or ""))
+            stored = row is not None and row.seq < self.recital.end
+            return self.recital.judge_tool(row.turn if row is not None and stored else None)
+        if chunk.update == PLAN_UPDATE:
+            return self.recital.judge_plan(plan_payload(chunk.data.get("entries"))["entries"])
+        return Verdict.UNSURE  # an update Cockpit does not know: what follows decides
+
+    def end_late_replay(
+        self, now: float, chunk: Chunk | None = None
+    ) -> tuple[list[Frame], list[LiveRow]]:
+        """The replay is over: fold what was held (nothing decided it was replay, so it is
+        kept) and then `chunk`, if any, as live. Returns the frames and the rows to write."""
+        self.recital = None
+        held, self.held = self.held, []
+        frames: list[Frame] = []
+        rows: list[LiveRow] = []
+        for item in [*held, *([chunk] if chunk is not None else [])]:
+            more, written = self._fold(item, now)
+            frames.extend(more)
+            rows.extend(written)
+        return frames, _once(*rows)
+
+    def _fold(self, chunk: Chunk, now: float) -> tuple[list[Frame], list[LiveRow]]:
         kind = TEXT_UPDATES.get(chunk.update)
         if kind is not None:
             return self._apply_text(kind, chunk, now)
@@ -419,22 +493,57 @@ class SessionFold:
     def begin_turn(
         self, prompt: str, payload: Mapping[str, Any] | None, now: float
     ) -> list[LiveRow]:
-        """Open the next turn with the user's prompt; returns the rows to write now."""
+        """Open the next turn with the user's prompt; returns the rows to write now.
+
+        A load that never answered (its window left open) must not swallow the turn; a
+        late replay's window stays open: its part comes right after this prompt."""
         sealed = self.seal()
-        self.replay = None
+        if self.replay is not None:
+            self.replay = None
+            self.recital = None
         self.turn += 1
         row = self._note("user", prompt, payload or {}, now)
         row.touch(now)
         self._changed(row)
         return [sealed, row] if sealed is not None else [row]
 
-    def begin_replay(self) -> tuple[ReplayWindow, LiveRow | None]:
-        """Open the replay window of a `session/load` (rule 5); returns it and the row it sealed."""
-        sealed = self.seal()
-        self.replay = ReplayWindow.decide(stored_rows=self.next_seq - 1)
-        return self.replay, sealed
+    def end_turn(self, now: float) -> tuple[list[Frame], list[LiveRow]]:
+        """The turn's stop reason has arrived: a late replay comes within the first turn
+        after its load, so its window closes; the open message seals. Returns the frames
+        and the rows to write now."""
+        frames, rows = self.end_late_replay(now)
+        return frames, _once(*rows, self.seal())
 
-    def end_replay(self) -> LiveRow | None:
-        """Close the replay window; returns the row it sealed."""
+    def begin_replay(
+        self, prompts: Iterable[StoredPrompt], now: float
+    ) -> tuple[ReplayWindow, list[LiveRow]]:
+        """Open the replay window of a `session/load` (rule 5): when the store holds the
+        transcript (`prompts` are its user messages), the replay is dropped and a recital
+        follows it. Returns the window and the rows to write now."""
+        # A late replay's window left open (its agent died before a prompt) closes first;
+        # what it held is kept, its frames unseen until the next read.
+        _, rows = self.end_late_replay(now)
+        rows = _once(*rows, self.seal())
+        self.replay = ReplayWindow.decide(stored_rows=self.next_seq - 1)
+        if not self.replay.keep:
+            self.recital = Recital(prompts, end=self.next_seq)
+        return self.replay, rows
+
+    def load_answered(self) -> LiveRow | None:
+        """The agent answered `session/load`: the window closes, but a dropped replay's
+        recital goes on, so what the agent replays late is still told by what it is.
+        Returns the row it sealed."""
         self.replay = None
         return self.seal()
+
+    def end_replay(self, now: float) -> tuple[list[Frame], list[LiveRow]]:
+        """Close the replay window and any late replay's; returns the frames and the rows
+        to write now."""
+        self.replay = None
+        frames, rows = self.end_late_replay(now)
+        return frames, _once(*rows, self.seal())
+
+
+def _once(*rows: LiveRow | None) -> list[LiveRow]:
+    """These rows without None and without repeats, in order."""
+    return list(dict.fromkeys(row for row in rows if row is not None))

@@ -38,6 +38,7 @@ from store.locks import SessionLocks
 from store.model import Frame, Page, Row, SessionRecord
 from store.paging import PAGE_BYTES, PAGE_ROWS
 from store.reader import TranscriptReader
+from store.replay import stored_prompt, stored_text
 from store.sql import (
     JSON_COLUMNS,
     QUIET_COLUMNS,
@@ -61,6 +62,20 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     return status.st_dev, status.st_ino
+
+
+RECITED_KINDS: Final = ("agent", "thought", "plan")
+"""The rows of a turn a replay's recital compares what the agent replays with."""
+
+
+def _unwritten(fold: SessionFold, kinds: Sequence[str], first: int, end: int) -> list[Row]:
+    """The rows of these kinds from seq `first` to `end` that the fold holds unwritten (a
+    write failed: the disk is full), as they stand: reads from the file miss them."""
+    return [
+        row.snapshot()
+        for row in fold.unsaved.values()
+        if row.kind in kinds and first <= row.seq < end
+    ]
 
 
 class Store:
@@ -117,6 +132,8 @@ class Store:
         if self._writes.closed:
             return
         await self._writes.idle()
+        for fold in self._folds.values():
+            fold.end_late_replay(self._clock())  # what a late replay's window held is kept
         try:
             await self.flush()
         finally:
@@ -314,6 +331,8 @@ class Store:
             async with self._locks[session]:
                 fold = self._folds.get(session)
                 if fold is not None:
+                    # What a late replay's window held is kept; the next read shows it.
+                    fold.end_late_replay(self._clock())
                     fold.seal()
                     await self._writes.commit(list(fold.unsaved.values()))
                     del self._folds[session]
@@ -335,7 +354,7 @@ class Store:
         """
         fold = self._folds.get(chunk.session) or await self._fold(chunk.session)
         lock = self._locks[chunk.session]
-        if lock.locked() or fold.needs(chunk) is not None:
+        if lock.locked() or fold.needs(chunk) is not None or fold.recital_wants(chunk) is not None:
             # Loading a stored row awaits: hold the session's place in line meanwhile.
             async with self._holding(chunk.session) as fold:
                 key = fold.needs(chunk)
@@ -347,6 +366,7 @@ class Store:
                         record = await cur.fetchone()
                     if record is not None:
                         fold.adopt(row_from_db(record))
+                await self._load_recited_turn(fold, chunk)
                 frames, now = fold.apply(chunk, self._clock())
         else:
             frames, now = fold.apply(chunk, self._clock())
@@ -367,22 +387,65 @@ class Store:
             await self._writes.commit(rows)
             return fold.turn, [rows[-1].frame()]
 
-    async def end_turn(self, session: str) -> None:
-        """Seal the open message and write it: the turn's stop reason has arrived."""
+    async def end_turn(self, session: str) -> list[Frame]:
+        """Seal the open message and write it: the turn's stop reason has arrived. A late
+        replay's window closes with it; returns the frames of what it held, now kept."""
         async with self._holding(session) as fold:
-            await self._writes.commit([fold.seal()])
+            frames, rows = fold.end_turn(self._clock())
+            await self._writes.commit(rows)
+            return frames
 
     async def begin_replay(self, session: str) -> ReplayWindow:
-        """Start applying history an agent replays on `session/load` (rule 5)."""
+        """Start applying history an agent replays on `session/load` (rule 5). When the
+        store holds the transcript, its user messages are what the replay is told by."""
         async with self._holding(session) as fold:
-            window, sealed = fold.begin_replay()
-            await self._writes.commit([sealed])
+            _, rows = fold.end_late_replay(self._clock())
+            await self._writes.commit([*rows, fold.seal()])
+            async with self._writer.execute(
+                "SELECT seq, turn, text FROM messages WHERE session = ? AND kind = 'user' "
+                "AND seq < ?",
+                (session, fold.next_seq),
+            ) as cur:
+                stored = {seq: (seq, turn, text) for seq, turn, text in await cur.fetchall()}
+            for row in _unwritten(fold, ("user",), 0, fold.next_seq):
+                stored[row.seq] = (row.seq, row.turn, row.text)
+            prompts = [stored_prompt(*stored[seq]) for seq in sorted(stored)]
+            window, rows = fold.begin_replay(prompts, self._clock())
+            await self._writes.commit(rows)
             return window
 
-    async def end_replay(self, session: str) -> None:
-        """Close the replay window: later chunks are live again."""
+    async def load_answered(self, session: str) -> None:
+        """The agent answered `session/load`. What it replays after the answer is still
+        dropped while it recites the stored transcript in order (`store.replay`): the
+        first update that does not is live, and the turn after the load ends it."""
         async with self._holding(session) as fold:
-            await self._writes.commit([fold.end_replay()])
+            await self._writes.commit([fold.load_answered()])
+
+    async def end_replay(self, session: str) -> list[Frame]:
+        """Close the replay window (a late replay's too): later chunks are live again.
+        Returns the frames of what a late replay's window held, now kept."""
+        async with self._holding(session) as fold:
+            frames, rows = fold.end_replay(self._clock())
+            await self._writes.commit(rows)
+            return frames
+
+    async def _load_recited_turn(self, fold: SessionFold, chunk: Chunk) -> None:
+        """Hand the recital the stored replies, thoughts and plans of the turn it recites,
+        when judging this chunk needs them."""
+        wanted = fold.recital_wants(chunk)
+        if wanted is None or fold.recital is None:
+            return
+        turn, first, end = wanted
+        async with self._writer.execute(
+            f"SELECT {ROW_COLUMNS} FROM messages WHERE session = ? AND seq >= ? AND seq < ? "
+            f"AND kind IN ({', '.join('?' * len(RECITED_KINDS))})",
+            (chunk.session, first, end, *RECITED_KINDS),
+        ) as cur:
+            rows = {row.seq: row for row in map(row_from_db, await cur.fetchall())}
+        rows.update((row.seq, row) for row in _unwritten(fold, RECITED_KINDS, first, end))
+        fold.recital.load(
+            turn, [stored_text(r.seq, r.kind, r.text, r.payload) for _, r in sorted(rows.items())]
+        )
 
     def turn_of(self, session: str) -> int | None:
         """The current turn of a session the writer has touched, else None."""

@@ -17,7 +17,10 @@ import pytest
 from store import ViewTranscript, chunk_from_update
 from store.store import Store
 
-CAPTURES = sorted((Path(__file__).parent / "captures").glob("*.jsonl"))
+ALL_CAPTURES = sorted((Path(__file__).parent / "captures").glob("*.jsonl"))
+CAPTURES = [c for c in ALL_CAPTURES if '"method": "session/load"' not in c.read_text()]
+"""The captures of a session from its start. One that reloads a session replays history
+the store must hold first: tests/late_replay.py stores it, tests/test_*_late_replay.py play it."""
 TEXT_KINDS = {
     "agent_message_chunk": "agent",
     "agent_thought_chunk": "thought",

@@ -16,7 +16,7 @@ from cockpit.engine.wire import (
     nested_deeper,
     permission_request_problem,
 )
-from tests.test_captures import CAPTURES, frames_of
+from tests.test_captures import ALL_CAPTURES, frames_of
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=3),
@@ -113,7 +113,7 @@ def test_every_message_real_agents_sent_passes_as_it_was() -> None:
     leave their metadata as they sent it (but for fields sent as null: Claude Code's
     commands say `"input": null`, which reads as no input either way)."""
     checked = 0
-    for capture in CAPTURES:
+    for capture in ALL_CAPTURES:
         for record in frames_of(capture):
             frame = record["frame"]
             if record["dir"] != "agent->client":

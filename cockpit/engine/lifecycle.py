@@ -267,7 +267,9 @@ class AgentLifecycle:
                     await live.store.end_replay(live.id)
                 raise
             await live.inbox.settle()
-            await live.store.end_replay(live.id)
+            # The window stays open past the answer for what a late replay still recites
+            # (gemini-cli sends most of its history after the next prompt).
+            await live.store.load_answered(live.id)
             turns = live.store.turn_of(live.id) or 0
             replayed = live.inbox.replayed_users
             if window.keep:

@@ -221,7 +221,9 @@ class Turns:
         fails here is reported, and the session still leaves the working state."""
         live = self._live
         try:
-            await live.store.end_turn(live.id)
+            kept = await live.store.end_turn(live.id)  # what a late replay's window held
+            if kept:
+                live.emit(FramesEvent(live.id, tuple(kept)))
             if live.status not in (Status.EXITED, Status.ERROR):
                 await live.store.update_session(live.id, status=Status.READY)
         except Exception as error:
