@@ -72,9 +72,10 @@ class AgentRequests:
 
     async def _refused(self, action: str, path: str, error: Exception) -> None:
         """A row for every file request Cockpit did not carry out (some were refused in
-        silence, and a NUL in a path came back as an internal error)."""
+        silence, and a NUL in a path came back as an internal error), counted with the
+        turn's other refused requests."""
         shown = preview(path.encode("utf-8", "replace"))
-        await self._inbox.tell(
+        await self._broker.refused.tell(
             note(self.session_id, "notice", f"Refused the agent's {action} of {shown}: {error}.")
         )
 
