@@ -28,6 +28,8 @@ from tests.test_engine_restart import TINY
 from tests.tiny_agent import MALFORMED_REQUESTS
 
 TINY_SPEC = AgentSpec(name="tiny", command=(sys.executable, TINY))
+START = 60
+"""Seconds the agent may take to start: on a loaded machine 15 were not always enough."""
 EVERY_ONE = len(MALFORMED_REQUESTS)
 ANSWERS = f"answers: -32601 x2, -32602 x{EVERY_ONE - 2}"
 """What the agent heard: "Method not found" for the two methods no client serves,
@@ -88,7 +90,7 @@ async def test_each_malformed_request_is_a_row_stored_before_its_error_answer(
     the schema; methods no client serves. None of them becomes a question."""
     project = tmp_path / "project"
     project.mkdir()
-    async with open_engine(tmp_path / "home") as (engine, recorder):
+    async with open_engine(tmp_path / "home", timeout=START) as (engine, recorder):
         record = await engine.create_session(TINY_SPEC, project)
         assert await engine.prompt(record.id, "refuse") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -108,7 +110,7 @@ async def test_past_100_refused_requests_in_a_turn_one_row_counts_the_rest(
     next turn lists its own again."""
     project = tmp_path / "project"
     project.mkdir()
-    async with open_engine(tmp_path / "home") as (engine, recorder):
+    async with open_engine(tmp_path / "home", timeout=START) as (engine, recorder):
         record = await engine.create_session(TINY_SPEC, project)
         assert await engine.prompt(record.id, "refuse n=250") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -129,9 +131,12 @@ async def test_past_100_refused_requests_in_a_turn_one_row_counts_the_rest(
         assert_live_equals_stored(recorder, record.id, rows)
 
 
-def run_and_show(home: Path, project: Path, *, service: bool) -> list[Row]:
-    """`cockpit run` of the agent's `refuse` turn, then `cockpit show --json` of it."""
-    run = ("run", "--cwd", str(project), "--agent-cmd", f"{sys.executable} {TINY}", "refuse")
+def run_and_show(
+    home: Path, project: Path, *, service: bool, prompt: str = "refuse"
+) -> tuple[str, list[Row]]:
+    """`cockpit run` of the agent's `refuse` turn: what it printed, and then what
+    `cockpit show --json` shows of it."""
+    run = ("run", "--cwd", str(project), "--agent-cmd", f"{sys.executable} {TINY}", prompt)
     if service:
         with service_helpers.services_stopped(home):
             result = service_helpers.cockpit(*run, home=home)
@@ -148,16 +153,29 @@ def run_and_show(home: Path, project: Path, *, service: bool) -> list[Row]:
     assert "Refused: a permission request (not a valid ACP request: it has no params)" in (
         result.stdout
     )
-    return [Row(**{**row, "session": "", "bytes": 0}) for row in json.loads(shown.stdout)["rows"]]
+    rows = json.loads(shown.stdout)["rows"]
+    return result.stdout, [Row(**{**row, "session": "", "bytes": 0}) for row in rows]
 
 
 @pytest.mark.parametrize("service", [True, False], ids=["service", "local"])
 def test_cockpit_run_stores_a_row_for_each_malformed_request(
     tmp_path: Path, project: Path, service: bool
 ) -> None:
-    rows = run_and_show(tmp_path / "home", project, service=service)
+    _, rows = run_and_show(tmp_path / "home", project, service=service)
     check_rows(rows)
     assert rows[-1].text == f"{ANSWERS}; stored before their answer: {EVERY_ONE}/{EVERY_ONE}"
+
+
+def test_through_the_service_250_refused_requests_are_100_rows_and_a_count(
+    tmp_path: Path, project: Path
+) -> None:
+    printed, rows = run_and_show(tmp_path / "home", project, service=True, prompt="refuse n=250")
+    assert len(refused_rows(rows)) == LISTED
+    assert [(row.payload or {})["refusedCount"] for row in counted(rows)] == [150]
+    assert rows[-1].text.endswith("; stored before their answer: 250/250")
+    assert printed.rstrip().endswith("…and 150 more refused requests this turn, each answered "
+                                     "with an error (past 100 in a turn they are counted here, "
+                                     "not listed).")  # fmt: skip
 
 
 async def test_cockpit_run_prints_the_count_again_as_it_last_stood(store: Store) -> None:
@@ -192,7 +210,7 @@ async def test_meta_keys_that_would_stand_in_for_params_are_taken_out_with_a_row
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("tiny notes")
-    async with open_engine(tmp_path / "home") as (engine, recorder):
+    async with open_engine(tmp_path / "home", timeout=START) as (engine, recorder):
         record = await engine.create_session(TINY_SPEC, project)
         assert await engine.prompt(record.id, "meta-read=notes.txt") == "end_turn"
         rows = await rows_of(engine, record.id)

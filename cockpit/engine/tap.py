@@ -5,7 +5,8 @@ tap sees each message first, in arrival order, on the loop that reads the agent.
 the `session/update`s itself, as wire JSON, into the session's inbox; it notes which tool
 call each permission request is about (its row comes first, and a `$/cancel_request` for
 it finds it); everything else goes on to the SDK. Before that, it screens each request:
-one the SDK will refuse has its row stored, and goes to the SDK without touching anything.
+one the SDK will refuse has its row stored, and goes straight on to the SDK, which
+answers it with an error (it makes no tool call row and no question).
 """
 
 from __future__ import annotations
