@@ -191,7 +191,7 @@ async def test_each_request_is_screened_and_waited_for_before_the_sdk_has_it() -
         events.append(f"screen {message['method']}")
         await asyncio.sleep(0.01)  # the row being stored
         events.append(f"stored {message['method']}")
-        return message["method"] == "refused"
+        return bool(message["method"] == "refused")
 
     transport = AgentTransport(
         reader, cast(asyncio.StreamWriter, Sink()), tap=tap, on_dropped=print, screen=screen
