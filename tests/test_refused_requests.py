@@ -21,7 +21,7 @@ from cockpit.engine.refusals import LISTED, PERMISSION, count_row
 from store import Row
 from store.store import Store
 from tests import service_helpers
-from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
+from tests.engine_helpers import allow_all, assert_live_equals_stored, open_engine, rows_of
 from tests.helpers import new_session, reply
 from tests.test_cli import cockpit
 from tests.test_engine_restart import TINY
@@ -222,3 +222,27 @@ async def test_meta_keys_that_would_stand_in_for_params_are_taken_out_with_a_row
         ]
         assert (rows[1].payload or {})["ignoredMeta"] == ["path", "self"]
         assert_live_equals_stored(recorder, record.id, rows)
+
+
+async def test_requests_cockpit_cannot_serve_as_sent_are_rows_too(tmp_path: Path) -> None:
+    """Terminal requests naming a terminal Cockpit never made, and a program that does not
+    exist, were answered with an error and no row."""
+    project = tmp_path / "project"
+    project.mkdir()
+    async with open_engine(tmp_path / "home", policy=allow_all, timeout=START) as (engine, _):
+        record = await engine.create_session(TINY_SPEC, project)
+        assert await engine.prompt(record.id, "raw=no-terminal") == "end_turn"
+        assert await engine.prompt(record.id, "raw=no-program") == "end_turn"
+        texts = [row.text for row in await rows_of(engine, record.id) if row.kind != "user"]
+    unknown = "no terminal 'term-\\x1b[2J' in this session"
+    assert texts == [
+        f"Refused the agent's terminal/output request: {unknown}.",
+        f"Refused the agent's terminal/wait_for_exit request: {unknown}.",
+        f"Refused the agent's terminal/kill request: {unknown}.",
+        f"Refused the agent's terminal/release request: {unknown}.",
+        "answers: [-32602, -32602, -32602, -32602]",
+        "Allowed once: Run /no/such/program (by policy)",
+        "Refused the agent's run of /no/such/program: [Errno 2] No such file or directory: "
+        "'/no/such/program'.",
+        "answers: [-32602]",
+    ]

@@ -47,6 +47,8 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
   every answer and says which error codes came back, and for how many of them Cockpit's
   database (`COCKPIT_DATA_DIR/cockpit.db`) held the refusal as the answer came:
   "answers: -32601 x2, -32602 x11; stored before their answer: 13/13".
+- `raw=NAME`: the raw requests `RAW_REQUESTS[NAME]`, and the error codes of their
+  answers: "answers: [-32602, -32602]".
 - `meta-read=PATH`: reads PATH (relative to the session's folder) in a raw request whose
   `_meta` names the request's own params (`path`, and `self`), and says what came back.
 """
@@ -131,6 +133,17 @@ MALFORMED_REQUESTS: tuple[tuple[str, Any], ...] = (
 )  # fmt: skip
 """Requests a client must refuse (method, params; `{sid}` is the session's id): the SDK
 answers each with "Invalid params" or "Method not found"."""
+
+RAW_REQUESTS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "no-terminal": tuple(
+        (method, {"sessionId": "{sid}", "terminalId": "term-\x1b[2J"})
+        for method in ("terminal/output", "terminal/wait_for_exit", "terminal/kill",
+                       "terminal/release")
+    ),
+    "no-program": (("terminal/create", {"sessionId": "{sid}", "command": "/no/such/program"}),),
+}  # fmt: skip
+"""Requests that follow ACP's schema and that Cockpit cannot serve: terminals it never
+made, a program that does not exist."""
 
 
 def hostile_lines(seed: int, session_id: str, count: int, huge: int) -> list[bytes]:
@@ -443,6 +456,12 @@ class TinyAgent:
             await self.writer.drain()
             os.close(sys.stdout.fileno())
             await asyncio.sleep(60)
+            return PromptResponse(stop_reason="end_turn")
+        if any(word.startswith("raw=") for word in words):
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            answers = await self.send_raw(session_id, RAW_REQUESTS[settings["raw"]])
+            codes = [(a.get("error") or {}).get("code") if a else None for a in answers]
+            await self.say(session_id, f"answers: {codes}")
             return PromptResponse(stop_reason="end_turn")
         if any(word.startswith("meta-read=") for word in words):
             settings = dict(word.split("=", 1) for word in words if "=" in word)
