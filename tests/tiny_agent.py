@@ -459,8 +459,8 @@ class TinyAgent:
             return PromptResponse(stop_reason="end_turn")
         if any(word.startswith("raw=") for word in words):
             settings = dict(word.split("=", 1) for word in words if "=" in word)
-            answers = await self.send_raw(session_id, RAW_REQUESTS[settings["raw"]])
-            codes = [(a.get("error") or {}).get("code") if a else None for a in answers]
+            raw_answers = await self.send_raw(session_id, RAW_REQUESTS[settings["raw"]])
+            codes = [(a.get("error") or {}).get("code") if a else None for a in raw_answers]
             await self.say(session_id, f"answers: {codes}")
             return PromptResponse(stop_reason="end_turn")
         if any(word.startswith("meta-read=") for word in words):
