@@ -141,8 +141,12 @@ def chunk_from_update(session: str, update: Mapping[str, Any]) -> Chunk:
     return _unknown(session, update, name)
 
 
-def note(session: str, kind: str, text: str, **data: Any) -> Chunk:
-    """A row Cockpit writes itself: a notice, an error or a permission decision."""
+def note(
+    session: str, kind: str, text: str, *, message_id: str | None = None, **data: Any
+) -> Chunk:
+    """A row Cockpit writes itself: a notice, an error or a permission decision. With a
+    `message_id`, it is one row per turn that a later note with that id replaces (a count
+    that grows, kept in one row)."""
     if kind not in NOTE_KINDS:
         raise ValueError(f"not a note kind: {kind!r}")
-    return Chunk(session, kind, text=clean_text(text), data=data)
+    return Chunk(session, kind, text=clean_text(text), message_id=message_id, data=data)

@@ -26,6 +26,7 @@ from store.fold import (
     fold_recap,
     is_plain_delta,
     merge_tool,
+    message_key,
     new_text,
     plan_key,
     plan_payload,
@@ -301,6 +302,8 @@ class SessionFold:
             key = tool_key(chunk.tool_call_id or "")
         elif chunk.update == PLAN_UPDATE:
             key = plan_key(self.turn)
+        elif chunk.update in NOTE_KINDS and chunk.message_id is not None:
+            key = self._note_key(chunk)
         else:
             key = None
         return key if key is not None and key not in self._named else None
@@ -411,7 +414,11 @@ class SessionFold:
         # Cockpit's own rows (notices, errors, decisions) and updates it cannot read are rows
         # of their own that leave the open message open: a notice about a malformed update
         # must not cut the reply it arrived in.
-        if chunk.update in NOTE_KINDS:
+        if chunk.update in NOTE_KINDS and chunk.message_id is not None:
+            row = self._named_or_new(chunk.update, self._note_key(chunk), now)
+            row.grow(Growth(chunk.text, replace=True), now)
+            row.payload = dict(chunk.data) if chunk.data else None
+        elif chunk.update in NOTE_KINDS:
             row = self._note(chunk.update, chunk.text, chunk.data, now)
         else:
             row = self._note("notice", UNKNOWN_UPDATE.format(name=chunk.update), chunk.data, now)
@@ -426,6 +433,10 @@ class SessionFold:
         else:
             self._named.move_to_end(key)
         return row
+
+    def _note_key(self, chunk: Chunk) -> str:
+        """Key of a note with an id: one row per kind, turn and id, replaced in place."""
+        return message_key(chunk.update, self.turn, chunk.message_id or "")
 
     def _note(self, kind: str, text: str, data: Mapping[str, Any], now: float) -> LiveRow:
         row = self._new_row(kind, None, named=False, now=now)

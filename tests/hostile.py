@@ -1,6 +1,7 @@
 """The long hostile-agent run: the tiny agent sends thousands of seeded hostile lines (one
 of them 10 MB) through `cockpit run`, the engine and the TUI. `cockpit run` must exit in
-time, store every valid chunk in order, keep its store intact and stay within its memory;
+time, store every valid chunk in order and a row for every request the SDK refused (past
+100, one row counts them), keep its store intact and stay within its memory;
 the engine and the TUI must store every valid chunk and take the next prompt (the TUI
 also completes `/` after it). `tests/test_hostile_agent.py` runs a short version in CI.
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import resource
@@ -26,7 +28,9 @@ from tests.test_cli import cockpit
 from tests.test_engine_restart import TINY
 from tests.test_hostile_agent import (
     agent_text,
+    check_refused_rows,
     engine_takes_hostile_lines,
+    refused_by_the_sdk,
     told_count,
     tui_takes_hostile_lines,
     valid_words,
@@ -95,8 +99,10 @@ def through_run(tmp: Path, prompt: str, options: argparse.Namespace) -> int:
     took = time.monotonic() - started
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     with sqlite3.connect(tmp / "home" / "cockpit.db") as db:
-        rows = db.execute("SELECT kind, text FROM messages ORDER BY seq").fetchall()
+        stored = db.execute("SELECT kind, text, payload FROM messages ORDER BY seq").fetchall()
+        (agent_session_id,) = db.execute("SELECT agent_session_id FROM sessions").fetchone()
         (integrity,) = db.execute("PRAGMA integrity_check").fetchone()
+    rows = [(kind, text) for kind, text, _ in stored]
     text = agent_text(rows)
     count = told_count(text) if "still here after " in text else -1
     problems = []
@@ -108,6 +114,13 @@ def through_run(tmp: Path, prompt: str, options: argparse.Namespace) -> int:
         problems.append("the stored reply is not every valid chunk in order")
     if integrity != "ok":
         problems.append(f"integrity check: {integrity}")
+    try:
+        check_refused_rows(
+            [(kind, text, json.loads(payload or "null")) for kind, text, payload in stored],
+            refused_by_the_sdk(prompt, agent_session_id),
+        )
+    except AssertionError:
+        problems.append("a request the SDK refused left no row")
     print(
         f"run: {options.lines} hostile lines (seed {options.seed}, longest {options.huge:,} "
         f"bytes): exit {result.returncode} in {took:.1f} s, {count} valid chunks stored, "

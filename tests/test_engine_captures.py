@@ -1,5 +1,5 @@
-"""The recorded sessions of real agents through the engine's own chunk path: the transport
-tap, the session inbox and its single consumer, into the store."""
+"""The recorded sessions of real agents through the engine's own chunk path: the transport's
+screen of requests and its tap, the session inbox and its single consumer, into the store."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ async def test_captures_through_the_tap_and_inbox(
         elif record["dir"] == "agent->client":
             if "sessionId" in frame.get("result", {}):
                 live.agent_session_id = frame["result"]["sessionId"]
+            if "id" in frame and "method" in frame:  # a request: screened as the transport does
+                assert not await live.tap.screen(frame), "a valid request was refused"
             live.tap(frame)
     await live.inbox.settle()
     await store.end_turn(session.id)

@@ -1,18 +1,24 @@
 """An agent that completes the handshake and then sends hundreds of seeded hostile lines
 (`tiny_agent.hostile_lines`): through `cockpit run`, the engine and the TUI, nothing
-crashes or hangs, every valid chunk is stored in order, and the session takes the next
-prompt. A longer run: `.venv/bin/python -m tests.hostile --lines 10000`."""
+crashes or hangs, every valid chunk is stored in order, every request the SDK refuses is
+a row, and the session takes the next prompt. A longer run:
+`.venv/bin/python -m tests.hostile --lines 10000`."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+from acp.schema import ReadTextFileRequest, RequestPermissionRequest, WriteTextFileRequest
+from pydantic import BaseModel, ValidationError
 
 from cockpit.api import AgentSpec, Status
 from cockpit.ui.transcript import TranscriptView
@@ -20,9 +26,20 @@ from store import Row
 from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
 from tests.test_cli import cockpit
 from tests.test_engine_restart import TINY
+from tests.tiny_agent import hostile_lines
 from tests.ui_helpers import make_app, send, wait_until
 
 LINES = 600
+
+LISTED = 100
+"""Refused requests listed one row each in a turn; a row counts the rest."""
+
+SDK_MODELS: Mapping[str, type[BaseModel]] = {
+    "session/request_permission": RequestPermissionRequest,
+    "fs/read_text_file": ReadTextFileRequest,
+    "fs/write_text_file": WriteTextFileRequest,
+}
+"""The SDK's models for the requests among the hostile lines that a client serves."""
 
 UNKNOWN_CONTENT = "[unknown content]"
 """What a content block without a type reads as (`store.chunks.content_text`)."""
@@ -46,6 +63,54 @@ def told_count(text: str) -> int:
     return int(text.rsplit("still here after ", 1)[1].split()[0])
 
 
+def refused_by_the_sdk(prompt: str, session_id: str) -> list[str]:
+    """The methods of the requests among the hostile lines of `prompt` that the SDK
+    answers with an error by itself: params off its model, or a method no client serves."""
+    settings = dict(word.split("=", 1) for word in prompt.split() if "=" in word)
+    lines = hostile_lines(
+        int(settings.get("seed", "0")),
+        session_id,
+        int(settings.get("n", "500")),
+        int(settings.get("huge", "1000000")),
+    )
+    methods = []
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            continue
+        request_id = message.get("id")
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            continue  # no request, or one the transport drops
+        model = SDK_MODELS.get(message["method"])
+        try:
+            if model is not None:
+                model.model_validate(message.get("params"))
+                continue
+        except ValidationError:
+            pass
+        methods.append(message["method"])
+    return methods
+
+
+def check_refused_rows(rows: Sequence[tuple[str, str, Any]], expected: list[str]) -> None:
+    """Each request the SDK refused left a row, in order, of (kind, text, payload) rows;
+    past LISTED refused requests in the turn, the rest are counted in one row."""
+    payloads = [payload if isinstance(payload, dict) else {} for _, _, payload in rows]
+    screened = [p["method"] for p in payloads if p.get("answer")]
+    counts = [p["refusedCount"] for p in payloads if p.get("refusedCount")]
+    listed = [text for _, text, _ in rows if text.startswith("Refused")]
+    assert expected, "the hostile lines hold requests the SDK refuses"
+    if not counts:
+        assert screened == expected
+    else:  # the file requests Cockpit refused itself are counted there too
+        (count,) = counts
+        assert len(listed) == LISTED and screened == expected[: len(screened)]
+        assert len(screened) + count >= len(expected)
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_cockpit_run_survives_hostile_lines_and_stores_every_valid_chunk(
     tmp_path: Path, seed: int
@@ -61,14 +126,20 @@ def test_cockpit_run_survives_hostile_lines_and_stores_every_valid_chunk(
     assert time.monotonic() - started < 60
     assert "Traceback" not in result.stderr and result.stderr == ""
     with sqlite3.connect(home / "cockpit.db") as db:
-        rows = db.execute("SELECT kind, text FROM messages ORDER BY seq").fetchall()
+        stored = db.execute("SELECT kind, text, payload FROM messages ORDER BY seq").fetchall()
+        (agent_session_id,) = db.execute("SELECT agent_session_id FROM sessions").fetchone()
         (integrity,) = db.execute("PRAGMA integrity_check").fetchone()
     assert integrity == "ok"
+    rows = [(kind, text) for kind, text, _ in stored]
     text = agent_text(rows)
     count = told_count(text)
     assert count > LINES // 8
     assert text == valid_words(count) + f"still here after {count} valid chunks"
     assert not (project.parent / "outside.txt").exists()
+    check_refused_rows(
+        [(kind, text, json.loads(payload or "null")) for kind, text, payload in stored],
+        refused_by_the_sdk(prompt, agent_session_id),
+    )
 
 
 async def test_the_engine_survives_hostile_lines_and_the_session_takes_the_next_prompt(
@@ -95,8 +166,12 @@ async def engine_takes_hostile_lines(tmp_path: Path, prompt: str, short: bool = 
         notices = [r.text for r in rows if r.kind == "notice"]
         assert any("nested too deeply" in n for n in notices)
         assert any("currentModeId" in n for n in notices)
-        assert any("a permission request that does not follow ACP" in n for n in notices)
         session = await engine.session(record.id)
+        check_refused_rows(
+            [(r.kind, r.text, r.payload) for r in rows],
+            refused_by_the_sdk(prompt, session.agent_session_id or ""),
+        )
+        assert not recorder.asked  # not one of them became a question
         # Only values of the right shape were kept (a long run holds valid ones too).
         assert isinstance((session.modes or {}).get("currentModeId", ""), str)
         assert all(isinstance(c.get("input") or {}, dict) for c in session.commands or ())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from store import Chunk, ViewTranscript
+from store import Chunk, ViewTranscript, note
 from store.folding import NAMED_ROWS
 from store.store import Store
 from tests.helpers import feed, new_session, reply, texts, thought, update
@@ -163,3 +163,36 @@ async def test_a_prompt_ends_a_replay_window_left_open(store: Store) -> None:
         ("user", "second"),
         ("agent", "second answer"),
     ]
+
+
+async def test_a_note_with_an_id_is_one_row_per_turn_replaced_in_place(tmp_path: Path) -> None:
+    """A count that grows (refused requests past the listed ones) is one row, rewritten
+    with each change, and read back as it last stood; the next turn has its own."""
+    path = tmp_path / "c.db"
+    view = ViewTranscript()
+    async with await Store.open(path) as store:
+        session = await new_session(store)
+        for frame in (await store.begin_turn(session, "go"))[1]:
+            view.apply(frame)
+        counted = [
+            note(session, "notice", f"and {n} more", message_id="m", count=n) for n in (1, 2)
+        ]
+        await feed(store, [reply(session, "It "), *counted, reply(session, "runs.")], view)
+        await store.end_turn(session)
+        rows = await store.all_rows(session)
+        assert texts(rows) == [("user", "go"), ("agent", "It runs."), ("notice", "and 2 more")]
+        assert rows[2].payload == {"count": 2}
+        assert texts(view) == texts(rows)
+    async with await Store.open(path) as store:  # the row is found again from the database
+        await feed(store, [note(session, "notice", "and 3 more", message_id="m")], view)
+        for frame in (await store.begin_turn(session, "again"))[1]:
+            view.apply(frame)
+        await feed(store, [note(session, "notice", "and 1 more", message_id="m")], view)
+        await store.end_turn(session)
+        rows = await store.all_rows(session)
+    assert texts(rows)[2:] == [
+        ("notice", "and 3 more"),
+        ("user", "again"),
+        ("notice", "and 1 more"),
+    ]
+    assert texts(view) == texts(rows)

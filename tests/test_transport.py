@@ -166,3 +166,48 @@ async def test_lines_that_killed_the_reading_loop_are_dropped_and_it_goes_on() -
         "a message that is no request, notification or response",
         "a message nested deeper than 64 levels",
     ]
+
+
+async def test_each_request_is_screened_and_waited_for_before_the_sdk_has_it() -> None:
+    """A request the SDK will refuse has its row stored before the SDK sees it (and
+    answers): the screen is awaited, and such a request skips the tap. Notifications and
+    responses are not screened."""
+    lines = [
+        {"jsonrpc": "2.0", "method": "session/update", "params": {}},
+        {"jsonrpc": "2.0", "id": 1, "method": "refused", "params": []},
+        {"jsonrpc": "2.0", "id": 2, "method": "served", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "result": {}},
+    ]
+    reader = asyncio.StreamReader()
+    reader.feed_data("".join(json.dumps(line) + "\n" for line in lines).encode())
+    reader.feed_eof()
+    events: list[str] = []
+
+    def tap(message: dict[str, Any]) -> bool:
+        events.append(f"tap {message.get('method', 'response')}")
+        return False
+
+    async def screen(message: dict[str, Any]) -> bool:
+        events.append(f"screen {message['method']}")
+        await asyncio.sleep(0.01)  # the row being stored
+        events.append(f"stored {message['method']}")
+        return bool(message["method"] == "refused")
+
+    transport = AgentTransport(
+        reader, cast(asyncio.StreamWriter, Sink()), tap=tap, on_dropped=print, screen=screen
+    )
+    while (message := await transport.receive()) is not None:
+        events.append(f"sdk {message.get('method', 'response')}")
+    assert events == [
+        "tap session/update",
+        "sdk session/update",
+        "screen refused",
+        "stored refused",
+        "sdk refused",
+        "screen served",
+        "stored served",
+        "tap served",
+        "sdk served",
+        "tap response",
+        "sdk response",
+    ]

@@ -42,21 +42,34 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
 - `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
   is not an object, a text chunk whose content is not an object, a 100 KB update that is a
   string), then "still here".
+- `refuse [n=N]`: N raw requests off ACP's schema or of methods no client serves
+  (`MALFORMED_REQUESTS`, in turn; one of each by default), one line each, then waits for
+  every answer and says which error codes came back, and for how many of them Cockpit's
+  database (`COCKPIT_DATA_DIR/cockpit.db`) held the refusal as the answer came:
+  "answers: -32601 x2, -32602 x11; stored before their answer: 13/13".
+- `raw=NAME`: the raw requests `RAW_REQUESTS[NAME]`, and the error codes of their
+  answers: "answers: [-32602, -32602]".
+- `meta-read=PATH`: reads PATH (relative to the session's folder) in a raw request whose
+  `_meta` names the request's own params (`path`, and `self`), and says what came back.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import sqlite3
 import sys
 import uuid
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from acp.connection import StreamDirection, StreamEvent
 from acp.core import Agent, AgentSideConnection, RequestError, run_agent
 from acp.helpers import start_tool_call, update_agent_message_text
 from acp.schema import (
@@ -93,6 +106,44 @@ BAD_LINES = (
         "params": {"sessionId": "{sid}", "update": "z" * 100_000},
     },
 )
+
+TOOL = {"toolCallId": "call_m", "title": "Delete the notes", "kind": "delete"}
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
+MALFORMED_REQUESTS: tuple[tuple[str, Any], ...] = (
+    ("session/request_permission",  # options not a list, and a title with escape sequences
+     {"sessionId": "{sid}", "toolCall": {**TOOL, "title": ESCAPED_TITLE}, "options": "allow"}),
+    ("session/request_permission", {"sessionId": "{sid}", "options": OPTIONS}),  # no toolCall
+    ("session/request_permission",  # a numeric toolCallId
+     {"sessionId": "{sid}", "toolCall": {**TOOL, "toolCallId": 7}, "options": OPTIONS}),
+    ("session/request_permission",  # an option of a kind ACP does not have
+     {"sessionId": "{sid}", "toolCall": TOOL,
+      "options": [{"optionId": "yes", "name": "Allow", "kind": "maybe"}]}),
+    ("session/request_permission", {"toolCall": TOOL, "options": OPTIONS}),  # no sessionId
+    ("session/request_permission", [TOOL, OPTIONS]),  # params that are a list
+    ("session/request_permission", None),  # no params at all
+    ("fs/read_text_file", {"sessionId": "{sid}", "path": 5}),
+    ("fs/write_text_file", {"sessionId": "{sid}", "path": "notes.txt"}),  # no content
+    ("terminal/create", {"sessionId": "{sid}", "command": ["rm", "-rf", "/"]}),
+    ("terminal/output", {"sessionId": "{sid}"}),  # no terminalId
+    ("no/such_method", {"sessionId": "{sid}"}),
+    ("_vendor/extension", {"sessionId": "{sid}"}),
+)  # fmt: skip
+"""Requests a client must refuse (method, params; `{sid}` is the session's id): the SDK
+answers each with "Invalid params" or "Method not found"."""
+
+RAW_REQUESTS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "no-terminal": tuple(
+        (method, {"sessionId": "{sid}", "terminalId": "term-\x1b[2J"})
+        for method in ("terminal/output", "terminal/wait_for_exit", "terminal/kill",
+                       "terminal/release")
+    ),
+    "no-program": (("terminal/create", {"sessionId": "{sid}", "command": "/no/such/program"}),),
+}  # fmt: skip
+"""Requests that follow ACP's schema and that Cockpit cannot serve: terminals it never
+made, a program that does not exist."""
 
 
 def hostile_lines(seed: int, session_id: str, count: int, huge: int) -> list[bytes]:
@@ -214,6 +265,74 @@ class TinyAgent:
         self.conn: AgentSideConnection | None = None
         self.background: set[asyncio.Future[Any]] = set()
         self.folders: dict[str, str] = {}
+        self.answers: dict[str, dict[str, Any]] = {}
+        """The client's answers to the raw requests this agent wrote, by their ids."""
+        self.answered = asyncio.Event()
+        self.stored_first: dict[str, int] = {}
+        """How many refused requests Cockpit's database held as each answer came."""
+
+    def observe(self, event: StreamEvent) -> None:
+        """The SDK shows this agent every message; the answers to its raw requests are
+        kept (its own connection drops them: it did not send them)."""
+        message = event.message
+        request_id = message.get("id")
+        incoming = event.direction == StreamDirection.INCOMING
+        if incoming and str(request_id).startswith("raw-") and "method" not in message:
+            self.answers[str(request_id)] = message
+            self.stored_first[str(request_id)] = stored_refusals()
+            self.answered.set()
+
+    async def send_raw(
+        self, session_id: str, requests: Sequence[tuple[str, Any]]
+    ) -> list[dict[str, Any] | None]:
+        """Write these requests (method, params; `{sid}` is the session's id) as raw lines,
+        with the ids `raw-0`, `raw-1`..., and wait a minute at most for every answer."""
+        self.answers.clear()
+        self.stored_first.clear()
+        for number, (method, params) in enumerate(requests):
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": f"raw-{number}", "method": method}
+            if params is not None:
+                message["params"] = params
+            raw = json.dumps(message).replace("{sid}", session_id)
+            self.writer.write(raw.encode() + b"\n")
+            await self.writer.drain()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while len(self.answers) < len(requests) and loop.time() < deadline:
+            self.answered.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.answered.wait(), deadline - loop.time())
+        return [self.answers.get(f"raw-{number}") for number in range(len(requests))]
+
+    async def refuse(self, session_id: str, count: int) -> str:
+        """`refuse`: `count` malformed requests, the codes of the answers that came, and
+        how many of them Cockpit had stored as refused by the time their answer came."""
+        requests = [MALFORMED_REQUESTS[n % len(MALFORMED_REQUESTS)] for n in range(count)]
+        answers = await self.send_raw(session_id, requests)
+        codes = Counter(
+            str((answer.get("error") or {}).get("code", "no error"))
+            for answer in answers
+            if answer is not None
+        )
+        first = sum(self.stored_first.get(f"raw-{n}", 0) > n for n in range(count))
+        listed = ", ".join(f"{code} x{times}" for code, times in sorted(codes.items()))
+        missing = count - codes.total()
+        return (
+            f"answers: {listed}" + (f"; {missing} unanswered" if missing else "")
+            + f"; stored before their answer: {first}/{count}"
+        )  # fmt: skip
+
+    async def meta_read(self, session_id: str, path: str) -> str:
+        """`meta-read=PATH`: reads PATH with a `_meta` whose keys name the request's own
+        params (and `self`), and says what came back."""
+        meta = {"path": 5, "self": 1, "trace": "kept"}
+        params = {"sessionId": "{sid}", "path": path, "_meta": meta}
+        (answer,) = await self.send_raw(session_id, [("fs/read_text_file", params)])
+        if answer is None:
+            return "no answer"
+        if "error" in answer:
+            return f"read failed: {answer['error'].get('message')}"
+        return f"read: {answer['result']['content']}"
 
     def on_connect(self, conn: AgentSideConnection) -> None:
         self.conn = conn
@@ -337,6 +456,22 @@ class TinyAgent:
             await self.writer.drain()
             os.close(sys.stdout.fileno())
             await asyncio.sleep(60)
+            return PromptResponse(stop_reason="end_turn")
+        if any(word.startswith("raw=") for word in words):
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            raw_answers = await self.send_raw(session_id, RAW_REQUESTS[settings["raw"]])
+            codes = [(a.get("error") or {}).get("code") if a else None for a in raw_answers]
+            await self.say(session_id, f"answers: {codes}")
+            return PromptResponse(stop_reason="end_turn")
+        if any(word.startswith("meta-read=") for word in words):
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), settings["meta-read"])
+            await self.say(session_id, await self.meta_read(session_id, path))
+            return PromptResponse(stop_reason="end_turn")
+        if "refuse" in words:
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            count = int(settings.get("n", str(len(MALFORMED_REQUESTS))))
+            await self.say(session_id, await self.refuse(session_id, count))
             return PromptResponse(stop_reason="end_turn")
         if "bad" in words:
             for line in BAD_LINES:
@@ -464,6 +599,18 @@ def stored_decisions() -> int:
     return int(count)
 
 
+def stored_refusals() -> int:
+    """How many refused requests Cockpit's database holds: the rows that list one, and
+    what the row counting the rest says."""
+    path = Path(os.environ["COCKPIT_DATA_DIR"]) / "cockpit.db"
+    with sqlite3.connect(path, timeout=5) as db:
+        (listed, counted) = db.execute(
+            "SELECT sum(text LIKE 'Refused%'), "
+            "coalesce(sum(json_extract(payload, '$.refusedCount')), 0) FROM messages"
+        ).fetchone()
+    return int(listed or 0) + int(counted)
+
+
 async def serve(options: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
@@ -474,7 +621,11 @@ async def serve(options: argparse.Namespace) -> None:
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     agent = TinyAgent(writer, options)
     await run_agent(
-        cast(Agent, agent), input_stream=writer, output_stream=reader, use_unstable_protocol=True
+        cast(Agent, agent),
+        input_stream=writer,
+        output_stream=reader,
+        use_unstable_protocol=True,
+        observers=[agent.observe],
     )
 
 

@@ -60,6 +60,10 @@ class StreamPrinter:
         self.view = ViewTranscript()
         self._last_key: str | None = None
         self._tool_lines: dict[str, str] = {}
+        self._notes: dict[str, str] = {}
+        """The line printed for each notice, decision or error, by key."""
+        self._renewed: dict[str, str] = {}
+        """The last line of each one replaced since (a count that grew), for the end."""
         self._at_line_start = True
         self._cleaner = StreamCleaner()
         """On a terminal: an escape sequence cut between two chunks is held until it ends."""
@@ -110,9 +114,17 @@ class StreamPrinter:
             )
         else:
             mark = {"notice": "! ", "error": "ERROR: ", "permission": "* "}.get(frame.kind, "")
-            self._block(frame.key, mark + bubble.text)
+            line = mark + bubble.text
+            if frame.key not in self._notes:
+                self._notes[frame.key] = line
+                self._block(frame.key, line)
+            elif line != self._notes[frame.key]:
+                self._renewed[frame.key] = line  # printed as it last stood, at the end
 
     def finish(self) -> None:
+        for key, line in self._renewed.items():
+            if line != self._notes[key]:
+                self._block(f"{key}:renewed", line)
         self.out.write(self._cleaner.flush())
         if not self._at_line_start:
             self.write("\n")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import RequestError
+from acp.meta import CLIENT_METHODS
 
 from cockpit.api import AgentSpec
 from cockpit.engine.files import Refused, read_text, write_text
@@ -80,9 +81,10 @@ class AgentRequests:
 
     async def _refused(self, action: str, path: str, error: Exception) -> None:
         """A row for every file request Cockpit did not carry out (some were refused in
-        silence, and a NUL in a path came back as an internal error)."""
+        silence, and a NUL in a path came back as an internal error), counted with the
+        turn's other refused requests."""
         shown = preview(path.encode("utf-8", "replace"))
-        await self._inbox.tell(
+        await self._broker.refused.tell(
             note(self.session_id, "notice", f"Refused the agent's {action} of {shown}: {error}.")
         )
 
@@ -99,7 +101,8 @@ class AgentRequests:
         except Refused as error:
             await self._refused("terminal in", cwd or "", error)
             raise RequestError.invalid_params({"cwd": cwd, "reason": str(error)}) from error
-        except OSError as error:
+        except OSError as error:  # no such program, or not one that can run
+            await self._refused("run", command, error)
             raise RequestError.invalid_params({"command": command, "reason": str(error)}) from error
         watcher = asyncio.create_task(self._watch_terminal(terminal), name=terminal.id)
         self._background.add(watcher)
@@ -116,30 +119,36 @@ class AgentRequests:
                 shown = terminal.received
                 self._attach_output(terminal)
 
-    def terminal(self, terminal_id: str) -> Terminal:
-        """The terminal with this id, or an ACP error the agent can read."""
+    async def terminal(self, terminal_id: str, method: str) -> Terminal:
+        """The terminal with this id, or (with a row, as every refused request has) an
+        ACP error the agent can read; `method` is the request that names it."""
         try:
             return self._terminals.get(terminal_id)
         except KeyError as error:
+            reason = str(error.args[0])
+            shown = preview(reason.encode("utf-8", "replace"))
+            await self._broker.refused.tell(
+                note(self.session_id, "notice", f"Refused the agent's {method} request: {shown}.")
+            )
             raise RequestError.invalid_params(
-                {"terminalId": terminal_id, "reason": str(error)}
+                {"terminalId": terminal_id, "reason": reason}
             ) from error
 
     async def wait_terminal(self, terminal_id: str) -> Terminal:
         """`terminal/wait_for_exit`: the terminal once its command exited."""
-        self.terminal(terminal_id)
+        await self.terminal(terminal_id, CLIENT_METHODS["terminal_wait_for_exit"])
         terminal = await self._terminals.wait(terminal_id)
         self._attach_output(terminal)
         return terminal
 
-    def kill_terminal(self, terminal_id: str) -> None:
+    async def kill_terminal(self, terminal_id: str) -> None:
         """`terminal/kill`: the terminal stays readable until it is released."""
-        self.terminal(terminal_id)
+        await self.terminal(terminal_id, CLIENT_METHODS["terminal_kill"])
         self._terminals.kill(terminal_id)
 
     async def release_terminal(self, terminal_id: str) -> None:
         """`terminal/release`: its output stays on its tool call row."""
-        self.terminal(terminal_id)
+        await self.terminal(terminal_id, CLIENT_METHODS["terminal_release"])
         terminal = await self._terminals.release(terminal_id)
         self._attach_output(terminal)
 

@@ -100,7 +100,7 @@ class ClientAdapter:
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> TerminalOutputResponse:
         """`terminal/output`: what the command wrote so far, and its exit once it exited."""
-        terminal = self._requests.terminal(terminal_id)
+        terminal = await self._requests.terminal(terminal_id, CLIENT_METHODS["terminal_output"])
         status = terminal.exit_status()
         return TerminalOutputResponse(
             output=terminal.text(),
@@ -122,7 +122,7 @@ class ClientAdapter:
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> KillTerminalResponse:
         """`terminal/kill`."""
-        self._requests.kill_terminal(terminal_id)
+        await self._requests.kill_terminal(terminal_id)
         return KillTerminalResponse()
 
     async def release_terminal(

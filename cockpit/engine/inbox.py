@@ -36,6 +36,16 @@ RECEIVED_KEPT = 4096
 """Characters of a malformed update (as JSON) kept on its notice row."""
 
 
+def received(value: Any) -> dict[str, Any]:
+    """What a row keeps of a value the agent sent: its JSON, cut at RECEIVED_KEPT
+    characters, and its whole length when it was cut."""
+    raw = json.dumps(value, ensure_ascii=False, default=repr)
+    kept: dict[str, Any] = {"received": raw[:RECEIVED_KEPT]}
+    if len(raw) > RECEIVED_KEPT:
+        kept["receivedLength"] = len(raw)
+    return kept
+
+
 @dataclass
 class _Barrier:
     """Resolved by the consumer once everything queued before it is applied."""
@@ -86,10 +96,8 @@ class SessionInbox:
     def malformed(self, what: str, value: Any) -> None:
         """A notice for an update Cockpit cannot fold, keeping (a bounded preview of) what
         the agent sent."""
-        raw = json.dumps(value, ensure_ascii=False, default=repr)
-        kept: dict[str, Any] = {"received": raw[:RECEIVED_KEPT]}
-        if len(raw) > RECEIVED_KEPT:
-            kept["receivedLength"] = len(raw)
+        kept = received(value)
+        raw = kept["received"]
         self.put(
             note(
                 self.session_id,

@@ -151,7 +151,7 @@ class AgentLifecycle:
         answers the agent's requests. It becomes the session's connection."""
         live = self._live
         transport: Transport = AgentTransport(
-            stdout, stdin, tap=live.tap, on_dropped=live.inbox.dropped
+            stdout, stdin, tap=live.tap, on_dropped=live.inbox.dropped, screen=live.tap.screen
         )
         client: Client = ClientAdapter(live.broker, live.requests)
         live.conn = ClientSideConnection(client, transport)

@@ -32,6 +32,7 @@ from cockpit.engine.permissions import (
     remembered_key,
 )
 from cockpit.engine.policy import Policy, decide
+from cockpit.engine.refusals import RefusedRequests
 from cockpit.engine.terminals import command_lines
 from cockpit.text.textout import command_of
 from store import note
@@ -110,6 +111,9 @@ class PermissionBroker:
         self._permission_ids: dict[Any, str] = {}
         """The tool call of each permission request, by the agent's JSON-RPC request id."""
         self._background: set[asyncio.Future[None]] = set()
+        self.refused = RefusedRequests(session_id, inbox)
+        """Every request of the agent's that is refused (a question with ambiguous options,
+        one off ACP's schema, a file outside the root...), counted in its turn."""
 
     async def ask(
         self, tool_call: dict[str, Any], options: list[dict[str, Any]]
@@ -204,21 +208,23 @@ class PermissionBroker:
             text = f"Cancelled: {request.title} ({reason})"
         else:
             text = decision_text(request.title, option, decided_by, rule)
+        row = note(
+            self.session_id,
+            "permission",
+            text,
+            toolCallId=request.tool_call_id,
+            rule=rule,
+            **({"reason": reason} if reason else {}),
+            optionId=option_id,
+            optionKind=option.get("kind") if option else None,
+            decidedBy=decided_by,
+            options=list(request.options),
+        )
         try:
-            await self._inbox.record(
-                note(
-                    self.session_id,
-                    "permission",
-                    text,
-                    toolCallId=request.tool_call_id,
-                    rule=rule,
-                    **({"reason": reason} if reason else {}),
-                    optionId=option_id,
-                    optionKind=option.get("kind") if option else None,
-                    decidedBy=decided_by,
-                    options=list(request.options),
-                )
-            )
+            if decided_by == REFUSED:
+                await self.refused.record(row)
+            else:
+                await self._inbox.record(row)
         except Exception as error:
             # Nothing the transcript does not hold may be allowed: the agent hears
             # "cancelled", and the user is told why.
@@ -287,8 +293,10 @@ class PermissionBroker:
                 task.add_done_callback(self._background.discard)
 
     def new_turn(self) -> None:
-        """A turn begins: the commands allowed in the last one need asking again."""
+        """A turn begins: the commands allowed in the last one need asking again, and its
+        refused requests are listed again."""
         self._allowed_commands.clear()
+        self.refused.new_turn()
 
     async def may_run(self, argv: Sequence[str], cwd: str | None) -> bool:
         """Whether a command the agent wants run in a terminal may run. The policy's

@@ -4,7 +4,9 @@ The SDK runs every notification as its own task, which may reorder a streamed re
 tap sees each message first, in arrival order, on the loop that reads the agent. It takes
 the `session/update`s itself, as wire JSON, into the session's inbox; it notes which tool
 call each permission request is about (its row comes first, and a `$/cancel_request` for
-it finds it); everything else goes on to the SDK.
+it finds it); everything else goes on to the SDK. Before that, it screens each request:
+one the SDK will refuse has its row stored, and goes straight on to the SDK, which
+answers it with an error (it makes no tool call row and no question).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.permission_broker import PermissionBroker
-from cockpit.engine.wire import BadUpdate, checked_update, permission_request_problem
+from cockpit.engine.wire import BadUpdate, checked_update
 from store import note
 from store.chunks import TEXT_UPDATES
 
@@ -52,6 +54,17 @@ class AgentTap:
             method = message.get("method")
             self._inbox.malformed(f"a {method or 'response'} Cockpit could not read", message)
             return method == "session/update" and "id" not in message
+
+    async def screen(self, message: dict[str, Any]) -> bool:
+        """Called by the transport with every request, in arrival order, before the tap and
+        the SDK see it. True when the SDK will refuse it (its params do not follow ACP, or
+        Cockpit serves no such method): its row is stored by then, and the request reaches
+        neither the tool calls nor the questions. It never raises."""
+        try:
+            return await self._broker.refused.screen(message)
+        except Exception:
+            log.exception("session %s: could not screen a request from the agent", self.session_id)
+            return False
 
     def _take(self, message: dict[str, Any]) -> bool:
         method = message.get("method")
@@ -93,14 +106,7 @@ class AgentTap:
                 self._inbox.put(update)
             return True
         elif method == "session/request_permission":
-            if (unreadable := permission_request_problem(params)) is not None:
-                # The SDK refuses it with an error to the agent; the transcript says so too.
-                self._inbox.malformed(
-                    f"a permission request that does not follow ACP ({unreadable}; answered "
-                    "with an error)",
-                    params,
-                )
-                return False
+            # A request off the schema was screened out before it came here.
             tool_call = params.get("toolCall")
             if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
                 # The tool call a permission is about becomes (or updates) its row, in order:

@@ -6,14 +6,16 @@ cannot look up and on a line too deep to decode. This transport frames the same 
 itself, hands the SDK only well-formed JSON-RPC objects (`cockpit.engine.wire`), reports every
 line it had to drop, and taps each incoming message in arrival order before the SDK
 dispatches it (the SDK runs every notification as its own task, which may reorder them).
-What the tap takes (the stream of `session/update`s) is not passed on.
+What the tap takes (the stream of `session/update`s) is not passed on. Each request is
+screened first, and waited for: one the SDK will refuse has its row stored before the SDK
+sees it and answers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cockpit.engine.wire import MAX_DEPTH, envelope_problem, may_nest_deeper, nested_deeper
@@ -48,11 +50,14 @@ class AgentTransport:
         *,
         tap: Callable[[dict[str, Any]], bool],
         on_dropped: Callable[[str], None],
+        screen: Callable[[dict[str, Any]], Awaitable[bool]] | None = None,
         max_line: int = MAX_LINE,
     ) -> None:
         self._stdout = stdout
         self._stdin = stdin
         self._tap = tap
+        self._screen = screen
+        """Awaited with each request; True when the SDK will refuse it (its row is stored)."""
         self._on_dropped = on_dropped
         self._max_line = max_line
         self._lock = asyncio.Lock()
@@ -106,6 +111,9 @@ class AgentTransport:
             if problem is not None:
                 self._on_dropped(f"{problem}: {preview(stripped)}")
                 continue
+            request = "id" in message and "method" in message
+            if request and self._screen is not None and await self._screen(message):
+                return message  # the SDK answers it with an error; its row is stored
             if self._tap(message):
                 continue  # taken by the tap, in order; the SDK need not see it
             return message

@@ -17,7 +17,6 @@ from acp.schema import (
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
-    RequestPermissionRequest,
     SessionInfoUpdate,
     ToolCallProgress,
     ToolCallStart,
@@ -122,16 +121,6 @@ def checked_update(update: Mapping[str, Any]) -> Mapping[str, Any]:
         raise BadUpdate(first_problem(error)) from None
     kept = {name: value for name, value in update.items() if name not in _NAMED[kind]}
     return {**kept, **model.model_dump(mode="json", by_alias=True, exclude_none=True)}
-
-
-def permission_request_problem(params: Mapping[str, Any]) -> str | None:
-    """What keeps a `session/request_permission` from following the SDK's schema (the SDK
-    answers such a request with an error and Cockpit never sees it), or None."""
-    try:
-        RequestPermissionRequest.model_validate(params)
-    except ValidationError as error:
-        return first_problem(error)
-    return None
 
 
 def first_problem(error: ValidationError) -> str:
