@@ -1,4 +1,5 @@
-"""A disk that fills, for real: SQLite's own limit on the store's writer connection.
+"""A disk that fills, for real: SQLite's own limit on the store's writer connection; and,
+for what reads a store with no writer of its own, a file system that is full.
 
 `PRAGMA max_page_count` caps the pages the database may grow to; a write past it fails
 with SQLITE_FULL ("database or disk is full") exactly as a full disk does (SQLite may roll
@@ -18,7 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import subprocess
 import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from store.store import Store
@@ -70,6 +75,67 @@ def on_a_full_disk(room: int, free_after: float) -> None:
         return store
 
     Store.open = open_full  # type: ignore[method-assign]
+
+
+UNSHARE = ("unshare", "--user", "--map-root-user", "--mount")
+"""A command in a user and mount namespace of its own (mounting there needs no root)."""
+
+FULL_FS_SIZE = "4m"
+"""The size of the file system a test fills (its store is copied in first)."""
+
+ON_A_FULL_FS = """
+set -e
+mount -t tmpfs -o size={size} tmpfs "$1"
+cp -a "$2" "$1/home"
+dd if=/dev/zero of="$1/filler" bs=4096 2>/dev/null || true
+shift 2
+started=$(date +%s%N)
+set +e
+"$@"
+code=$?
+echo $(( $(date +%s%N) - started )) > "$TOOK"
+exit $code
+"""
+"""Run in a mount namespace of its own: a tmpfs over the mount point, the store copied onto
+it, every block left filled, then the command, timed alone (nanoseconds, into $TOOK)."""
+
+
+def full_fs_missing() -> str | None:
+    """Why a full file system cannot be made here (None: it can): it takes a user and a
+    mount namespace (`unshare`), which a container may not give."""
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        return "needs Linux's unshare"
+    probe = subprocess.run(
+        [*UNSHARE, "true"],
+        capture_output=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        return f"cannot make a mount namespace here: {probe.stderr.decode(errors='replace')}"
+    return None
+
+
+def on_a_full_fs(
+    store: Path, command: Sequence[str], scratch: Path, env: Mapping[str, str]
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run `command` with the store folder `store` copied onto a file system with no block
+    left (a tmpfs in a mount namespace of its own, gone with it: nothing to unmount), as
+    COCKPIT_HOME; what it did, and the seconds it took (without making the file system).
+    `scratch` is a folder of the test's own."""
+    mount_point = scratch / "full"
+    mount_point.mkdir()
+    took = scratch / "took"
+    script = ON_A_FULL_FS.format(size=FULL_FS_SIZE)
+    result = subprocess.run(
+        [*UNSHARE, "sh", "-c", script, "sh", str(mount_point), str(store), *command],
+        env={**env, "COCKPIT_HOME": str(mount_point / "home"), "TOOK": str(took)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    seconds = int(took.read_text()) / 1e9 if took.exists() else float("inf")
+    return result, seconds
 
 
 def main(arguments: list[str]) -> int:

@@ -35,7 +35,7 @@ from cockpit.cli.chunk_log import inspect_command
 from cockpit.cli.connect import MISSING_FILE_POLICIES
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
-from cockpit.cli.exits import EXIT_PIPE, EXIT_USAGE
+from cockpit.cli.exits import EXIT_CANCELLED, EXIT_PIPE, EXIT_USAGE
 from cockpit.cli.logfile import log_to_file
 from cockpit.cli.run import run_command
 from cockpit.cli.service import add_parser as add_service_parser
@@ -190,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SchemaError, SessionBusy) as error:  # a store from a newer Cockpit, or a
         print(f"cockpit: {error}", file=sys.stderr)  # session another Cockpit writes
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl+C before a command handles it (a bridge that connects)
+        return EXIT_CANCELLED
     except BrokenPipeError:  # `cockpit ls | head` read what it wanted and went away
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush of stdout cannot fail

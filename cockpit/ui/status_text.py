@@ -11,7 +11,7 @@ from rich.cells import cell_len
 
 from cockpit.api import Status
 from cockpit.ui.agent_options import current_mode, current_model, other_options
-from cockpit.ui.one_line import clean_line, clip_cells
+from cockpit.ui.one_line import clean_line, clip_cells, clip_middle
 from store import SessionRecord
 
 StatusPart = tuple[str, str]
@@ -140,12 +140,21 @@ def status_parts(
     return parts
 
 
+LINK_SHORT = 44
+"""Cells at most of why the engine is out of reach, on a status line too narrow for all of
+it (an 80-column terminal's holds 56): its start and its end stay."""
+
+
 def link_parts(problem: str | None) -> list[StatusPart]:
-    """The status line's first piece while the engine is out of reach (the service's
-    connection was cut): whatever follows it may be stale. None: no piece."""
+    """The status line's first pieces while the engine is out of reach (the service's
+    connection was cut): OFFLINE, and why (what the link's own command said, such as ssh's
+    "Connection refused", else that it is being attached again), before anything else:
+    whatever follows may be stale. None: no piece."""
     if problem is None:
         return []
-    return [(f"OFFLINE: {clean_line(problem)}", "OFFLINE")]
+    why = clean_line(problem)
+    offline: StatusPart = ("OFFLINE", "OFFLINE")
+    return [offline, (why, clip_middle(why, LINK_SHORT))] if why else [offline]
 
 
 def fit_status(parts: Sequence[StatusPart], width: int) -> str:
