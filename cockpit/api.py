@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cockpit.text.textout import listed
-from store.errors import SchemaError, SessionBusy, UnknownSession
+from store.errors import SchemaError, SessionBusy, StoreUnreadable, UnknownSession
 from store.model import Frame, Page, Row, SessionRecord
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "PermissionEvent",
     "PermissionRequest",
     "ProblemEvent",
+    "ReaderAPI",
     "ResyncEvent",
     "Row",
     "SavingEvent",
@@ -47,6 +48,7 @@ __all__ = [
     "StartError",
     "Status",
     "StatusEvent",
+    "StoreUnreadable",
     "UnknownSession",
 ]
 

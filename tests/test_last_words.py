@@ -5,6 +5,7 @@ process to its end."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +23,7 @@ def heard(chunks: list[bytes]) -> list[str]:
 def cuts(data: bytes, points: list[int]) -> list[bytes]:
     """`data` cut at these points (in any order, repeats allowed)."""
     edges = [0, *sorted(p % (len(data) + 1) for p in points), len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+    return [data[a:b] for a, b in itertools.pairwise(edges)]
 
 
 @given(

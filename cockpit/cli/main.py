@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cockpit import __version__
-from cockpit.api import DEFAULT_AGENT, SchemaError, SessionBusy
+from cockpit.api import DEFAULT_AGENT, SchemaError, SessionBusy, StoreUnreadable
 from cockpit.cli.agents import agents_command
 from cockpit.cli.chunk_log import add_parser as add_inspect_parser
 from cockpit.cli.chunk_log import inspect_command
@@ -187,9 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         return dispatch(arguments)
-    except (SchemaError, SessionBusy) as error:  # a store from a newer Cockpit, or a
-        print(f"cockpit: {error}", file=sys.stderr)  # session another Cockpit writes
-        return EXIT_USAGE
+    except (SchemaError, SessionBusy, StoreUnreadable) as error:  # a store from a newer
+        print(f"cockpit: {error}", file=sys.stderr)  # Cockpit, a session another Cockpit
+        return EXIT_USAGE  # writes, a store that cannot be read
     except KeyboardInterrupt:  # Ctrl+C before a command handles it (a bridge that connects)
         return EXIT_CANCELLED
     except BrokenPipeError:  # `cockpit ls | head` read what it wanted and went away

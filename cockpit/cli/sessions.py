@@ -17,7 +17,6 @@ from cockpit.cli.connect import Reach, read_store
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age, transcript_markdown, transcript_text
-from store import StoreUnreadable
 
 T = TypeVar("T")
 
@@ -46,17 +45,14 @@ async def run_elsewhere(engine: ReaderAPI, records: Iterable[SessionRecord]) -> 
 async def read(
     args: argparse.Namespace, home: Path, work: Callable[[ReaderAPI], Awaitable[T]]
 ) -> T | int:
-    """`work` done with what reads the store (`read_store`), or the exit code when it
-    cannot be read, said on stderr in one line: no service reached through `--remote` or
-    `--via` (6), a store that is not one or cannot be read (2)."""
+    """`work` done with what reads the store (`read_store`), or EXIT_SERVICE, said on
+    stderr, when the service `--remote` or `--via` names cannot be reached (a store that
+    cannot be read is `main`'s to say)."""
     try:
         return await read_store(home, Reach.of(args), work)
     except ConnectionError as error:
         print(f"cockpit: {error or 'the Cockpit service could not be reached'}", file=sys.stderr)
         return EXIT_SERVICE
-    except StoreUnreadable as error:
-        print(f"cockpit: {error}", file=sys.stderr)
-        return EXIT_USAGE
 
 
 async def listing(engine: ReaderAPI) -> list[SessionRecord]:
