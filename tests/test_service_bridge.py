@@ -24,9 +24,17 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import EngineAPI, ResyncEvent, StatusEvent
-from cockpit.cli.connect import BRIDGE_PATIENCE, LOCAL_ENV, SSH_ENV, Reach, open_engine
+from cockpit.cli.connect import (
+    BRIDGE_PATIENCE,
+    LOCAL_ENV,
+    SSH_ENV,
+    Bridges,
+    Reach,
+    open_engine,
+)
 from cockpit.paths import ssh_control_path
 from cockpit.remote import engine as remote_engine
+from cockpit.remote.launch import BridgeUnusable
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.service_helpers import (
     cockpit,
@@ -463,3 +471,22 @@ def test_a_bridge_that_never_speaks_is_waited_for_aloud_and_ctrl_c_ends_both(
             process.wait()
     assert errors.read_text() == said, "more than one word, or a traceback"
     asyncio.run(eventually(lambda: not pid_alive(bridge), 10, "the bridge to end"))
+
+
+async def test_under_the_screen_a_bridge_is_heard_and_one_that_went_is_said_too() -> None:
+    """Bridges read what their commands say on stderr when told to (the screen's) and hand
+    each line on; a command gone since the last run is said the same way."""
+    heard: list[str] = []
+    bridges = Bridges(("sh", "-c", "printf 'Warning: added\\r\\n' >&2; exec cat"), hear_stderr=True)
+    bridges.listener = heard.append
+    _reader, writer = await bridges.connect()
+    try:
+        await eventually(lambda: heard == ["Warning: added"], 10, "the bridge's words")
+    finally:
+        writer.close()
+        assert await bridges.end() == [0]
+    gone = Bridges(("/nonexistent/ssh", "box"), hear_stderr=True)
+    gone.listener = heard.append
+    with pytest.raises(BridgeUnusable):
+        await gone.connect()
+    assert heard[-1] == gone.said == "the command `/nonexistent/ssh` was not found"

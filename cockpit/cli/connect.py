@@ -313,7 +313,11 @@ class Bridges:
         if failed and not self.answered:
             said = f": {self.said}" if self.said else ""
             raise ConnectionError(f"the command ended with exit code {failed[-1]}{said}")
-        streams, process = await open_command(self.command, hear_stderr=self.hear_stderr)
+        try:
+            streams, process = await open_command(self.command, hear_stderr=self.hear_stderr)
+        except BridgeUnusable as error:  # gone since the last run: the status line says so
+            self._heard(str(error))
+            raise
         self._running.append(process)
         if process.stderr is not None:
             hearing = asyncio.ensure_future(hear(process.stderr, self._heard))
