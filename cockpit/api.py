@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cockpit.text.textout import listed
-from store.errors import SchemaError, SessionBusy, UnknownSession
+from store.errors import SchemaError, SessionBusy, StoreUnreadable, UnknownSession
 from store.model import Frame, Page, Row, SessionRecord
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "PermissionEvent",
     "PermissionRequest",
     "ProblemEvent",
+    "ReaderAPI",
     "ResyncEvent",
     "Row",
     "SavingEvent",
@@ -49,6 +50,7 @@ __all__ = [
     "StartError",
     "Status",
     "StatusEvent",
+    "StoreUnreadable",
     "UnknownSession",
     "is_run",
 ]
@@ -291,6 +293,29 @@ class FileMatch:
 
 
 # -- the engine -------------------------------------------------------------------------------
+
+
+class ReaderAPI(Protocol):
+    """What the commands that only read the store ask (`ls`, `show`, `inspect`): the
+    engine answers it, and so does the store read on its own when no service runs."""
+
+    async def close(self, reason: str = "Cockpit quit") -> None:
+        """Let go of what was read through."""
+
+    async def sessions(self) -> list[SessionRecord]:
+        """Every stored session, most recent first."""
+
+    async def find_session(self, prefix: str) -> SessionRecord:
+        """The session whose id starts with `prefix` (KeyError when none or several)."""
+
+    def status(self, session_id: str) -> str:
+        """The live state of a session (CLOSED when no agent runs for it)."""
+
+    async def running_elsewhere(self, session_ids: Sequence[str]) -> list[str]:
+        """Those of these sessions another Cockpit process runs now."""
+
+    async def rows(self, session_id: str) -> list[Row]:
+        """Every row of a session, oldest first."""
 
 
 class EngineAPI(Protocol):

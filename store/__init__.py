@@ -7,7 +7,13 @@ the database. Nothing here imports Textual or the ACP SDK.
 """
 
 from store.chunks import NOTE_KINDS, Chunk, chunk_from_update, note
-from store.errors import SchemaError, SessionBusy, UnknownSession, WriteConflict
+from store.errors import (
+    SchemaError,
+    SessionBusy,
+    StoreUnreadable,
+    UnknownSession,
+    WriteConflict,
+)
 from store.model import Frame, Page, Row, SessionRecord
 from store.view import Bubble, Change, ViewTranscript
 
@@ -22,6 +28,7 @@ __all__ = [
     "SchemaError",
     "SessionBusy",
     "SessionRecord",
+    "StoreUnreadable",
     "UnknownSession",
     "ViewTranscript",
     "WriteConflict",

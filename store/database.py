@@ -1,6 +1,7 @@
 """The database file and its connections: made owner-only before the first byte, refused
 untouched when a newer Cockpit wrote it, migrated, then opened as one writer connection and
-one query-only reader (WAL, so reads never wait for a flush)."""
+one query-only reader (WAL, so reads never wait for a flush). A reader with no writer
+(`cockpit ls` with no service) opens it read-only, and writes nothing at all."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ import contextlib
 import os
 import sqlite3
 from pathlib import Path
+from typing import Final
 
 import aiosqlite
 
+from store.errors import StoreUnreadable
 from store.schema import migrate, refuse_newer, schema_version
+
+READ_ONLY_WAIT: Final = 0.5
+"""Seconds a read-only reader waits for a writer that holds the database (SQLite's busy
+timeout) before it gives up and says so."""
 
 
 def prepare_database_file(path: Path, *, tighten: bool = True) -> None:
@@ -65,3 +72,68 @@ async def open_connections(db_path: Path) -> tuple[aiosqlite.Connection, aiosqli
             await reader.close()
         raise
     return writer, reader
+
+
+def read_only_uri(path: Path, *, immutable: bool) -> str:
+    """SQLite's URI for reading the database at `path` without writing to it; `immutable`:
+    read the file as it is, taking no lock and opening no -wal or -shm file."""
+    query = "mode=ro&immutable=1" if immutable else "mode=ro"
+    return f"{path.absolute().as_uri()}?{query}"
+
+
+def quiet_file(path: Path) -> bool:
+    """True when the database file holds all there is: its -wal file is gone or empty (the
+    last writer folded it into the database; a writer that failed at its start on a full
+    disk leaves an empty one) and no rollback journal was left by a crash. Such a file is
+    read as it is: SQLite's read-only mode would create the -wal and -shm files a WAL
+    reader uses, and on a full disk fail to."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        if wal.stat().st_size > 0:
+            return False
+    except FileNotFoundError:
+        pass
+    return not path.with_name(path.name + "-journal").exists()
+
+
+async def open_read_only(path: Path) -> aiosqlite.Connection:
+    """A connection that reads the database at `path` and never writes: no migration, no
+    lock a writer would wait on (a WAL reader's mark at most), no file created. SchemaError
+    when a newer Cockpit wrote it, StoreUnreadable when it cannot be read."""
+    immutable = quiet_file(path)
+    try:
+        connection = await aiosqlite.connect(
+            read_only_uri(path, immutable=immutable),
+            uri=True,
+            isolation_level=None,
+            timeout=READ_ONLY_WAIT,
+        )
+    except sqlite3.Error as error:
+        raise unreadable(path, error) from error
+    try:
+        connection.row_factory = sqlite3.Row
+        await connection.execute("PRAGMA query_only = ON")
+        refuse_newer(await schema_version(connection), str(path))
+    except sqlite3.Error as error:
+        await connection.close()
+        raise unreadable(path, error) from error
+    except BaseException:
+        await connection.close()
+        raise
+    return connection
+
+
+def unreadable(path: Path, error: sqlite3.Error) -> StoreUnreadable:
+    """Why the database at `path` could not be read, as one sentence a user can act on."""
+    said = str(error)
+    if isinstance(error, sqlite3.DatabaseError) and "not a database" in said:
+        return StoreUnreadable(
+            f"{path} is not a Cockpit store (SQLite says: {said}); set COCKPIT_HOME or"
+            " --data-dir to use another one"
+        )
+    if "locked" in said or "busy" in said:
+        return StoreUnreadable(
+            f"{path} is held by a writer that did not let go within {READ_ONLY_WAIT:g} s;"
+            " try again in a moment"
+        )
+    return StoreUnreadable(f"{path} could not be read (SQLite says: {said})")

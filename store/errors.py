@@ -24,3 +24,8 @@ class WriteConflict(SessionBusy):
     """A write found another message where this store's row belongs: some other writer
     (another Cockpit, bypassing the session lock) wrote this session. Nothing was
     overwritten; the rows stay in memory, unwritten."""
+
+
+class StoreUnreadable(RuntimeError):
+    """The store cannot be read: its file is not a database, the disk failed the read, or a
+    writer holds it longer than a reader waits. The message says which, in one sentence."""

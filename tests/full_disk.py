@@ -1,4 +1,5 @@
-"""A disk that fills, for real: SQLite's own limit on the store's writer connection.
+"""A disk that fills, for real: SQLite's own limit on the store's writer connection; and,
+for what reads a store with no writer of its own, a file system that is full.
 
 `PRAGMA max_page_count` caps the pages the database may grow to; a write past it fails
 with SQLITE_FULL ("database or disk is full") exactly as a full disk does (SQLite may roll
@@ -11,14 +12,21 @@ Run as a module, this is `cockpit` itself with every store it opens on such a di
     python -m tests.full_disk ROOM FREE_AFTER COCKPIT-ARGUMENTS...
 
 ROOM is how many pages each database may still grow by once open, FREE_AFTER the seconds
-after the first failed write at which room comes back (negative: never).
+after the first failed write at which room comes back (negative: never). With `--timed
+FILE` instead of ROOM and FREE_AFTER, it is `cockpit` as it is, timed (`timed`), to run on
+a full file system (`on_a_full_fs`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import subprocess
 import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from store.store import Store
@@ -72,9 +80,73 @@ def on_a_full_disk(room: int, free_after: float) -> None:
     Store.open = open_full  # type: ignore[method-assign]
 
 
+UNSHARE = ("unshare", "--user", "--map-root-user", "--mount")
+"""A command in a user and mount namespace of its own (mounting there needs no root)."""
+
+FULL_FS_SIZE = "4m"
+"""The size of the file system a test fills (its store is copied in first)."""
+
+ON_A_FULL_FS = """
+set -e
+mount -t tmpfs -o size={size} tmpfs "$1"
+cp -a "$2" "$1/home"
+dd if=/dev/zero of="$1/filler" bs=4096 2>/dev/null || true
+shift 2
+exec "$@"
+"""
+"""Run in a mount namespace of its own: a tmpfs over the mount point, the store copied onto
+it, every block left filled, then the command."""
+
+
+def full_fs_missing() -> str | None:
+    """Why a full file system cannot be made here (None: it can): it takes a user and a
+    mount namespace (`unshare`), which a container may not give."""
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        return "needs Linux's unshare"
+    probe = subprocess.run(
+        [*UNSHARE, "true"],
+        capture_output=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        return f"cannot make a mount namespace here: {probe.stderr.decode(errors='replace')}"
+    return None
+
+
+def on_a_full_fs(
+    store: Path, command: Sequence[str], mount_point: Path, env: Mapping[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """Run `command` with the store folder `store` copied onto a file system with no block
+    left, mounted at `mount_point` (a folder of the test's own) in a mount namespace of its
+    own, gone with it: nothing to unmount. The copy is the command's COCKPIT_HOME."""
+    script = ON_A_FULL_FS.format(size=FULL_FS_SIZE)
+    return subprocess.run(
+        [*UNSHARE, "sh", "-c", script, "sh", str(mount_point), str(store), *command],
+        env={**env, "COCKPIT_HOME": str(mount_point / "home")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def timed(took: Path, arguments: list[str]) -> int:
+    """`cockpit ARGUMENTS`, its seconds written to `took`: the command's own time, without
+    the interpreter's start and the imports (seconds on a busy machine)."""
+    from cockpit.cli.main import main as cockpit
+
+    started = time.monotonic()
+    try:
+        return cockpit(arguments)
+    finally:
+        took.write_text(str(time.monotonic() - started))
+
+
 def main(arguments: list[str]) -> int:
     from cockpit.cli.main import main as cockpit
 
+    if arguments[0] == "--timed":
+        return timed(Path(arguments[1]), arguments[2:])
     on_a_full_disk(int(arguments[0]), float(arguments[1]))
     return cockpit(arguments[2:])
 

@@ -131,6 +131,8 @@ def test_verbose_status_lines_are_cleaned_of_escape_sequences(
 def test_a_store_from_a_newer_cockpit_is_one_clear_line(tmp_path: Path, project: Path) -> None:
     home = tmp_path / "home"
     assert cockpit(home, "ls").returncode == 0
+    assert not (home / "cockpit.db").exists(), "ls made a store where there was none"
+    home.mkdir(exist_ok=True)
     with sqlite3.connect(home / "cockpit.db") as db:
         db.execute("PRAGMA user_version = 999")
     for args in (["ls"], ["show", "abc"], ["run", "--cwd", str(project), "hello"], []):

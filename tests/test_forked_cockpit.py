@@ -3,6 +3,8 @@ and exit status, their own environment, folder and input, and a timeout that kil
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import subprocess
 import time
@@ -11,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from store.store import Store
 from tests.forked_cockpit import run_command
+from tests.helpers import new_session
 from tests.proc_stat import parent_of
 from tests.service_helpers import cockpit_command, kill_all, pid_alive, pids_of
 
@@ -49,18 +53,25 @@ def test_a_forked_command_has_its_own_environment_folder_and_input(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It sees the environment and folder it is given, not this process's: the TUI's
-    folder argument is read from its folder, and `ls` opens the store its COCKPIT_HOME
+    folder argument is read from its folder, and `ls` reads the store its COCKPIT_HOME
     names."""
     monkeypatch.setenv("COCKPIT_HOME", str(tmp_path / "not-this-one"))
     home = tmp_path / "home"
     folder = tmp_path / "folder"
     folder.mkdir()
+    session = asyncio.run(a_session_in(home))
     env = {**os.environ, "COCKPIT_HOME": str(home), "COCKPIT_LOCAL": "1"}
     done = run_command(["nothing-here"], env=env, cwd=folder, timeout=60)
     assert done.returncode == 2 and f"{folder / 'nothing-here'} is not a folder" in done.stderr
     listed = run_command(["ls", "--json"], env=env, cwd=folder, timeout=60, stdin="ignored\n")
-    assert listed.returncode == 0 and listed.stdout.strip() == "[]"
-    assert (home / "cockpit.db").exists() and not (tmp_path / "not-this-one").exists()
+    assert listed.returncode == 0 and [s["id"] for s in json.loads(listed.stdout)] == [session]
+    assert not (tmp_path / "not-this-one").exists()
+
+
+async def a_session_in(home: Path) -> str:
+    """A store in `home` holding one session: its id."""
+    async with await Store.open(home / "cockpit.db") as store:
+        return await new_session(store)
 
 
 def test_a_command_that_outlasts_its_timeout_is_killed(tmp_path: Path) -> None:

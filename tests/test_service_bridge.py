@@ -12,22 +12,34 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from cockpit.api import EngineAPI, ResyncEvent, StatusEvent
-from cockpit.cli.connect import LOCAL_ENV, SSH_ENV, Reach, open_engine
+from cockpit.cli.connect import (
+    BRIDGE_PATIENCE,
+    LOCAL_ENV,
+    SSH_ENV,
+    Bridges,
+    Reach,
+    open_engine,
+)
 from cockpit.paths import ssh_control_path
 from cockpit.remote import engine as remote_engine
+from cockpit.remote.launch import BridgeUnusable
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.service_helpers import (
     cockpit,
     cockpit_command,
+    cockpit_env,
     pid_alive,
     service_pid,
     services_stopped,
@@ -85,8 +97,9 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
     batch = ("-o", "BatchMode=yes")
     assert remote == Reach(via=("ssh", "-T", *shared, *tail), remote="me@build-box")
     assert remote.where == "ssh me@build-box cockpit service --stdio"
-    # under the screen the same ssh asks for nothing; a `--via` command stays the user's own
-    quiet = Reach(via=("ssh", "-T", *shared, *batch, *tail), remote="me@build-box")
+    # under the screen the same ssh asks for nothing; a `--via` command stays the user's own;
+    # what either says on stderr is read by the client, not written over the screen
+    quiet = Reach(via=("ssh", "-T", *shared, *batch, *tail), remote="me@build-box", screen=True)
     assert remote.under_screen() == quiet
     assert control.parent.stat().st_mode & 0o777 == 0o700, "the shared connection is the user's"
     monkeypatch.setenv(SSH_ENV, "ssh -J 'jump host'")
@@ -102,7 +115,7 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
         "box",
         "env COCKPIT_HOME=/srv/c cockpit service --stdio",
     )
-    assert via.under_screen() == via
+    assert via.under_screen() == replace(via, screen=True)
     assert reach() == Reach()
     assert reach(local=True) == Reach(local=True)
     monkeypatch.setenv(LOCAL_ENV, "1")
@@ -378,3 +391,103 @@ def test_remote_logs_in_once_and_its_later_runs_share_that_connection(
             timeout=30,
             check=False,
         )
+
+
+# -- a bridge command that cannot run, or never speaks -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", [("ls",), ("show", "abc"), ("run", "--agent", "demo", "hi"), ("send", "a", "b"), ()]
+)
+def test_a_bridge_command_that_is_not_there_is_one_line(
+    elsewhere: Path, command: tuple[str, ...]
+) -> None:
+    """It used to end in a FileNotFoundError traceback. (No arguments: the TUI, which
+    says so before it opens the screen.)"""
+    result = cockpit("--via", "/nonexistent/cmd --stdio", *command, home=elsewhere)
+    assert (result.returncode, result.stdout) == (6, "")
+    assert result.stderr == "cockpit: the command `/nonexistent/cmd` was not found\n"
+
+
+def test_an_ssh_that_is_not_there_says_who_named_it(elsewhere: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "not-a-program"
+    plain.write_text("just text\n")
+    for ssh, why in (
+        ("/nonexistent/ssh -J jump", "the command `/nonexistent/ssh` was not found"),
+        (str(plain), f"the command `{plain}` cannot be run (Permission denied)"),
+    ):
+        result = cockpit("--remote", "box", "ls", home=elsewhere, env_extra={SSH_ENV: ssh})
+        assert (result.returncode, result.stdout) == (6, "")
+        assert result.stderr == f"cockpit: {why} (COCKPIT_SSH names the ssh `--remote` runs)\n"
+
+
+def started_with_ctrl_c(*args: str, home: Path, stderr: Path) -> subprocess.Popen[str]:
+    """`cockpit ARGS` in a process of its own that Ctrl+C (SIGINT) reaches as it would from
+    a terminal (whatever this test process does with SIGINT), its stderr into a file."""
+    with stderr.open("w") as errors:
+        return subprocess.Popen(
+            cockpit_command(*args),
+            env=cockpit_env(home),
+            cwd=home.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+
+
+WAITING = (
+    "cockpit: waiting for `sh -c 'echo $$ > {pid}; exec sleep 1000'` to answer"
+    " (a password, a slow login?); Ctrl+C gives up\n"
+)
+
+
+@pytest.mark.parametrize("command", [("ls",), ()])
+def test_a_bridge_that_never_speaks_is_waited_for_aloud_and_ctrl_c_ends_both(
+    elsewhere: Path, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """A bridge that never answers (ssh waiting for a password no one types): after
+    BRIDGE_PATIENCE seconds the user hears once what is awaited; Ctrl+C ends the wait,
+    the command (exit 130, no traceback) and the bridge with it."""
+    pid_file = tmp_path / "bridge-pid"
+    silent = f"echo $$ > {shlex.quote(str(pid_file))}; exec sleep 1000"
+    errors = tmp_path / "stderr"
+    started = time.monotonic()
+    process = started_with_ctrl_c(
+        "--via", shlex.join(["sh", "-c", silent]), *command, home=elsewhere, stderr=errors
+    )
+    try:
+        said = WAITING.format(pid=shlex.quote(str(pid_file)))
+        asyncio.run(eventually(lambda: errors.read_text() == said, 30, "word of the wait"))
+        assert time.monotonic() - started >= BRIDGE_PATIENCE, "said before a silence"
+        assert process.poll() is None, "the command gave up by itself"
+        bridge = int(pid_file.read_text())
+        assert pid_alive(bridge)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert errors.read_text() == said, "more than one word, or a traceback"
+    asyncio.run(eventually(lambda: not pid_alive(bridge), 10, "the bridge to end"))
+
+
+async def test_under_the_screen_a_bridge_is_heard_and_one_that_went_is_said_too() -> None:
+    """Bridges read what their commands say on stderr when told to (the screen's) and hand
+    each line on; a command gone since the last run is said the same way."""
+    heard: list[str] = []
+    bridges = Bridges(("sh", "-c", "printf 'Warning: added\\r\\n' >&2; exec cat"), hear_stderr=True)
+    bridges.listener = heard.append
+    _reader, writer = await bridges.connect()
+    try:
+        await eventually(lambda: heard == ["Warning: added"], 10, "the bridge's words")
+    finally:
+        writer.close()
+        assert await bridges.end() == [0]
+    gone = Bridges(("/nonexistent/ssh", "box"), hear_stderr=True)
+    gone.listener = heard.append
+    with pytest.raises(BridgeUnusable):
+        await gone.connect()
+    assert heard[-1] == gone.said == "the command `/nonexistent/ssh` was not found"

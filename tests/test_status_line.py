@@ -14,7 +14,7 @@ from textual.fuzzy import Matcher
 
 from cockpit.api import Status
 from cockpit.ui.commands import highlighted, literal
-from cockpit.ui.one_line import clean_line
+from cockpit.ui.one_line import clean_line, clip_middle
 from cockpit.ui.status_text import (
     TURN_WORDS,
     fit_status,
@@ -180,14 +180,47 @@ def test_a_client_cut_from_its_service_says_so_first_and_not_once_attached(
     assert fit_status([*link_parts(None), *parts], width) == fit_status(parts, width)
 
 
-@given(st.text(max_size=80), st.sampled_from(["ready", "working", "closed"]), st.integers(55, 300))
-def test_a_service_stopped_for_good_asks_for_enter_at_any_width_from_55(
+@given(st.text(max_size=80), st.sampled_from(["ready", "working", "closed"]), st.integers(50, 300))
+def test_a_service_stopped_for_good_asks_for_enter_at_any_width_from_50(
     why: str, live: str, width: int
 ) -> None:
     """The user stopped the service: the line says how to start it again, first, in an
-    80-column terminal and down to 55 columns, whatever the reason's length."""
+    80-column terminal and down to 50 columns, whatever the reason's length."""
     parts = status_parts(session_record(), AGENT, live)
     shown = fit_status([*link_parts(why, stopped=True), *parts], width)
-    assert shown.startswith("OFFLINE: ")
+    assert shown.startswith("OFFLINE · ")
     assert "press Enter to start it again" in shown
     assert "press Enter" not in fit_status([*link_parts(why), *parts], width)
+
+
+REFUSED = "ssh: connect to host build-box port 22: Connection refused"
+
+
+def test_offline_at_80_columns_says_why_with_its_middle_cut() -> None:
+    """What the link's command said (ssh's words) shows after OFFLINE, before the state
+    it makes stale; on the 56 cells of an 80-column terminal its start and end stay."""
+    parts = [*link_parts(REFUSED), *status_parts(record(), AGENT, Status.READY)]
+    assert fit_status(parts, 200).startswith(f"OFFLINE · {REFUSED} · ready · ")
+    line = fit_status(parts, 56)
+    assert line == "OFFLINE · ssh: connect to host b…2: Connection refused …"
+    assert fit_status(parts, 10) == "OFFLINE …"
+    assert link_parts("\x1b[31mssh:\x1b[0m  refused\n") == [
+        ("OFFLINE", "OFFLINE"),
+        ("ssh: refused", "ssh: refused"),
+    ]
+    assert link_parts("") == [("OFFLINE", "OFFLINE")]
+
+
+@given(st.text(max_size=120), st.integers(0, 130))
+@example("日本語のテキストです" * 3, 9)
+def test_a_middle_cut_fits_and_keeps_both_ends(text: str, width: int) -> None:
+    clipped = clip_middle(text, width)
+    assert cell_len(clipped) <= width
+    if cell_len(text) <= width:
+        assert clipped == text
+    elif width > 2:  # some ellipsis in it stands for the middle taken out
+        assert any(
+            text.startswith(clipped[:at]) and text.endswith(clipped[at + 1 :])
+            for at, character in enumerate(clipped)
+            if character == "…"
+        )

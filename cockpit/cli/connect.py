@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shlex
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from cockpit.api import (
     DEFAULT_AGENT,
@@ -20,11 +23,13 @@ from cockpit.api import (
     AgentSpec,
     EngineAPI,
     LinkEvent,
+    ReaderAPI,
     StartError,
 )
 from cockpit.engine.core import Engine
 from cockpit.engine.errors import describe
 from cockpit.engine.permissions import policy_choice
+from cockpit.engine.reading import StoreReader
 from cockpit.engine.registry import (
     MISSING_FILE_POLICIES,
     Registry,
@@ -35,13 +40,16 @@ from cockpit.engine.registry import (
 from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
 from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
+from cockpit.remote.last_words import hear
 from cockpit.remote.launch import (
     GONE_TIMEOUT,
+    BridgeUnusable,
     Streams,
     connect_or_start,
     end_command,
     open_command,
     query_service,
+    service_pid,
     wait_gone,
 )
 from cockpit.service import daemon
@@ -59,6 +67,7 @@ __all__ = [
     "open_engine",
     "open_reader",
     "policy_choice",
+    "read_store",
     "resolve_agent",
     "run_service",
     "service_status",
@@ -76,6 +85,15 @@ client, or options of the user's own (`ssh -J jump`)."""
 BRIDGE_HELLO_TIMEOUT = 180.0
 """Seconds a service reached through a bridge command may take to answer: the first
 answer waits for the command to connect, a password or passphrase typed included."""
+
+BRIDGE_PATIENCE = 3.0
+"""Seconds a bridge command may stay silent before the user is told what is awaited."""
+
+SERVICE_READ_TIMEOUT = 3.0
+"""Seconds `ls` and `show` wait for the store's service before they read the store
+without it."""
+
+T = TypeVar("T")
 
 SSH_PERSIST = 60
 """Seconds the connection `--remote` shares stays open after its last use."""
@@ -134,6 +152,10 @@ class Reach:
     --stdio`); empty: the service of the local store."""
     remote: str | None = None
     """The host of `--remote` (`via` is its ssh); None: `via` is the user's own command."""
+    screen: bool = False
+    """The client runs under the screen: what a bridge command says on stderr is read by
+    it (the status line shows it while the link is cut) rather than written over the
+    screen."""
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Reach:
@@ -151,13 +173,14 @@ class Reach:
         return cls(local=local, via=via, remote=remote)
 
     def under_screen(self) -> Reach:
-        """This reach for a client that runs under the screen: `--remote`'s ssh asks
-        nothing (the user logged in as the command started; a connection that has died
-        since says so on the status line rather than prompting under the screen). A
-        `--via` command is the user's own, run as it is."""
+        """This reach for a client that runs under the screen: a bridge's stderr is read,
+        not written over the screen, and `--remote`'s ssh asks nothing (the user logged in
+        as the command started; a connection that has died since says so on the status
+        line rather than prompting under the screen). A `--via` command is the user's own,
+        run as it is."""
         if self.remote is None:
-            return self
-        return replace(self, via=remote_bridge(self.remote, ask=False))
+            return replace(self, screen=bool(self.via))
+        return replace(self, via=remote_bridge(self.remote, ask=False), screen=True)
 
     @property
     def where(self) -> str:
@@ -189,31 +212,23 @@ async def open_engine(
     reach = reach or Reach()
     if reach.local:
         return await Engine.open(home, registry=registry)
-    bridges = Bridges(reach.via) if reach.via else None
+    bridges = Bridges(reach.via, hear_stderr=reach.screen) if reach.via else None
     connector: Connector = (
         bridges.connect if bridges else lambda: connect_or_start(home, start=start)
     )
     if on_cut is not None:
         connector = _once(connector, on_cut)
-    try:
-        engine = await ServiceEngine.attach(
-            connector,
-            name=f"cockpit-{os.getpid()}",
-            hello_timeout=BRIDGE_HELLO_TIMEOUT if bridges else None,
-            send_environment=bridges is None,  # the far side's bridge puts in its own
-        )
+    attaching = ServiceEngine.attach(
+        connector,
+        name=f"cockpit-{os.getpid()}",
+        hello_timeout=BRIDGE_HELLO_TIMEOUT if bridges else None,
+        send_environment=bridges is None,  # the far side's bridge puts in its own
+    )
+    if bridges is None:
+        engine = await attaching
         assert isinstance(engine, ServiceEngine)
-    except ConnectionError as error:
-        if bridges is None:
-            raise
-        await bridges.end()
-        if isinstance(error, ProtocolMismatch):
-            raise
-        message = f"no Cockpit service answered through `{reach.where}` ({error})"
-        raise ConnectionError(message) from error
-    engine.bridges = bridges
-    if bridges is not None:
-        bridges.answered = True
+    else:
+        engine = await _through_bridges(attaching, bridges, reach)
     if on_cut is not None:  # a service stopped for good is not attached again to find out
         cut = on_cut
         engine.subscribe(
@@ -224,6 +239,55 @@ async def open_engine(
             )
         )
     return engine
+
+
+async def _through_bridges(
+    attaching: Awaitable[RemoteEngine], bridges: Bridges, reach: Reach
+) -> ServiceEngine:
+    """The client attaching through a bridge command, or why it cannot: a command that
+    cannot run, a service of another protocol, a silence broken by Ctrl+C (each ending
+    the command)."""
+    try:
+        engine = await (attaching if reach.screen else _patiently(attaching, reach.where))
+        assert isinstance(engine, ServiceEngine)
+    except BridgeUnusable as error:
+        await bridges.end()
+        if reach.remote is None:
+            raise
+        raise BridgeUnusable(f"{error} ({SSH_ENV} names the ssh `--remote` runs)") from None
+    except ProtocolMismatch:
+        await bridges.end()
+        raise
+    except ConnectionError as error:
+        await bridges.end()
+        message = f"no Cockpit service answered through `{reach.where}` ({error})"
+        raise ConnectionError(message) from error
+    except BaseException:  # Ctrl+C while the command connects: it ends too
+        await bridges.end(at_once=True)
+        raise
+    engine.bridges = bridges
+    bridges.answered = True
+    bridges.listener = engine.link_said
+    return engine
+
+
+async def _patiently(attaching: Awaitable[T], where: str) -> T:
+    """Wait for a bridge command's first answer, telling the user once, after
+    BRIDGE_PATIENCE seconds of silence, what is awaited and how to give up."""
+    said = asyncio.get_running_loop().call_later(
+        BRIDGE_PATIENCE,
+        note,
+        f"waiting for `{where}` to answer (a password, a slow login?); Ctrl+C gives up",
+    )
+    try:
+        return await attaching
+    finally:
+        said.cancel()
+
+
+def note(text: str) -> None:
+    """Tell the user something on stderr, where the command line's words go."""
+    print(f"cockpit: {text}", file=sys.stderr, flush=True)
 
 
 def _once(connect: Connector, on_cut: Callable[[], None]) -> Connector:
@@ -252,27 +316,52 @@ class Bridges:
     service could not start) ends the attempt at once, saying so, rather than being run
     again while the client waits for a successor service: only a bridge that ends
     cleanly before the answer stands for a service going away. Once one has answered, a
-    bridge that fails is a dropped link, and the client attaches again as after any cut."""
+    bridge that fails is a dropped link, and the client attaches again as after any cut.
 
-    def __init__(self, command: tuple[str, ...]) -> None:
+    With `hear_stderr` (under the screen) what the commands say on stderr is read here: the
+    last line is kept, and handed to `listener` as it comes."""
+
+    def __init__(self, command: tuple[str, ...], *, hear_stderr: bool = False) -> None:
         self.command = command
+        self.hear_stderr = hear_stderr
         self.answered = False
         """A service has answered through one of them."""
+        self.said: str | None = None
+        """The last line a command said on stderr (heard only with `hear_stderr`)."""
+        self.listener: Callable[[str], None] | None = None
         self._running: list[asyncio.subprocess.Process] = []
+        self._hearing: set[asyncio.Task[None]] = set()
 
     async def connect(self) -> Streams:
         failed = [code for code in await self.end() if code > 0]  # the last one has ended
         if failed and not self.answered:
-            raise ConnectionError(f"the command ended with exit code {failed[-1]}")
-        streams, process = await open_command(self.command)
+            said = f": {self.said}" if self.said else ""
+            raise ConnectionError(f"the command ended with exit code {failed[-1]}{said}")
+        try:
+            streams, process = await open_command(self.command, hear_stderr=self.hear_stderr)
+        except BridgeUnusable as error:  # gone since the last run: the status line says so
+            self._heard(str(error))
+            raise
         self._running.append(process)
+        if process.stderr is not None:
+            hearing = asyncio.ensure_future(hear(process.stderr, self._heard))
+            self._hearing.add(hearing)
+            hearing.add_done_callback(self._hearing.discard)
         return streams
 
-    async def end(self) -> list[int]:
-        """Let the bridges run so far go, and wait for them to end: their exit codes."""
+    def _heard(self, line: str) -> None:
+        self.said = line
+        if self.listener is not None:
+            self.listener(line)
+
+    async def end(self, *, at_once: bool = False) -> list[int]:
+        """Let the bridges run so far go (`at_once`: tell them to end now), and wait for
+        them to end: their exit codes. What they said last is heard to its end."""
         codes = []
         while self._running:
-            codes.append(await end_command(self._running.pop()))
+            codes.append(await end_command(self._running.pop(), at_once=at_once))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*self._hearing, return_exceptions=True), 1)
         return codes
 
 
@@ -287,16 +376,55 @@ class ServiceEngine(RemoteEngine):
             await self.bridges.end()
 
 
-async def open_reader(home: Path, reach: Reach) -> EngineAPI:
-    """An engine to read the store with (`ls`, `show`): the service when one runs (it
-    knows what runs live), else one in this process; a read starts no service."""
+async def open_reader(home: Path, reach: Reach) -> ReaderAPI:
+    """What reads the store (`ls`, `show`, `inspect`): the service when one runs (it knows
+    what runs live; through `--via` or `--remote`, only that service), else the store
+    itself, read-only. A read starts no service and writes nothing. A service that does
+    not answer within SERVICE_READ_TIMEOUT is left alone, saying so, and the store read
+    without it."""
+    if reach.via:
+        return await open_engine(home, reach=reach, start=False)
     if not reach.local:
         try:
-            return await open_engine(home, reach=reach, start=False)
+            async with asyncio.timeout(SERVICE_READ_TIMEOUT):
+                return await open_engine(home, reach=reach, start=False)
+        except TimeoutError:
+            note(service_silent(home))
         except ConnectionError:
-            if reach.via:
-                raise
-    return await Engine.open(home)
+            pass  # none runs (or not ours, or of another version): read the store
+    return await StoreReader.open(home)
+
+
+def service_silent(home: Path) -> str:
+    """Why a read went around the store's service, in words."""
+    pid = service_pid(home)
+    who = f"the Cockpit service (pid {pid})" if pid else "the Cockpit service"
+    return (
+        f"{who} did not answer within {SERVICE_READ_TIMEOUT:g} s; read from the store without"
+        " it (no live states)"
+    )
+
+
+async def read_store(home: Path, reach: Reach, read: Callable[[ReaderAPI], Awaitable[T]]) -> T:
+    """`read` through `open_reader`'s reader. A service that stops answering midway is
+    left, saying so, and the store read without it (not through a bridge: only its
+    service is asked)."""
+    reader = await open_reader(home, reach)
+    try:
+        if reach.via or isinstance(reader, StoreReader):
+            return await read(reader)
+        try:
+            async with asyncio.timeout(SERVICE_READ_TIMEOUT):
+                return await read(reader)
+        except TimeoutError:
+            note(service_silent(home))
+    finally:
+        await reader.close()
+    alone = await StoreReader.open(home)
+    try:
+        return await read(alone)
+    finally:
+        await alone.close()
 
 
 async def service_status(home: Path) -> dict[str, object] | None:

@@ -30,14 +30,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cockpit import __version__
-from cockpit.api import DEFAULT_AGENT, SchemaError, SessionBusy
+from cockpit.api import DEFAULT_AGENT, SchemaError, SessionBusy, StoreUnreadable
 from cockpit.cli.agents import agents_command
 from cockpit.cli.chunk_log import add_parser as add_inspect_parser
 from cockpit.cli.chunk_log import inspect_command
 from cockpit.cli.connect import MISSING_FILE_POLICIES
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
-from cockpit.cli.exits import EXIT_PIPE, EXIT_SERVICE, EXIT_USAGE
+from cockpit.cli.exits import EXIT_CANCELLED, EXIT_PIPE, EXIT_SERVICE, EXIT_USAGE
 from cockpit.cli.logfile import log_to_file
 from cockpit.cli.run import run_command
 from cockpit.cli.service import add_parser as add_service_parser
@@ -194,12 +194,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         return dispatch(arguments)
-    except (SchemaError, SessionBusy) as error:  # a store from a newer Cockpit, or a
-        print(f"cockpit: {error}", file=sys.stderr)  # session another Cockpit writes
-        return EXIT_USAGE
+    except (SchemaError, SessionBusy, StoreUnreadable) as error:  # a store from a newer
+        print(f"cockpit: {error}", file=sys.stderr)  # Cockpit, a session another Cockpit
+        return EXIT_USAGE  # writes, a store that cannot be read
     except ForeignFolder as error:  # a folder Cockpit needs is a link or another user's
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
+    except KeyboardInterrupt:  # Ctrl+C before a command handles it (a bridge that connects)
+        return EXIT_CANCELLED
     except BrokenPipeError:  # `cockpit ls | head` read what it wanted and went away
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush of stdout cannot fail

@@ -1,4 +1,5 @@
-"""`cockpit ls` and `cockpit show`: the stored sessions and their transcripts."""
+"""`cockpit ls` and `cockpit show`: the stored sessions and their transcripts, as the
+service says when one runs, else read from the store itself without writing to it."""
 
 from __future__ import annotations
 
@@ -6,22 +7,24 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from cockpit.api import EngineAPI, Row, SessionRecord, Status, is_run
-from cockpit.cli.connect import Reach, open_reader
+from cockpit.api import ReaderAPI, Row, SessionRecord, Status, is_run
+from cockpit.cli.connect import Reach, read_store
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import RUN_MARK, age, transcript_markdown, transcript_text
+
+T = TypeVar("T")
 
 FAILED = frozenset({Status.EXITED, Status.ERROR})
 """How a session's agent ended when it failed: what `ls` keeps from the store."""
 
 
-def live_status(engine: EngineAPI, record: SessionRecord, elsewhere: Collection[str]) -> str:
+def live_status(engine: ReaderAPI, record: SessionRecord, elsewhere: Collection[str]) -> str:
     """What a session does now: as the engine says, or as the Cockpit that runs it with
     --local stored it (its id in `elsewhere`). A stored "working" of a Cockpit that died
     mid-turn is stale: of a session no agent runs, only how its agent failed carries over
@@ -34,31 +37,35 @@ def live_status(engine: EngineAPI, record: SessionRecord, elsewhere: Collection[
     return Status.CLOSED
 
 
-async def run_elsewhere(engine: EngineAPI, records: Iterable[SessionRecord]) -> set[str]:
+async def run_elsewhere(engine: ReaderAPI, records: Iterable[SessionRecord]) -> set[str]:
     """The sessions among `records` that another Cockpit process runs now."""
     return set(await engine.running_elsewhere([record.id for record in records]))
 
 
-async def reader(args: argparse.Namespace, home: Path) -> EngineAPI | None:
-    """The engine `ls` and `show` read with (None, said on stderr, when the service that
-    `--remote` or `--via` names cannot be reached)."""
+async def read(
+    args: argparse.Namespace, home: Path, work: Callable[[ReaderAPI], Awaitable[T]]
+) -> T | int:
+    """`work` done with what reads the store (`read_store`), or EXIT_SERVICE, said on
+    stderr, when the service `--remote` or `--via` names cannot be reached (a store that
+    cannot be read is `main`'s to say)."""
     try:
-        return await open_reader(home, Reach.of(args))
+        return await read_store(home, Reach.of(args), work)
     except ConnectionError as error:
         print(f"cockpit: {error or 'the Cockpit service could not be reached'}", file=sys.stderr)
-        return None
+        return EXIT_SERVICE
+
+
+async def listing(engine: ReaderAPI) -> list[SessionRecord]:
+    """Every stored session, each with what it does now."""
+    sessions = await engine.sessions()
+    elsewhere = await run_elsewhere(engine, sessions)
+    return [replace(s, status=live_status(engine, s, elsewhere)) for s in sessions]
 
 
 async def ls_command(args: argparse.Namespace, home: Path) -> int:
-    engine = await reader(args, home)
-    if engine is None:
-        return EXIT_SERVICE
-    try:
-        sessions = await engine.sessions()
-        elsewhere = await run_elsewhere(engine, sessions)
-        sessions = [replace(s, status=live_status(engine, s, elsewhere)) for s in sessions]
-    finally:
-        await engine.close()
+    sessions = await read(args, home, listing)
+    if isinstance(sessions, int):
+        return sessions
     if args.json:
         print(json.dumps([_session_json(s) for s in sessions], indent=2))
         return EXIT_OK
@@ -102,19 +109,23 @@ def _row_json(row: Row) -> dict[str, Any]:
     }
 
 
-async def show_command(args: argparse.Namespace, home: Path) -> int:
-    engine = await reader(args, home)
-    if engine is None:
-        return EXIT_SERVICE
+async def transcript(engine: ReaderAPI, prefix: str) -> tuple[SessionRecord, list[Row]] | str:
+    """The session whose id starts with `prefix` and its rows, or why there is none."""
     try:
-        try:
-            record = await engine.find_session(args.session)
-        except KeyError as error:
-            print(f"cockpit: {error.args[0]}", file=sys.stderr)
-            return EXIT_USAGE
-        rows = await engine.rows(record.id)
-    finally:
-        await engine.close()
+        record = await engine.find_session(prefix)
+    except KeyError as error:
+        return str(error.args[0])
+    return record, await engine.rows(record.id)
+
+
+async def show_command(args: argparse.Namespace, home: Path) -> int:
+    found = await read(args, home, lambda engine: transcript(engine, args.session))
+    if isinstance(found, int):
+        return found
+    if isinstance(found, str):
+        print(f"cockpit: {found}", file=sys.stderr)
+        return EXIT_USAGE
+    record, rows = found
     if args.json:
         print(
             json.dumps(

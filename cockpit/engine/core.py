@@ -50,6 +50,7 @@ from cockpit.engine.policy import (
     rule_set,
     session_rules,
 )
+from cockpit.engine.reading import session_by_prefix
 from cockpit.engine.recovery import recover
 from cockpit.engine.registry import Registry, executable, load_registry
 from cockpit.engine.session import LiveSession
@@ -264,11 +265,7 @@ class Engine:
 
     async def find_session(self, prefix: str) -> SessionRecord:
         """The session whose id starts with `prefix` (KeyError when none or several)."""
-        matches = [s for s in await self.store.list_sessions() if s.id.startswith(prefix)]
-        if len(matches) != 1:
-            what = "no session" if not matches else f"{len(matches)} sessions"
-            raise KeyError(f"{what} with an id starting {prefix!r}")
-        return matches[0]
+        return session_by_prefix(await self.store.list_sessions(), prefix)
 
     def agents(self) -> list[AgentInfo]:
         """Every agent of the registry, and whether its program is installed here."""

@@ -169,6 +169,9 @@ class RemoteEngine:
         self._link_problem: str | None = None
         self._stopped: ServiceStopped | None = None
         """Why the service stopped for good, when it said so: no attaching again by itself."""
+        self._link_words: str | None = None
+        """What the link's own command said since this client last attached (ssh's
+        "Connection refused"): said in place of LINK_CUT while the link is cut."""
         self._statuses: dict[str, str] = {}
         self._details: dict[str, str] = {}
         self._pending: dict[str, PermissionRequest] = {}
@@ -248,6 +251,7 @@ class RemoteEngine:
                 ) from error
             raise ConnectionError(f"the Cockpit service refused this client: {error}") from error
         self._greeted = conn
+        self._link_words = None
         self.service = {key: hello.get(key) for key in ("pid", "version", "client")}
         self._attached.set()
         self._settled.set()
@@ -358,7 +362,14 @@ class RemoteEngine:
     def _set_link_problem(self, problem: str | None) -> None:
         if problem != self._link_problem:
             self._link_problem = problem
-            self._emit(LinkEvent(problem))
+            self._emit(LinkEvent(self.link_problem))
+
+    def link_said(self, words: str) -> None:
+        """The link's own command said `words` (one clean line): while the link is cut, they
+        say why better than LINK_CUT does."""
+        self._link_words = words
+        if self._link_problem == LINK_CUT:
+            self._emit(LinkEvent(self.link_problem))
 
     async def _on_message(self, method: str, params: Any, is_notification: bool) -> Any:
         """The service's notifications. Handled at once, in the order they came (nothing
@@ -553,6 +564,8 @@ class RemoteEngine:
 
     @property
     def link_problem(self) -> str | None:
+        if self._link_problem == LINK_CUT and self._link_words:
+            return self._link_words
         return self._link_problem
 
     @property

@@ -201,25 +201,44 @@ def _why_unavailable(data: Path) -> str:
     return f"the Cockpit service for {data} did not start (see {service_log(data)})"
 
 
-async def open_command(argv: Sequence[str]) -> tuple[Streams, asyncio.subprocess.Process]:
+class BridgeUnusable(ConnectionError):
+    """The bridge command cannot be run at all (not found, not executable)."""
+
+
+async def open_command(
+    argv: Sequence[str], *, hear_stderr: bool = False
+) -> tuple[Streams, asyncio.subprocess.Process]:
     """Run `argv` (`ssh HOST cockpit service --stdio`) and speak the protocol over its stdin
-    and stdout; its stderr goes to ours (ssh asks for passwords there)."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        limit=STREAM_LIMIT,
-    )
+    and stdout. Its stderr goes to ours (ssh asks for passwords there), or with
+    `hear_stderr` to a pipe the caller reads (under the screen, where it would be written
+    over it). BridgeUnusable, saying why, when the command cannot be run."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if hear_stderr else None,
+            limit=STREAM_LIMIT,
+        )
+    except FileNotFoundError:
+        raise BridgeUnusable(f"the command `{argv[0]}` was not found") from None
+    except OSError as error:
+        why = error.strerror or str(error)
+        raise BridgeUnusable(f"the command `{argv[0]}` cannot be run ({why})") from None
     assert process.stdin is not None
     assert process.stdout is not None
     return (process.stdout, process.stdin), process
 
 
-async def end_command(process: asyncio.subprocess.Process) -> int:
-    """Let a bridge command go (it ends when its stdin closes); its exit code (negative:
-    the signal that ended it)."""
+async def end_command(process: asyncio.subprocess.Process, *, at_once: bool = False) -> int:
+    """Let a bridge command go (it ends when its stdin closes; `at_once`: it is told to end
+    now, as when the user gave up on it); its exit code (negative: the signal that ended
+    it)."""
     if process.stdin is not None:
         process.stdin.close()
+    if at_once and process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
     try:
         return await asyncio.wait_for(process.wait(), 2)
     except TimeoutError:

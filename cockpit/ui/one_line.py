@@ -30,6 +30,22 @@ def clip_cells(text: str, width: int) -> str:
     return kept + "…"
 
 
+def clip_middle(text: str, width: int) -> str:
+    """`text` cut to at most `width` terminal cells by taking out its middle, an ellipsis in
+    its place: a message's start says what failed and its end why ("ssh: connect to host
+    b…: Connection refused")."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 2:
+        return clip_cells(text, width)
+    tail = ""
+    for character in reversed(text):
+        if cell_len(character + tail) > (width - 1) // 2:
+            break
+        tail = character + tail
+    return clip_cells(text, width - cell_len(tail)).removesuffix("…") + "…" + tail
+
+
 def short_folder(path: str, home: str | None = None) -> str:
     """A folder as a user reads it: `~` for home, else the last two parts."""
     home = home if home is not None else os.path.expanduser("~")

@@ -11,7 +11,7 @@ from rich.cells import cell_len
 
 from cockpit.api import Status
 from cockpit.ui.agent_options import current_mode, current_model, other_options
-from cockpit.ui.one_line import clean_line, clip_cells
+from cockpit.ui.one_line import clean_line, clip_cells, clip_middle
 from store import SessionRecord
 
 StatusPart = tuple[str, str]
@@ -143,17 +143,24 @@ def status_parts(
 START_AGAIN = "press Enter to start it again"
 """What the status line asks of the user while the service they stopped stays stopped."""
 
+LINK_SHORT = 44
+"""Cells at most of why the engine is out of reach, on a status line too narrow for all of
+it (an 80-column terminal's holds 56): its start and its end stay."""
+
 
 def link_parts(problem: str | None, stopped: bool = False) -> list[StatusPart]:
-    """The status line's first piece while the engine is out of reach (the service's
-    connection was cut, or the service stopped for good: then Enter starts it again):
-    whatever follows it may be stale. None: no piece."""
+    """The status line's first pieces while the engine is out of reach (the service's
+    connection was cut): OFFLINE, and why (what the link's own command said, such as ssh's
+    "Connection refused", else that it is being attached again), before anything else:
+    whatever follows may be stale. A service stopped for good (`stopped`) is started again
+    by Enter, which the line says. None: no piece."""
     if problem is None:
         return []
+    why = clean_line(problem)
+    offline: StatusPart = ("OFFLINE", "OFFLINE")
     if stopped:
-        short = f"OFFLINE: service stopped; {START_AGAIN}"
-        return [(f"OFFLINE: {clean_line(problem)}; {START_AGAIN}", short)]
-    return [(f"OFFLINE: {clean_line(problem)}", "OFFLINE")]
+        return [offline, (f"{why}; {START_AGAIN}", f"stopped; {START_AGAIN}")]
+    return [offline, (why, clip_middle(why, LINK_SHORT))] if why else [offline]
 
 
 def fit_status(parts: Sequence[StatusPart], width: int) -> str:
