@@ -53,7 +53,7 @@ class LiveSession:
         data_dir: Path,
         handshake_timeout: float,
         policy: PermissionPolicy | None = None,
-        permissions: Policy | None = None,
+        permissions: Callable[[], Policy] | None = None,
     ) -> None:
         self.id = record.id
         self.record = record
