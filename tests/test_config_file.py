@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,7 @@ def test_a_policy_file_never_good_means_the_default_rules(texts: list[str]) -> N
     defaults, which ask before any change: never anything looser."""
     current: Version[Policy] = Version(NOT_LOOKED, Policy())
     for number, text in enumerate(texts, start=1):
-        current, _ = advance(current, Identity(0, number, 0, 0), lambda t=text: Broken(t or "x"))
+        current, _ = advance(current, Identity(0, number, 0, 0), partial(Broken, text or "x"))
         assert current.value.rules == DEFAULT_RULES
         assert all(current.value.action(k) == "ask" for k in ("edit", "execute", "delete"))
 
@@ -187,7 +188,7 @@ def test_a_broken_edit_is_told_once_and_the_last_good_version_stays(tmp_path: Pa
     assert config.read()[1] != ()
     path.unlink()  # gone: the defaults, and nothing wrong
     assert config.read() == ("none", ())
-    assert config.problems == ()
+    assert not config.problems
 
 
 def test_a_file_that_is_no_text_or_no_file_names_itself(tmp_path: Path) -> None:
