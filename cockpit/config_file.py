@@ -44,8 +44,8 @@ Seen = Identity | str | None
 """What a look at the file found: a version, the error that kept it from being looked at
 (a folder it cannot enter), or None when there is no file."""
 
-NOT_LOOKED = "not looked at yet"
-"""What was seen before the first look: never equal to what a look finds."""
+NOT_LOOKED: object = object()
+"""What was seen before the first look: equal to nothing a look finds."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ class ConfigFile(Generic[T]):
             return self.version.value, ()
         text: str | Broken | None = None
         if isinstance(seen, Identity):  # read from one descriptor: this text is that version
-            seen, text = self._open()
+            seen, text = self._open(seen)
         elif isinstance(seen, str):
             text = Broken(f"{self.path}: cannot be read: {seen}")
         self.version, new = advance(
@@ -170,7 +170,10 @@ class ConfigFile(Generic[T]):
         except OSError as error:
             return error.strerror or str(error)
 
-    def _open(self) -> tuple[Seen, str | Broken | None]:
+    def _open(self, looked: Identity) -> tuple[Seen, str | Broken | None]:
+        """The version the file holds now and its text (None: it went away meanwhile);
+        one that cannot be opened keeps the identity `looked` found, so it is reported
+        once, not at each use."""
         try:
             with open(self.path, "rb") as handle:
                 seen = Identity.of(os.fstat(handle.fileno()))
@@ -178,7 +181,7 @@ class ConfigFile(Generic[T]):
         except (FileNotFoundError, NotADirectoryError):
             return None, None
         except OSError as error:
-            return error.strerror or str(error), Broken(f"{self.path}: cannot be read: {error}")
+            return looked, Broken(f"{self.path}: cannot be read: {error}")
         try:
             return seen, data.decode("utf-8")
         except UnicodeDecodeError as error:

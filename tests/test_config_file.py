@@ -201,6 +201,7 @@ def test_a_file_that_is_no_text_or_no_file_names_itself(tmp_path: Path) -> None:
     path.unlink()
     path.mkdir()
     assert config.read()[1][0].startswith(f"{path}: cannot be read:")
+    assert config.read()[1] == (), "told again though nothing changed"
 
 
 # -- agents.toml -----------------------------------------------------------------------------------

@@ -257,7 +257,7 @@ class Engine:
             info = {AGENT_SETTINGS: dict(spec.overrides)}
             await self.store.update_session(record.id, info=info)
             record = dataclasses.replace(record, info=info)
-        if spec.name not in registry.agents:  # a command: the registry cannot say how it runs
+        if registry.agents.get(spec.name) != spec:  # not an entry: it runs as it was given
             self._specs[record.id] = spec
         self._emit(SessionEvent(record.id))
         return record
