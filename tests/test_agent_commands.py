@@ -239,21 +239,19 @@ def tui_args(*argv: str) -> argparse.Namespace:
 
 def test_the_tui_takes_the_same_agent_arguments(tmp_path: Path) -> None:
     registry = load_registry(tmp_path)
-    assert tui_agent(tui_args("."), registry) is None
-    assert tui_agent(tui_args("--agent", "codex"), registry) == "codex"
-    spec = tui_agent(
-        tui_args("--agent-cmd", "gemini --acp -y", "--missing-file", "error"), registry
-    )
+    assert tui_agent(tui_args(".")) is None
+    # A name is the engine's to look up: the service reads its own agents.toml.
+    assert tui_agent(tui_args("--agent", "codex")) == "codex"
+    assert tui_agent(tui_args("--agent", "added-since")) == "added-since"
+    spec = tui_agent(tui_args("--agent-cmd", "gemini --acp -y", "--missing-file", "error"))
     # A command comes back as how it runs: the service's registry does not know it.
     assert isinstance(spec, AgentSpec)
-    name = spec.name
-    assert name == "gemini --acp -y"
+    assert spec.name == "gemini --acp -y"
     assert spec.missing_file == "error"
-    assert registry.get(name).missing_file == "error"
-    assert registry.get(name).env == registry.get("gemini").env
+    assert spec.env == registry.get("gemini").env
     assert registry.get("gemini").missing_file == "empty"  # the entry itself is untouched
     with pytest.raises(ValueError, match="--missing-file goes with --agent-cmd"):
-        tui_agent(tui_args("--missing-file", "empty"), registry)
+        tui_agent(tui_args("--missing-file", "empty"))
     with pytest.raises(SystemExit):
         tui_args("--agent", "demo", "--agent-cmd", "x")
 
@@ -267,7 +265,7 @@ async def test_the_tui_opens_a_session_of_a_command_and_reopens_it_after_a_resta
 
     def app_for(*argv: str) -> CockpitApp:
         registry = load_registry(home / "config")
-        chosen = tui_agent(tui_args(*argv, str(project)), registry)
+        chosen = tui_agent(tui_args(*argv, str(project)))
 
         async def open_engine() -> Engine:
             return await Engine.open(home, registry=registry, clock=lambda: NOW)

@@ -120,24 +120,26 @@ def test_a_missing_file_is_empty_settings_and_no_message(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("content", "expected"),
+    ("content", "line", "expected"),
     [
-        (b'{"theme": "cockpit-dark",', "not valid JSON"),
-        (b"", "not valid JSON"),
-        (b'["a", "list"]', "must hold a JSON object, not list"),
-        (b"42", "must hold a JSON object, not int"),
-        (b'{"theme": "\xff"}', "cannot be read"),
+        (b'{"theme": "cockpit-dark",', ":1", "not valid JSON"),
+        (b'{\n  "theme": "cockpit-dark",\n  "notify": tru\n}', ":3", "not valid JSON"),
+        (b"", ":1", "not valid JSON"),
+        (b'["a", "list"]', "", "must hold a JSON object, not list"),
+        (b"42", "", "must hold a JSON object, not int"),
+        (b'{"theme": "\xff"}', ":1", "cannot be read"),
     ],
 )
 def test_a_corrupt_file_gives_empty_settings_and_a_message(
-    tmp_path: Path, content: bytes, expected: str
+    tmp_path: Path, content: bytes, line: str, expected: str
 ) -> None:
+    """The message names the file and, where there is one, the line at fault."""
     path = tmp_path / "settings.json"
     path.write_bytes(content)
     settings, message = load_settings(path)
     assert settings == {}
     assert message is not None
-    assert message.startswith(f"{path}: ")
+    assert message.startswith(f"{path}{line}: ")
     assert expected in message
     assert "default settings" in message
 

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from cockpit.api import AgentSpec, EngineAPI, Row
 from cockpit.engine.core import Engine
-from cockpit.engine.registry import load_registry
 from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import open_socket
 from cockpit.ui.app import CockpitApp
@@ -145,9 +144,8 @@ class Engines:
         home = self.home
         if self.kind == "local":
 
-            async def in_process() -> EngineAPI:
-                registry = load_registry(home / "config")
-                return await Engine.open(home, registry=registry, handshake_timeout=15)
+            async def in_process() -> EngineAPI:  # reads home/config when used, as a service
+                return await Engine.open(home, config=home / "config", handshake_timeout=15)
 
             return in_process
 

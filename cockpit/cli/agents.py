@@ -56,6 +56,6 @@ def agents_command(args: argparse.Namespace) -> int:
         for word, what in scenarios.items():
             print(f"  {word:<11} {what}")
     for problem in registry.problems:
-        print(f"\ncockpit: {problem} (the bundled agents are still available)", file=sys.stderr)
+        print(f"\ncockpit: {problem}", file=sys.stderr)
     print('\nRun any other ACP agent with: cockpit run --agent-cmd "CMD ARGS" "prompt"')
     return EXIT_OK

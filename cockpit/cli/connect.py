@@ -467,15 +467,19 @@ def known_agents(registry: Registry) -> list[AgentInfo]:
     return [AgentInfo(spec, executable(spec) is not None) for spec in registry.agents.values()]
 
 
-def resolve_agent(args: argparse.Namespace, registry: Registry) -> AgentSpec:
-    """The agent a command line names: `--agent NAME`, or `--agent-cmd "CMD ARGS"` (with
-    the settings of the registered agent whose program it runs, and `--missing-file`);
-    KeyError or ValueError, saying why, when there is none."""
+def resolve_agent(args: argparse.Namespace, registry: Registry | None = None) -> str | AgentSpec:
+    """The agent a command line names. `--agent NAME` (or none: the default) is a name,
+    which the engine that runs the agents looks up in its own `agents.toml` as it is then
+    (the service's; with `--remote`, the far side's). `--agent-cmd "CMD ARGS"` is how it
+    runs, with the settings of the entry of `registry` (this side's `agents.toml` by
+    default) whose program it runs, and `--missing-file`. ValueError, saying why, when the
+    command line is wrong."""
     if args.agent_cmd:
-        return agent_from_command(args.agent_cmd, registry.agents, missing_file=args.missing_file)
+        agents = (registry or load_registry()).agents
+        return agent_from_command(args.agent_cmd, agents, missing_file=args.missing_file)
     if args.missing_file is not None:
         raise ValueError(
             "--missing-file goes with --agent-cmd (set a registered agent's missing_file in"
             " agents.toml in Cockpit's config folder)"
         )
-    return registry.get(args.agent or DEFAULT_AGENT)
+    return str(args.agent or DEFAULT_AGENT)

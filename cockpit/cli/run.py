@@ -29,7 +29,6 @@ from cockpit.cli.connect import (
     Reach,
     StartError,
     describe,
-    load_registry,
     open_engine,
     policy_choice,
     resolve_agent,
@@ -192,22 +191,21 @@ async def ask_on_terminal(
 
 
 async def run_command(args: argparse.Namespace, home: Path) -> int:
-    registry = load_registry()
-    for problem in registry.problems:
-        print(f"cockpit: {problem} (the bundled agents are still available)", file=sys.stderr)
     try:
-        spec = resolve_agent(args, registry)
-    except (KeyError, ValueError) as error:
+        agent = resolve_agent(args)
+    except ValueError as error:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
     interactive = sys.stdin.isatty()  # the question goes to stderr: stdout may be a pipe
     asking = asyncio.Lock()
     allowed = allowed_kinds(args.yes, args.allow)
     try:
-        engine = await open_engine(home, reach=Reach.of(args), registry=registry)
+        engine = await open_engine(home, reach=Reach.of(args))
     except ConnectionError as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
+    for problem in engine.problems:  # the config of the engine that runs the agent
+        print(f"cockpit: {printable(problem)}", file=sys.stderr)
     printer = StreamPrinter(sys.stdout, "", sanitize=sys.stdout.isatty())
     asks: set[asyncio.Task[None]] = set()
     cancels: set[asyncio.Task[bool]] = set()
@@ -248,7 +246,11 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         task.add_done_callback(cancels.discard)
 
     try:
-        record = await engine.create_session(spec, args.cwd or os.getcwd(), run=True)
+        try:
+            record = await engine.create_session(agent, args.cwd or os.getcwd(), run=True)
+        except KeyError as error:  # no agent of that name where the agents run
+            print(f"cockpit: {printable(str(error.args[0]))}", file=sys.stderr)
+            return EXIT_USAGE
         printer.session = record.id
         engine.watch([record.id])
         if allowed != []:

@@ -6,24 +6,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from cockpit.api import AgentSpec, EngineAPI
-from cockpit.cli.connect import Reach, Registry, load_registry, open_engine, resolve_agent
+from cockpit.api import AgentInfo, AgentSpec, EngineAPI
+from cockpit.cli.connect import Reach, Registry, open_engine, resolve_agent
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 
 
-def tui_agent(args: argparse.Namespace, registry: Registry) -> str | AgentSpec | None:
+def tui_agent(args: argparse.Namespace) -> str | AgentSpec | None:
     """The agent the TUI opens a new session with (None: the newest session reopens): its
-    name, or how it runs when given as a command (the engine's registry, the service's,
-    may not know it). In this process an agent given as a command also joins `registry`,
-    so the dialog and the palette can use it; a stored session of it later reopens from
-    its own command. KeyError or ValueError when the command line names no agent."""
-    spec = resolve_agent(args, registry)
-    registry.agents[spec.name] = spec
+    name, which the engine looks up, or how it runs when given as a command (the
+    engine's registry, the service's, does not know it; a stored session of it later
+    reopens from its own command). ValueError when the command line is wrong."""
+    agent = resolve_agent(args)
     if args.agent_cmd:
-        return spec
-    return spec.name if args.agent else None
+        return agent
+    return agent if args.agent else None
+
+
+def unknown_agent(chosen: str | AgentSpec | None, agents: Sequence[AgentInfo]) -> str | None:
+    """Why the agent named on the command line cannot open a session (the engine that
+    runs the agents knows none of that name), or None when it can."""
+    if not isinstance(chosen, str):
+        return None
+    try:
+        Registry({info.spec.name: info.spec for info in agents}).get(chosen)
+    except KeyError as error:
+        return str(error.args[0])
+    return None
 
 
 def tui_command(args: argparse.Namespace, home: Path) -> int:
@@ -34,30 +45,36 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
     if not folder.is_dir():
         print(f"cockpit: {folder} is not a folder", file=sys.stderr)
         return EXIT_USAGE
-    registry = load_registry()
     try:
-        chosen = tui_agent(args, registry)
-    except (KeyError, ValueError) as error:
+        chosen = tui_agent(args)
+    except ValueError as error:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
 
     reach = Reach.of(args)
 
     async def engine() -> EngineAPI:
-        return await open_engine(home, reach=reach.under_screen(), registry=registry)
+        return await open_engine(home, reach=reach.under_screen())
 
-    async def check_store() -> None:
+    async def check_store() -> str | None:
         """Open the engine once before the screen takes over (starting the service when
         none runs; through ssh, logging in, a password asked on the terminal), so that a
-        store Cockpit cannot use (SchemaError) or a service it cannot reach is reported on
-        one line rather than inside the TUI."""
-        await (await open_engine(home, reach=reach, registry=registry)).close()
+        store Cockpit cannot use (SchemaError), a service it cannot reach or an agent it
+        does not know is reported on one line rather than inside the TUI."""
+        opened = await open_engine(home, reach=reach)
+        try:
+            return unknown_agent(chosen, opened.agents())
+        finally:
+            await opened.close()
 
     try:
-        asyncio.run(check_store())
+        unknown = asyncio.run(check_store())
     except ConnectionError as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
+    if unknown is not None:
+        print(f"cockpit: {unknown}", file=sys.stderr)
+        return EXIT_USAGE
     freeze_startup_objects()
     CockpitApp(engine, folder=folder, agent=chosen).run()
     if not reach.local:

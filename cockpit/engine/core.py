@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
@@ -36,6 +36,7 @@ from cockpit.api import (
     SessionEvent,
     Status,
 )
+from cockpit.config_file import Fixed, Source
 from cockpit.engine.attention import Attention
 from cockpit.engine.automatic_answers import AutomaticAnswers
 from cockpit.engine.errors import describe
@@ -46,13 +47,13 @@ from cockpit.engine.policy import (
     Policy,
     check_rule,
     describe_rules,
-    load_policy,
+    policy_file,
     rule_set,
     session_rules,
 )
 from cockpit.engine.reading import session_by_prefix
 from cockpit.engine.recovery import recover
-from cockpit.engine.registry import Registry, executable, load_registry
+from cockpit.engine.registry import AgentsFile, Registry, executable
 from cockpit.engine.session import LiveSession
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.environment import Environment, current
@@ -64,6 +65,8 @@ from store.paging import PAGE_BYTES, PAGE_ROWS
 from store.store import Store
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 HANDSHAKE_TIMEOUT = 30.0
 """Seconds an agent may take to answer initialize and session/new."""
@@ -88,18 +91,24 @@ class Engine:
     def __init__(
         self,
         store: Store,
-        registry: Registry,
+        registry: Registry | Source[Registry],
         data_dir: Path,
         *,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         policy: PermissionPolicy | None = None,
-        permissions: Policy | None = None,
+        permissions: Policy | Source[Policy] | None = None,
     ) -> None:
         self.store = store
-        self.permissions = permissions or Policy()
-        self.problems: list[str] = []
-        """Configuration problems met while opening (a broken policy file...)."""
-        self.registry = registry
+        self._agent_source: Source[Registry] = (
+            Fixed(registry) if isinstance(registry, Registry) else registry
+        )
+        """`agents.toml`, read when an agent is looked up (or a registry a test fixed)."""
+        self._policy_source: Source[Policy] = (
+            Fixed(permissions or Policy())
+            if permissions is None or isinstance(permissions, Policy)
+            else permissions
+        )
+        """`policy.toml`, read when a permission is decided (or a policy fixed)."""
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
         self._answers = AutomaticAnswers(policy)
@@ -138,24 +147,23 @@ class Engine:
         policy: PermissionPolicy | None = None,
         clock: Callable[[], float] = time.time,
         permissions: Policy | None = None,
+        config: Path | None = None,
     ) -> Engine:
         """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default);
-        `clock` stamps rows and sessions (tests fix it)."""
+        `clock` stamps rows and sessions (tests fix it). `agents.toml` and `policy.toml`
+        are read from `config` (Cockpit's config folder by default) when they are used,
+        unless a `registry` or `permissions` is given, which then holds."""
         folder = private_dir(data_dir or default_data_dir())
         store = await Store.open(folder / "cockpit.db", clock=clock)
-        problems: list[str] = []
-        if permissions is None:
-            permissions, problem = load_policy(config_dir())
-            problems += [problem] if problem else []
+        config = config or config_dir()
         engine = cls(
             store,
-            registry or load_registry(),
+            registry or AgentsFile(config),
             folder,
             handshake_timeout=handshake_timeout,
             policy=policy,
-            permissions=permissions,
+            permissions=permissions or policy_file(config),
         )
-        engine.problems = problems
         await recover(store, engine._attention)
         return engine
 
@@ -220,6 +228,40 @@ class Engine:
             except Exception:
                 log.exception("an engine listener failed")
 
+    # -- configuration ------------------------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        """The agents as `agents.toml` says now."""
+        return self._current(self._agent_source)
+
+    @property
+    def permissions(self) -> Policy:
+        """The global permission policy as `policy.toml` says now."""
+        return self._current(self._policy_source)
+
+    @permissions.setter
+    def permissions(self, policy: Policy) -> None:
+        """Fix the global policy: the file is no longer read."""
+        self._policy_source = Fixed(policy)
+
+    @property
+    def problems(self) -> list[str]:
+        """What is wrong with the configuration now (a broken policy file...): what a
+        client shows when it attaches. Each file is looked at again first."""
+        self._current(self._agent_source)
+        self._current(self._policy_source)
+        return [*self._agent_source.problems, *self._policy_source.problems]
+
+    def _current(self, source: Source[T]) -> T:
+        """The value `source` holds now; a problem with a version of its file seen for
+        the first time is told to every client (once), and logged."""
+        value, new = source.read()
+        for problem in new:
+            log.warning("%s", problem)
+            self._emit(ProblemEvent(None, problem))
+        return value
+
     # -- sessions -----------------------------------------------------------------------------
 
     async def create_session(
@@ -231,10 +273,11 @@ class Engine:
         run: bool = False,
         env: Environment | None = None,
     ) -> SessionRecord:
-        """Store a new session for `agent` (a registry name or a spec) in folder `cwd`;
-        `run` marks it as made by `cockpit run`; its agent will start with `env` (see
-        `start`)."""
-        spec = self.registry.get(agent) if isinstance(agent, str) else agent
+        """Store a new session for `agent` (a registry name, looked up in `agents.toml` as
+        it is now, or a spec) in folder `cwd`; `run` marks it as made by `cockpit run`; its
+        agent will start with `env` (see `start`)."""
+        registry = self.registry
+        spec = registry.get(agent) if isinstance(agent, str) else agent
         folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
         if not await asyncio.to_thread(folder.is_dir):
             raise NotADirectoryError(f"{folder} is not a folder")
@@ -247,7 +290,8 @@ class Engine:
         if info:
             await self.store.update_session(record.id, info=info)
             record = dataclasses.replace(record, info=info)
-        self._specs[record.id] = spec
+        if registry.agents.get(spec.name) != spec:  # not an entry: it runs as it was given
+            self._specs[record.id] = spec
         self._remember(record.id, env)
         self._emit(SessionEvent(record.id))
         return record
@@ -268,18 +312,18 @@ class Engine:
         return session_by_prefix(await self.store.list_sessions(), prefix)
 
     def agents(self) -> list[AgentInfo]:
-        """Every agent of the registry, and whether its program is installed here."""
+        """Every agent of the registry as `agents.toml` says now, and whether its program
+        is installed here."""
         return [
             AgentInfo(spec, executable(spec) is not None) for spec in self.registry.agents.values()
         ]
 
     def agent_of(self, record: SessionRecord) -> AgentSpec:
-        """How to run a stored session's agent (`stored_agent`)."""
+        """How to run a stored session's agent: the spec it was created with when that was
+        a command, else `stored_agent` with the registry as it is now."""
         if record.id in self._specs:
             return self._specs[record.id]
-        spec = stored_agent(record, self.registry)
-        self._specs[record.id] = spec  # the registry does not change while Cockpit runs
-        return spec
+        return stored_agent(record, self.registry)
 
     async def rename(self, session_id: str, title: str) -> None:
         """Give a session a title."""
@@ -408,10 +452,12 @@ class Engine:
                 data_dir=self.data_dir,
                 handshake_timeout=self.handshake_timeout,
                 policy=self._answers.for_session(session_id),
-                permissions=self.permissions,
+                permissions=lambda: self.permissions,
                 environment=lambda: self._environment(session_id),
             )
             self._live[session_id] = live
+        elif live.status in (Status.CLOSED, Status.EXITED, Status.ERROR) and not live.running:
+            live.spec = self.agent_of(live.record)  # its next start runs the entry as it is now
         return live
 
     def allow_automatically(self, session_id: str, kinds: Sequence[str] | None = None) -> None:

@@ -89,7 +89,7 @@ class PermissionBroker:
         session: SessionState,
         *,
         policy: PermissionPolicy | None = None,
-        permissions: Policy | None = None,
+        permissions: Callable[[], Policy] | None = None,
     ) -> None:
         self.session_id = session_id
         self._store = store
@@ -98,7 +98,8 @@ class PermissionBroker:
         self._root = root
         self._session = session
         self.policy = policy
-        self.permissions = permissions or Policy()
+        self.permissions = permissions or Policy
+        """The global policy as it is now (`policy.toml` is read when a request comes)."""
         self.pending: dict[str, PendingRequest] = {}
         """Requests waiting for the user, by id, in the order they came (the oldest first)."""
         self._pending_by_tool: dict[str, dict[str, PendingRequest]] = {}
@@ -171,7 +172,7 @@ class PermissionBroker:
         record = await self._store.get_session(self.session_id)
         overrides = (record.info or {}).get("policy") if record is not None else None
         own = dict(overrides) if isinstance(overrides, dict) else {}
-        return self.permissions.with_overrides(own), own
+        return self.permissions().with_overrides(own), own
 
     async def answer(
         self, request_id: str, option_id: str | None, decided_by: str = "user"

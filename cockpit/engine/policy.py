@@ -1,7 +1,10 @@
 """Permission policies owned by Cockpit, applied to every agent alike.
 
 For each tool kind a policy says `allow`, `ask` or `reject`. The global policy comes from
-`policy.toml` in Cockpit's config folder; a session may override any kind. A read or a
+`policy.toml` in Cockpit's config folder, read when a decision is made (`policy_file`): an
+edit counts from the next request on, a broken one is reported and the rules read before
+stay, and with no good version ever read the defaults hold, which ask before any change.
+A session may override any kind. A read or a
 search is only allowed automatically when it names where it acts (its locations, or the
 paths in its raw input) and every such place lies inside the session's root.
 """
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cockpit.config_file import ConfigError, ConfigFile, Parsed, error_line, key_line, where
 from cockpit.text.textout import listed
 
 ACTIONS = ("allow", "ask", "reject")
@@ -49,7 +53,7 @@ machine, is asked."""
 POLICY_FILE = "policy.toml"
 
 
-class PolicyError(ValueError):
+class PolicyError(ConfigError):
     """The policy file is not valid."""
 
 
@@ -235,31 +239,40 @@ def describe_rules(policy: Policy, overrides: Mapping[str, str]) -> str:
 
 
 def parse_policy(text: str, origin: str) -> Policy:
-    """A policy from TOML: a `[permissions]` table of kind = "allow" | "ask" | "reject"."""
+    """A policy from TOML: a `[permissions]` table of kind = "allow" | "ask" | "reject".
+    PolicyError, naming the file and line, when it is not one."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise PolicyError(f"{origin}: not valid TOML: {error}") from error
+        raise PolicyError(f"{origin}:{error_line(error, text)}: not valid TOML: {error}") from None
     table = document.get("permissions", {})
     if not isinstance(table, dict):
         raise PolicyError(f"{origin}: [permissions] must be a table of kind = action")
     rules = dict(DEFAULT_RULES)
     for kind, action in table.items():
+        at = where(origin, key_line(text, kind))
         if kind not in KINDS:
-            raise PolicyError(f"{origin}: unknown tool kind {kind!r} (known: {', '.join(KINDS)})")
+            raise PolicyError(f"{at}: unknown tool kind {kind!r} (known: {', '.join(KINDS)})")
         if action not in ACTIONS:
-            raise PolicyError(f"{origin}: {kind} = {action!r}; use one of {', '.join(ACTIONS)}")
+            raise PolicyError(f"{at}: {kind} = {action!r}; use one of {', '.join(ACTIONS)}")
         rules[kind] = action
     return Policy(rules)
 
 
+def policy_file(config: Path) -> ConfigFile[Policy]:
+    """The global policy in `config/policy.toml`, read when it is used; the defaults when
+    there is no file, or no good version of it was ever read."""
+    return ConfigFile(
+        config / POLICY_FILE,
+        lambda text, origin, _last: Parsed(parse_policy(text, origin)),
+        Policy(),
+        kept="the rules read before stay in force",
+        defaults="the default rules apply: anything that changes something is asked",
+    )
+
+
 def load_policy(config: Path) -> tuple[Policy, str | None]:
-    """The global policy from `config/policy.toml` (defaults when missing), and a problem
-    message when the file is broken (the defaults are used then)."""
-    path = config / POLICY_FILE
-    if not path.is_file():
-        return Policy(), None
-    try:
-        return parse_policy(path.read_text(encoding="utf-8"), str(path)), None
-    except (PolicyError, OSError, UnicodeDecodeError) as error:
-        return Policy(), f"{error} (using the default permission policy)"
+    """The global policy from `config/policy.toml` as it is now (defaults when missing),
+    and a problem message when the file is broken (the defaults are used then)."""
+    policy, problems = policy_file(config).read()
+    return policy, problems[0] if problems else None

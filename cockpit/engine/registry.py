@@ -2,8 +2,11 @@
 
 Bundled entries live in `acp/agents.toml`; the user's in `agents.toml` in Cockpit's
 config folder, same format. A user entry with a bundled name overrides the fields it
-sets. A broken user file is reported (file and line) and ignored; the bundled agents
-always load. Commands are argv lists, never run through a shell.
+sets. The user's file is read when it is used (`AgentsFile`): an agent added while the
+service runs is known at once. A broken edit is reported (file and line) and what was
+read before stays: the whole file's entries when it is no TOML, an entry's own when only
+that entry is wrong. The bundled agents always load. Commands are argv lists, never run
+through a shell.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.api import AgentSpec
+from cockpit.config_file import ConfigError, ConfigFile, Parsed, error_line
 from cockpit.engine.priority import MAX_NICE
 from cockpit.paths import agents_dir, config_dir
 
@@ -131,46 +135,95 @@ def _entry(
     return AgentSpec(name=name, source=origin, **values), problems
 
 
-def parse_agents(
-    text: str, origin: str, base: Mapping[str, AgentSpec] | None = None
-) -> tuple[dict[str, AgentSpec], list[str]]:
-    """Parse one agents file. Returns the entries it defines (merged over `base`) and the
-    problems found, each naming the file and line."""
+def _table(text: str, origin: str) -> dict[str, Any]:
+    """The `[agents]` table of an agents file (ConfigError when the file is no TOML, or
+    the table is something else)."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        match = re.search(r"at line (\d+)", str(error))
-        line = int(match.group(1)) if match else len(text.splitlines()) or 1  # "at end of document"
-        where = f"{origin}:{line}"
-        return {}, [f"{where}: not valid TOML: {error}"]
+        raise ConfigError(f"{origin}:{error_line(error, text)}: not valid TOML: {error}") from None
     table = document.get("agents", {})
     if not isinstance(table, dict):
-        return {}, [f"{origin}: 'agents' must be a table of [agents.NAME] entries"]
+        raise ConfigError(f"{origin}: 'agents' must be a table of [agents.NAME] entries")
+    return table
+
+
+def _entries(
+    text: str,
+    origin: str,
+    base: Mapping[str, AgentSpec],
+    last: Mapping[str, AgentSpec],
+) -> tuple[dict[str, AgentSpec], list[str]]:
+    """The entries of an agents file (merged over `base`), and the problems found. An
+    entry that cannot be used is left out, unless `last` (what the file said before) has
+    one of that name: that one stays."""
     agents: dict[str, AgentSpec] = {}
     problems: list[str] = []
-    for name, raw in table.items():
-        spec, found = _entry(name, raw, (base or {}).get(name), origin, text)
+    for name, raw in _table(text, origin).items():
+        spec, found = _entry(name, raw, base.get(name), origin, text)
+        if spec is None and name in last:
+            spec = last[name]
+            found = [*found[:-1], f"{found[-1]}; the entry read before stays in force"]
         problems += found
         if spec is not None:
             agents[name] = spec
     return agents, problems
 
 
+def parse_agents(
+    text: str, origin: str, base: Mapping[str, AgentSpec] | None = None
+) -> tuple[dict[str, AgentSpec], list[str]]:
+    """Parse one agents file. Returns the entries it defines (merged over `base`) and the
+    problems found, each naming the file and line."""
+    try:
+        return _entries(text, origin, base or {}, {})
+    except ConfigError as error:
+        return {}, [str(error)]
+
+
+USER_FILE = "agents.toml"
+
+
+class AgentsFile:
+    """The registry as the user's `agents.toml` says now: the bundled agents, with the
+    user's entries read again whenever the file changed (one `stat` per use otherwise)."""
+
+    def __init__(self, user_dir: Path | None = None) -> None:
+        bundled_path = agents_dir() / "agents.toml"
+        self._bundled, self._bundled_problems = parse_agents(
+            bundled_path.read_text(encoding="utf-8"), "bundled agents.toml"
+        )
+        none: dict[str, AgentSpec] = {}
+        self._file = ConfigFile(
+            (user_dir or config_dir()) / USER_FILE,
+            self._parse,
+            none,
+            kept="the agents read before stay as they were",
+            defaults="only the bundled agents are available",
+        )
+
+    def _parse(
+        self, text: str, origin: str, last: dict[str, AgentSpec]
+    ) -> Parsed[dict[str, AgentSpec]]:
+        agents, problems = _entries(text, origin, self._bundled, last)
+        return Parsed(agents, tuple(problems))
+
+    def read(self) -> tuple[Registry, tuple[str, ...]]:
+        """The registry now, and the problems of a version of the file first seen now."""
+        user, new = self._file.read()
+        return Registry({**self._bundled, **user}, list(self.problems)), new
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What is wrong with the agents files as last seen."""
+        return (*self._bundled_problems, *self._file.problems)
+
+
 def load_registry(user_dir: Path | None = None) -> Registry:
-    """The bundled agents, with the user's `agents.toml` applied over them."""
-    bundled_path = agents_dir() / "agents.toml"
-    agents, problems = parse_agents(bundled_path.read_text(encoding="utf-8"), "bundled agents.toml")
-    user_path = (user_dir or config_dir()) / "agents.toml"
-    if user_path.is_file():
-        try:
-            text = user_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            problems.append(f"{user_path}: cannot be read: {error}")
-        else:
-            user_agents, user_problems = parse_agents(text, str(user_path), agents)
-            agents.update(user_agents)
-            problems += user_problems
-    return Registry(agents, problems)
+    """The bundled agents, with the user's `agents.toml` applied over them, as they are
+    now (`cockpit agents`, tests)."""
+    registry, _ = AgentsFile(user_dir).read()
+    return registry
 
 
 SETTINGS = {"missing_file": MISSING_FILE_POLICIES}

@@ -54,7 +54,7 @@ class LiveSession:
         data_dir: Path,
         handshake_timeout: float,
         policy: PermissionPolicy | None = None,
-        permissions: Policy | None = None,
+        permissions: Callable[[], Policy] | None = None,
         environment: Callable[[], Environment | None] = lambda: None,
     ) -> None:
         self.id = record.id

@@ -177,6 +177,7 @@ class RemoteEngine:
         self._pending: dict[str, PermissionRequest] = {}
         self._unread: set[str] = set()
         self._agents: list[AgentInfo] = []
+        self._asking_agents = False
         self._specs: dict[str, AgentSpec] = {}
         self._unwritten = (0, 0)
         self.service: dict[str, Any] = {}
@@ -611,7 +612,21 @@ class RemoteEngine:
         return tuple(self._unwritten)  # type: ignore[return-value]
 
     def agents(self) -> list[AgentInfo]:
+        """The agents the service knew when last asked. Each call asks again, in the
+        background (the service reads its `agents.toml` when it is used), so a list
+        shown again shows what the file says now."""
+        if self._attached.is_set() and not self._asking_agents and _loop_runs():
+            self._asking_agents = True
+            self._background(self._ask_agents())
         return list(self._agents)
+
+    async def _ask_agents(self) -> None:
+        try:
+            self._agents = list(await self._call("agents"))
+        except (ConnectionError, OSError):  # cut: attaching again brings the list
+            pass
+        finally:
+            self._asking_agents = False
 
     def agent_of(self, record: SessionRecord) -> AgentSpec:
         known = self._specs.get(record.id)
@@ -811,3 +826,12 @@ async def before_the_end(ended: asyncio.Event, work: Awaitable[T]) -> T:
 def _meets_the_contract(engine: RemoteEngine) -> EngineAPI:
     """Never called: mypy checks here that `RemoteEngine` is an `EngineAPI`."""
     return engine
+
+
+def _loop_runs() -> bool:
+    """True when called inside a running event loop (work can go to the background)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -120,7 +120,7 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
         if self._engine is None:
             assert self._engine_factory is not None
             self._engine = await self._engine_factory()
-        for problem in self._problems:
+        for problem in [*self._problems, *self.engine.problems]:
             self.notify(problem, severity="warning", timeout=10, markup=False)
         transcript = TranscriptView(self.engine, id="transcript")
         await self.query_one("#main", Vertical).mount(transcript, before=0)

@@ -29,6 +29,7 @@ from textual.widget import Widget
 
 from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI
 from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
+from cockpit.config_file import ConfigError
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.textout import describe_error, session_title
 from cockpit.ui.composer import Composer
@@ -38,7 +39,7 @@ from cockpit.ui.one_line import clean_line, short_folder
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.session_states import RailState
-from cockpit.ui.settings import Settings, read_settings, write_settings
+from cockpit.ui.settings import Settings, SettingsFile
 from cockpit.ui.themes import (
     ANSI_ON_DARK,
     ANSI_ON_LIGHT,
@@ -62,6 +63,9 @@ STATE_VARIABLES = {
 }
 
 EngineFactory = Callable[[], Awaitable[EngineAPI]]
+
+TOOL_CARDS_DEFAULT = ToolCard.default_policy
+"""How tool cards open when the settings do not say."""
 
 
 @functools.cache
@@ -113,6 +117,7 @@ class CockpitBase(App[None]):
         self.clock = clock
         self.blink = blink
         self.settings_file = settings_file or settings_path()
+        self._settings_source = SettingsFile(self.settings_file)
         self.themes_dir = themes_dir if themes_dir is not None else config_dir() / "themes"
         self.current: str | None = None
         """The session chosen: the rail highlights it and the composer writes to it (its
@@ -151,6 +156,8 @@ class CockpitBase(App[None]):
         """Sessions whose questions have rung already: the ones that come while the first
         waits do not ring again (a thousand asked at once rang a thousand bells)."""
         self._settings = Settings()
+        """The settings as Cockpit started with them, and as it changed them since (kept
+        here when the file could not take them)."""
         self._load_themes()
 
     @property
@@ -204,10 +211,9 @@ class CockpitBase(App[None]):
         themes, problems = load_themes(bundled_dir("themes"), self.themes_dir)
         for theme in themes:
             self.register_theme(theme)
-        self._settings, broken = read_settings(self.settings_file)
-        if self._settings.tool_cards is not None:
-            ToolCard.default_policy = self._settings.tool_cards
-        self._problems = [*problems, *([broken] if broken else [])]
+        self._settings, broken = self._settings_source.read()
+        ToolCard.default_policy = self._settings.tool_cards or TOOL_CARDS_DEFAULT
+        self._problems = [*problems, *broken]
         self.ansi_theme_dark, self.ansi_theme_light = ANSI_ON_DARK, ANSI_ON_LIGHT
         self.console.push_theme(CONTENT_STYLES)
         saved, colours = self._settings.theme, self.console.color_system
@@ -218,14 +224,39 @@ class CockpitBase(App[None]):
         # app is mounted: that choice is not the user's, and there is no rail yet.
         if self._settings.theme != theme and widget_is_mounted(self):
             self._settings = replace(self._settings, theme=theme)
-            try:
-                write_settings(self.settings_file, self._settings)
-            except OSError as error:
-                self.notify(
-                    f"Could not save the theme choice: {error}", severity="warning", markup=False
-                )
+            self.save_setting("theme", theme, "the theme choice")
         if widget_is_mounted(self):
             self._restyle_rail()
+
+    # -- settings -----------------------------------------------------------------------------
+
+    def current_settings(self) -> Settings:
+        """The settings as `settings.json` says now (read again when it changed), so a
+        hand edit counts without a restart; a broken edit is told once and the settings
+        read before stay."""
+        settings, problems = self._settings_source.read()
+        for problem in problems:
+            if widget_is_mounted(self):
+                self.notify(problem, severity="warning", timeout=10, markup=False)
+            else:
+                self._problems.append(problem)
+        ToolCard.default_policy = settings.tool_cards or TOOL_CARDS_DEFAULT
+        return settings
+
+    def save_setting(self, name: str, value: object, what: str) -> None:
+        """Save one setting into the file as it is on disk now, every other key left as
+        it is there. A file that cannot be read as settings is not overwritten (the
+        problem was told once) and the setting stays in memory; a failed write says so."""
+        self.current_settings()
+        try:
+            self._settings_source.save(name, value)
+        except ConfigError:
+            return
+        except OSError as error:
+            if widget_is_mounted(self):
+                self.notify(f"Could not save {what}: {error}", severity="warning", markup=False)
+            else:
+                self.log.warning(f"could not save {what}: {error}")
 
     def _restyle_rail(self) -> None:
         variables = self.get_css_variables()

@@ -10,7 +10,6 @@ from textual.widgets import TextArea
 
 from cockpit.ui.base import CockpitBase
 from cockpit.ui.composer import Composer
-from cockpit.ui.settings import write_settings
 
 DRAFT_SAVE_DELAY = 1.0
 """Seconds after the last keystroke before a draft is saved."""
@@ -75,7 +74,4 @@ class Drafts(CockpitBase):
 
     def _save_last_session(self) -> None:
         self._session_timer = None
-        try:
-            write_settings(self.settings_file, self._settings)
-        except OSError as error:
-            self.log.warning(f"could not save the settings: {error}")
+        self.save_setting("last_session", self._settings.last_session, "the session on screen")

@@ -42,6 +42,7 @@ class EngineEvents(Overview, RequestsOnScreen):
         view = self._transcript()
         if view is None:
             return
+        self.current_settings()  # how the tool cards these frames make open
         for session, frames in pending.items():
             if session == view.session:
                 await view.apply_frames(frames)

@@ -3,10 +3,12 @@
 
 Two layers. The file layer (`load_settings`, `save_settings`) reads and writes any JSON
 object: a missing file means defaults; a broken one also means defaults, but the problem is
-handed back so the caller can show it instead of silently losing settings. Writes are
-atomic (a temporary file in the same folder, then `os.replace`) and private. The typed
-layer (`Settings`, `read_settings`, `write_settings`) is what the app uses: attributes with
-defaults, tolerant of values it cannot use. No Textual here.
+handed back (file and line) so the caller can show it instead of silently losing settings.
+Writes are atomic (a temporary file in the same folder, then `os.replace`) and private.
+The typed layer (`Settings`, `SettingsFile`) is what the app uses: attributes with
+defaults, tolerant of values it cannot use, read when they are used (a hand edit counts
+without a restart), and saved one key at a time into the file as it is on disk then, so
+that a hand edit or another Cockpit's change to another key survives. No Textual here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from cockpit.config_file import ConfigError, ConfigFile, Parsed
 from cockpit.paths import SETTINGS_NAME, private_dir
 
 TOOL_CARD_POLICIES = ("failures", "always", "never")
@@ -99,28 +102,69 @@ def read_settings(path: Path) -> tuple[Settings, str | None]:
     return Settings.from_json(data), problem
 
 
+class SettingsFile:
+    """`settings.json`, read when a setting is used and written one setting at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = settings_file(path)
+
+    def read(self) -> tuple[Settings, tuple[str, ...]]:
+        """The settings as the file says now (read again when it changed; the ones read
+        before while it is broken), and the problems of a version first seen now."""
+        data, new = self._file.read()
+        return Settings.from_json(data), new
+
+    def save(self, name: str, value: object) -> None:
+        """Set one setting (None removes it) in the file as it is on disk now, leaving
+        every other key as it is there. A file that cannot be read as settings is never
+        overwritten: ConfigError, saying why (`read` has reported it already). OSError
+        when the write fails."""
+        data, _ = self._file.read()
+        if self._file.version.broken:
+            raise ConfigError(self._file.problems[0])
+        if data.get(name) == value:
+            return
+        changed = {key: item for key, item in data.items() if key != name}
+        if value is not None:
+            changed[name] = value
+        save_settings(self.path, changed)
+
+
 def write_settings(path: Path, settings: Settings) -> None:
     """Save `settings` to `path`, atomically and owner-only (see `save_settings`)."""
     save_settings(path, settings.to_json())
 
 
+def parse_settings(text: str, origin: str, _last: object = None) -> Parsed[dict[str, Any]]:
+    """The JSON object of a settings file; ConfigError, naming the file and line, when
+    the text is not one."""
+    try:
+        settings = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{origin}:{error.lineno}: not valid JSON: {error.msg}") from None
+    if not isinstance(settings, dict):
+        kind = type(settings).__name__
+        raise ConfigError(f"{origin}: must hold a JSON object, not {kind}")
+    return Parsed(settings)
+
+
+def settings_file(path: Path) -> ConfigFile[dict[str, Any]]:
+    """The settings file at `path`, read when it is used."""
+    return ConfigFile(
+        path,
+        parse_settings,
+        {},
+        kept="the settings read before stay in force",
+        defaults="using default settings",
+    )
+
+
 def load_settings(path: Path) -> tuple[dict[str, Any], str | None]:
     """The settings in `path`, and a message when the file exists but cannot be used.
     Never raises: a missing, unreadable or invalid file gives `{}`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, None
-    except (OSError, UnicodeDecodeError) as error:
-        return {}, f"{path}: cannot be read, using default settings: {error}"
-    try:
-        settings = json.loads(text)
-    except ValueError as error:
-        return {}, f"{path}: not valid JSON, using default settings: {error}"
-    if not isinstance(settings, dict):
-        kind = type(settings).__name__
-        return {}, f"{path}: must hold a JSON object, not {kind}; using default settings"
-    return settings, None
+    settings, problems = settings_file(path).read()
+    return settings, problems[0] if problems else None
 
 
 def _write_private(folder: Path, text: str) -> Path:

@@ -75,6 +75,7 @@ class SessionSwitching(Overview, Drafts, RequestsOnScreen):
         view = self._transcript()
         if view is None:  # the app is closing
             return
+        self.current_settings()  # how its tool cards open
         await view.show_session(session)
         composer = self.query_one_optional(Composer)
         if composer is None:  # the app closed while the page was read

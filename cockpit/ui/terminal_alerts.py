@@ -23,7 +23,7 @@ class TerminalAlerts(CockpitBase):
         if session == self.current and self.app_focus:
             return
         self.bell()
-        if not self.app_focus and self._settings.notify:
+        if not self.app_focus and self.current_settings().notify:
             record = self.records.get(session)
             title = session_title(record) if record else "Cockpit"
             self._write_terminal(notification(title, what, in_tmux=bool(os.environ.get("TMUX"))))
