@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from pathlib import Path
@@ -51,6 +52,7 @@ from cockpit.engine.policy import (
 from cockpit.engine.recovery import recover
 from cockpit.engine.registry import Registry, executable, load_registry
 from cockpit.engine.session import LiveSession
+from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
@@ -61,8 +63,9 @@ from store.store import Store
 
 log = logging.getLogger(__name__)
 
-HANDSHAKE_TIMEOUT = 30.0
-"""Seconds an agent may take to answer initialize and session/new."""
+HANDSHAKE_TIMEOUT = 120.0
+"""Seconds an agent may take to start (initialize and session/new), at most. One that does
+nothing for the stall limit (`cockpit.engine.stall`) fails sooner."""
 
 NOT_SAVED = (
     "Cockpit cannot save the transcript: {why}. What the agents send is kept in memory and "
@@ -86,6 +89,7 @@ class Engine:
         data_dir: Path,
         *,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        stall_limit: float = STALL_LIMIT,
         policy: PermissionPolicy | None = None,
         permissions: Policy | None = None,
     ) -> None:
@@ -96,6 +100,7 @@ class Engine:
         self.registry = registry
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
+        self.stall_limit = stall_limit
         self._answers = AutomaticAnswers(policy)
         self._live: dict[str, LiveSession] = {}
         self._listeners: list[Listener] = []
@@ -122,15 +127,22 @@ class Engine:
         *,
         registry: Registry | None = None,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        stall_limit: float | None = None,
         policy: PermissionPolicy | None = None,
         clock: Callable[[], float] = time.time,
         permissions: Policy | None = None,
     ) -> Engine:
         """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default);
-        `clock` stamps rows and sessions (tests fix it)."""
+        `clock` stamps rows and sessions (tests fix it). Unless given, the stall limit is
+        COCKPIT_STALL_LIMIT's (a bad value is a problem, and the default holds)."""
         folder = private_dir(data_dir or default_data_dir())
         store = await Store.open(folder / "cockpit.db", clock=clock)
         problems: list[str] = []
+        if stall_limit is None:
+            stall_limit, problem = stall_limit_setting(os.environ.get(STALL_ENV))
+            if problem:
+                log.warning("%s", problem)
+                problems.append(problem)
         if permissions is None:
             permissions, problem = load_policy(config_dir())
             problems += [problem] if problem else []
@@ -139,6 +151,7 @@ class Engine:
             registry or load_registry(),
             folder,
             handshake_timeout=handshake_timeout,
+            stall_limit=stall_limit,
             policy=policy,
             permissions=permissions,
         )
@@ -375,6 +388,7 @@ class Engine:
                 self._emit,
                 data_dir=self.data_dir,
                 handshake_timeout=self.handshake_timeout,
+                stall_limit=self.stall_limit,
                 policy=self._answers.for_session(session_id),
                 permissions=self.permissions,
             )

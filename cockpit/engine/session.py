@@ -33,6 +33,7 @@ from cockpit.engine.lifecycle import AgentLifecycle
 from cockpit.engine.mention_blocks import mention_blocks
 from cockpit.engine.permission_broker import PendingRequest, PermissionBroker, PermissionPolicy
 from cockpit.engine.policy import Policy
+from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
 from cockpit.engine.turns import Turns
 from cockpit.text.mentions import find_mentions
@@ -52,6 +53,7 @@ class LiveSession:
         *,
         data_dir: Path,
         handshake_timeout: float,
+        stall_limit: float = STALL_LIMIT,
         policy: PermissionPolicy | None = None,
         permissions: Policy | None = None,
     ) -> None:
@@ -63,6 +65,9 @@ class LiveSession:
         self.emit = emit
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
+        """Seconds its agent may take to start, at most."""
+        self.stall_limit = stall_limit
+        """Seconds its starting agent may do nothing before it has failed."""
         self.status = Status.CLOSED
         self.detail = ""
         """What the last status change said (why the agent failed to start...)."""
