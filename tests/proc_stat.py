@@ -1,17 +1,11 @@
 """What Linux says of a process in `/proc/PID/stat`, read one way for the tests and the
-benchmarks."""
+benchmarks (the engine's own reading, `cockpit.engine.group_cpu`)."""
 
 from __future__ import annotations
 
 import os
 
-
-def stat_fields(pid: int | str) -> list[bytes]:
-    """The fields of `/proc/PID/stat` after the command name (which may hold spaces and
-    parentheses): the state first, then the parent's pid, and so on (proc(5)'s numbering
-    less 3). OSError when there is no such process."""
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        return stat.read().rsplit(b")", 1)[1].split()
+from cockpit.engine.group_cpu import stat_fields as stat_fields
 
 
 def parent_of(pid: int | str) -> int:

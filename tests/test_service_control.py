@@ -183,7 +183,7 @@ async def test_run_goes_through_the_service_and_ls_shows_live_statuses(home: Pat
 
 async def test_run_gives_the_agent_its_timeout_through_the_service(home: Path) -> None:
     """`--timeout` reaches the service's engine: an agent that never answers `initialize`
-    fails the run after that long, not after the service's own 30 s."""
+    fails the run after that long, not after the service's own 120 s."""
     demo = Path(__file__).resolve().parent.parent / "acp" / "demo_agent.py"
     hanging = f"{sys.executable} {demo} --hang-initialize"
     started = time.monotonic()

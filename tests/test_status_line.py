@@ -101,6 +101,23 @@ def test_several_pending_requests_are_counted() -> None:
     assert turn_words("mystery\x1b[31m") == "mystery"
 
 
+def test_a_starting_agent_shows_its_seconds() -> None:
+    assert turn_words(Status.STARTING, starting_for=0) == "starting (0 s)"
+    assert turn_words(Status.STARTING, starting_for=12.9) == "starting (12 s)"
+    assert turn_words(Status.STARTING) == "starting"  # how long is not known
+    assert turn_words(Status.READY, starting_for=5) == "ready"
+    parts = status_parts(record(), AGENT, Status.STARTING, starting_for=3.2)
+    assert parts[0] == ("starting (3 s)", "starting (3 s)")
+
+
+@given(st.floats(min_value=-5, max_value=10**6, allow_nan=False))
+def test_the_seconds_are_whole_and_never_below_zero(seconds: float) -> None:
+    """A clock set back (the app's is the wall clock) shows 0, never a negative count."""
+    words = turn_words(Status.STARTING, starting_for=seconds)
+    assert words == f"starting ({max(int(seconds), 0)} s)"
+    assert turn_words(Status.STARTING, 1, starting_for=seconds) == TURN_WORDS[Status.WAITING]
+
+
 def test_names_from_the_agent_are_cleaned() -> None:
     modes = {
         "currentModeId": "p",

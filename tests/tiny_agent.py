@@ -6,6 +6,12 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
 - `--caps`: what it advertises: `load` (session/load, which replays nothing), `resume`
   (session/resume), both, or `none`.
 - `--resume-fails`: session/resume answers with an error.
+- `--start sleep=S | busy=S | chatter=S`: what it does before it answers `initialize`:
+  sleeps S seconds (no CPU, no output), burns CPU for S seconds, or has a helper write
+  a line to its stderr five times a second for S seconds. The helper runs in a session
+  of its own, so that the agent's process group uses no CPU meanwhile: only what it
+  writes shows it is alive.
+- `--load ...`: the same, before it answers `session/load`.
 
 Words in the prompt pick what a turn does (the reply is "ok" otherwise):
 
@@ -63,6 +69,7 @@ import os
 import random
 import sqlite3
 import sys
+import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -88,6 +95,8 @@ from acp.schema import (
 )
 
 EXIT_CODE = 9
+CHATTY = Path(__file__).with_name("chatty_agent.py")
+"""Its helper writes to the agent's stderr for `--start chatter=S`."""
 ESCAPED_TITLE = "Delete \x1b]0;pwned\x07\x1b[31meverything\x1b[0m"
 BAD_LINES = (
     {"jsonrpc": "2.0", "method": "session/update", "params": "x"},
@@ -262,6 +271,8 @@ class TinyAgent:
         self.writer = writer
         self.caps = set(options.caps.split(",")) - {"none", ""}
         self.resume_fails = options.resume_fails
+        self.start = options.start
+        self.load = options.load
         self.conn: AgentSideConnection | None = None
         self.background: set[asyncio.Future[Any]] = set()
         self.folders: dict[str, str] = {}
@@ -338,6 +349,7 @@ class TinyAgent:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        await self.first(self.start)
         return InitializeResponse(
             protocol_version=min(protocol_version, 1),
             agent_capabilities=AgentCapabilities(
@@ -348,12 +360,27 @@ class TinyAgent:
             ),
         )
 
+    async def first(self, doing: str) -> None:
+        """What `--start` or `--load` asks of it before it answers."""
+        what, _, value = doing.partition("=")
+        if what == "sleep":
+            await asyncio.sleep(float(value))
+        elif what == "busy":
+            end = time.monotonic() + float(value)
+            while time.monotonic() < end:
+                pass
+        elif what == "chatter":
+            command = [sys.executable, "-I", "-S", str(CHATTY), "--helper", value]
+            helper = await asyncio.create_subprocess_exec(*command, start_new_session=True)
+            await helper.wait()
+
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         session_id = uuid.uuid4().hex
         self.folders[session_id] = cwd
         return NewSessionResponse(session_id=session_id)
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        await self.first(self.load)
         return LoadSessionResponse()  # it says yes, and replays nothing
 
     async def resume_session(
@@ -633,6 +660,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--caps", default="none")
     parser.add_argument("--resume-fails", action="store_true")
+    parser.add_argument("--start", default="")
+    parser.add_argument("--load", default="")
     asyncio.run(serve(parser.parse_known_args()[0]))  # other arguments (`--acp`...) are ignored
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -103,6 +104,18 @@ def add_reach_arguments(command: argparse.ArgumentParser) -> None:
     )
 
 
+def seconds(text: str) -> float:
+    """A number of seconds above 0 (`--timeout`); anything else is a usage error that
+    says what was given."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(
         prog="cockpit", description="A cockpit for many ACP coding-agent sessions."
@@ -118,9 +131,13 @@ def parser() -> argparse.ArgumentParser:
     allow.add_argument("--allow", metavar="KINDS", help="allow these tool kinds, e.g. read,edit")
     run.add_argument(
         "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds the agent may take to start (default 30)",
+        type=seconds,
+        default=120.0,
+        metavar="S",
+        help=(
+            "seconds the agent may take to start, at most (default 120); one that uses no "
+            "CPU time and writes nothing for 30 s (COCKPIT_STALL_LIMIT) fails sooner"
+        ),
     )
     run.add_argument(
         "--keep",

@@ -1,6 +1,7 @@
 """One agent subprocess: spawned in its own process group with the user's environment,
 at a lower CPU priority than Cockpit (`cockpit/priority.py`), its stderr drained
-continuously into a log file and a bounded tail for error messages."""
+continuously into a log file and a bounded tail for error messages, and every byte it
+writes counted (a starting agent that writes is not stalled: `cockpit.engine.stall`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from cockpit.api import AgentSpec
 from cockpit.engine.priority import lower_priority
@@ -26,13 +28,40 @@ class AgentNotFound(FileNotFoundError):
     """The agent's program is not installed."""
 
 
+class CountingProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's own protocol for a child's pipes, counting the bytes the child writes to
+    its stdout and stderr as they arrive, before anyone reads them."""
+
+    written = 0
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.written += len(data)
+        super().pipe_data_received(fd, data)
+
+
+async def create_counted_subprocess(
+    *command: str, limit: int, **options: Any
+) -> tuple[asyncio.subprocess.Process, CountingProtocol]:
+    """`asyncio.create_subprocess_exec`, with the protocol that counts the child's output."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: CountingProtocol(limit=limit, loop=loop), *command, **options
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol
+
+
 class AgentProcess:
     """A running agent and the last things it wrote to stderr."""
 
     def __init__(
-        self, process: asyncio.subprocess.Process, spec: AgentSpec, log_path: Path
+        self,
+        process: asyncio.subprocess.Process,
+        spec: AgentSpec,
+        log_path: Path,
+        output: CountingProtocol,
     ) -> None:
         self.process = process
+        self._output = output
         self.spec = spec
         self.log_path = log_path
         self._tail = bytearray()
@@ -56,7 +85,7 @@ class AgentProcess:
         log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         try:
-            process = await asyncio.create_subprocess_exec(
+            process, output = await create_counted_subprocess(
                 *spec.command,
                 cwd=cwd,
                 env=env,
@@ -77,7 +106,7 @@ class AgentProcess:
                 f"The agent program {spec.command[0]!r} cannot be run: {error}"
             ) from error
         lower_priority(process.pid, spec.nice)  # the screen stays ahead of busy agents
-        return cls(process, spec, log_path)
+        return cls(process, spec, log_path, output)
 
     @property
     def stdin(self) -> asyncio.StreamWriter:
@@ -88,6 +117,16 @@ class AgentProcess:
     def stdout(self) -> asyncio.StreamReader:
         assert self.process.stdout is not None
         return self.process.stdout
+
+    @property
+    def pid(self) -> int:
+        """The agent's pid, which is also its process group's id."""
+        return self.process.pid
+
+    @property
+    def written(self) -> int:
+        """Bytes the agent has written to its stdout and stderr so far."""
+        return self._output.written
 
     @property
     def returncode(self) -> int | None:

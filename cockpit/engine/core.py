@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from pathlib import Path
@@ -55,6 +56,7 @@ from cockpit.engine.reading import session_by_prefix
 from cockpit.engine.recovery import recover
 from cockpit.engine.registry import AgentsFile, Registry, executable
 from cockpit.engine.session import LiveSession
+from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.environment import Environment, current
 from cockpit.paths import config_dir, private_dir
@@ -68,8 +70,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-HANDSHAKE_TIMEOUT = 30.0
-"""Seconds an agent may take to answer initialize and session/new."""
+HANDSHAKE_TIMEOUT = 120.0
+"""Seconds an agent may take to start (initialize and session/new), at most. One that does
+nothing for the stall limit (`cockpit.engine.stall`) fails sooner."""
 
 NOT_SAVED = (
     "Cockpit cannot save the transcript: {why}. What the agents send is kept in memory and "
@@ -95,6 +98,7 @@ class Engine:
         data_dir: Path,
         *,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        stall_limit: float = STALL_LIMIT,
         policy: PermissionPolicy | None = None,
         permissions: Policy | Source[Policy] | None = None,
     ) -> None:
@@ -111,6 +115,7 @@ class Engine:
         """`policy.toml`, read when a permission is decided (or a policy fixed)."""
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
+        self.stall_limit = stall_limit
         self._answers = AutomaticAnswers(policy)
         self._live: dict[str, LiveSession] = {}
         self._listeners: list[Listener] = []
@@ -134,6 +139,8 @@ class Engine:
         self.saving_failure: str | None = None
         """Why the first write that failed while this engine ran failed (None: none did),
         kept once writes work again."""
+        self.setting_problems: list[str] = []
+        """What is wrong with the settings read once at start (COCKPIT_STALL_LIMIT)."""
         self._files = FileSearch()
         store.watch_writes(self._on_writes)
 
@@ -144,6 +151,7 @@ class Engine:
         *,
         registry: Registry | None = None,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        stall_limit: float | None = None,
         policy: PermissionPolicy | None = None,
         clock: Callable[[], float] = time.time,
         permissions: Policy | None = None,
@@ -152,18 +160,28 @@ class Engine:
         """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default);
         `clock` stamps rows and sessions (tests fix it). `agents.toml` and `policy.toml`
         are read from `config` (Cockpit's config folder by default) when they are used,
-        unless a `registry` or `permissions` is given, which then holds."""
+        unless a `registry` or `permissions` is given, which then holds. Unless given, the
+        stall limit is COCKPIT_STALL_LIMIT's (a bad value is a problem, and the default
+        holds)."""
         folder = private_dir(data_dir or default_data_dir())
         store = await Store.open(folder / "cockpit.db", clock=clock)
         config = config or config_dir()
+        setting_problems: list[str] = []
+        if stall_limit is None:
+            stall_limit, problem = stall_limit_setting(os.environ.get(STALL_ENV))
+            if problem:
+                log.warning("%s", problem)
+                setting_problems.append(problem)
         engine = cls(
             store,
             registry or AgentsFile(config),
             folder,
             handshake_timeout=handshake_timeout,
+            stall_limit=stall_limit,
             policy=policy,
             permissions=permissions or policy_file(config),
         )
+        engine.setting_problems = setting_problems
         await recover(store, engine._attention)
         return engine
 
@@ -251,7 +269,8 @@ class Engine:
         client shows when it attaches. Each file is looked at again first."""
         self._current(self._agent_source)
         self._current(self._policy_source)
-        return [*self._agent_source.problems, *self._policy_source.problems]
+        sources = [*self._agent_source.problems, *self._policy_source.problems]
+        return [*self.setting_problems, *sources]
 
     def _current(self, source: Source[T]) -> T:
         """The value `source` holds now; a problem with a version of its file seen for
@@ -451,6 +470,7 @@ class Engine:
                 self._emit,
                 data_dir=self.data_dir,
                 handshake_timeout=self.handshake_timeout,
+                stall_limit=self.stall_limit,
                 policy=self._answers.for_session(session_id),
                 permissions=lambda: self.permissions,
                 environment=lambda: self._environment(session_id),

@@ -27,6 +27,7 @@ from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.client_adapter import ClientAdapter
 from cockpit.engine.errors import describe
 from cockpit.engine.processes import describe_exit
+from cockpit.engine.start_watch import StartWatch
 from cockpit.engine.transport import AgentTransport
 from cockpit.environment import agent_variables, runs_our_python
 from store import SessionBusy, note
@@ -46,6 +47,11 @@ environment is a stale copy of the user's, never used for an agent."""
 STOP_GRACE = 2.0
 """Seconds a stopping session gives a running turn to end (and say so) before the agent
 is killed, and then to record how it ended."""
+
+LOAD_ALLOWANCE = 4
+"""How many times its ceiling a start that reloads the agent's session may take in all:
+the agent replays the whole history, which takes long for a long one. It writes as it
+replays, so the stall rule still ends a load that hangs as soon as any other start."""
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -69,6 +75,7 @@ class AgentLifecycle:
         self._starting: asyncio.Future[None] | None = None
         self._stop_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
+        self._start_watch: StartWatch | None = None
 
     # -- starting -----------------------------------------------------------------------------
 
@@ -126,20 +133,34 @@ class AgentLifecycle:
         live.process = process
         self.connect(process.stdout, process.stdin)
         self._watcher = asyncio.create_task(self._watch(process), name=f"watch-{live.id}")
+        watch = StartWatch(
+            process.pid,
+            lambda: process.written,
+            ceiling=live.handshake_timeout,
+            stall_limit=live.stall_limit,
+        )
         try:
-            await self.handshake()
+            async with watch:
+                self._start_watch = watch
+                await self.handshake()
         except StartError:
             raise
         except TimeoutError:
-            await self.fail(
-                f"The agent did not answer within {live.handshake_timeout:g} s while starting.",
-                stop=True,
-            )
+            if watch.stalled:
+                message = (
+                    f"The agent did not answer and did nothing for {watch.stall_limit:g} s "
+                    "while starting: it used no CPU time and wrote nothing."
+                )
+            else:
+                message = f"The agent did not answer within {watch.ceiling:g} s while starting."
+            await self.fail(message, stop=True)
         except (RequestError, ValidationError, ConnectionError, OSError) as error:
             await self.fail(f"The agent failed while starting: {describe(error)}", stop=True)
         except Exception as error:  # a store error, or a bug: the session says so and goes on
             log.exception("session %s did not start", live.id)
             await self.fail(f"Cockpit could not start the agent: {describe(error)}", stop=True)
+        finally:
+            self._start_watch = None
         self.ready = True
         live.set_status(Status.READY)
 
@@ -186,19 +207,17 @@ class AgentLifecycle:
         raise StartError(message)
 
     async def handshake(self) -> None:
-        """`initialize`, then open the agent's session: a new one, or the stored one again."""
+        """`initialize`, then open the agent's session: a new one, or the stored one again.
+        How long it may take is the start's to watch (`StartWatch`), not each request's."""
         live = self._live
         assert live.conn is not None
-        init = await asyncio.wait_for(
-            live.conn.initialize(
-                protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                    terminal=True,
-                ),
-                client_info=Implementation(name="cockpit", title="Cockpit", version=__version__),
+        init = await live.conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                terminal=True,
             ),
-            live.handshake_timeout,
+            client_info=Implementation(name="cockpit", title="Cockpit", version=__version__),
         )
         if init.protocol_version != PROTOCOL_VERSION:
             await self.fail(
@@ -219,9 +238,7 @@ class AgentLifecycle:
     async def _new_session(self) -> None:
         live = self._live
         assert live.conn is not None
-        response = await asyncio.wait_for(
-            live.conn.new_session(cwd=str(live.root), mcp_servers=[]), live.handshake_timeout
-        )
+        response = await live.conn.new_session(cwd=str(live.root), mcp_servers=[])
         live.agent_session_id = response.session_id
         await self._save_session_state(response)
 
@@ -249,11 +266,10 @@ class AgentLifecycle:
             window = await live.store.begin_replay(live.id)
             live.inbox.replayed_users = 0
             try:
-                response = await asyncio.wait_for(
-                    live.conn.load_session(
-                        cwd=str(live.root), session_id=live.agent_session_id, mcp_servers=[]
-                    ),
-                    live.handshake_timeout * 4,
+                if self._start_watch is not None:
+                    self._start_watch.allow(LOAD_ALLOWANCE)
+                response = await live.conn.load_session(
+                    cwd=str(live.root), session_id=live.agent_session_id, mcp_servers=[]
                 )
             except RequestError as error:
                 await live.inbox.settle()
@@ -291,11 +307,8 @@ class AgentLifecycle:
             await self._save_session_state(response)
         elif "resume" in session_caps:
             try:
-                resumed = await asyncio.wait_for(
-                    live.conn.resume_session(
-                        cwd=str(live.root), session_id=live.agent_session_id, mcp_servers=[]
-                    ),
-                    live.handshake_timeout,
+                resumed = await live.conn.resume_session(
+                    cwd=str(live.root), session_id=live.agent_session_id, mcp_servers=[]
                 )
             except RequestError as error:
                 await self._fresh_session(

@@ -33,6 +33,7 @@ from cockpit.engine.lifecycle import AgentLifecycle
 from cockpit.engine.mention_blocks import mention_blocks
 from cockpit.engine.permission_broker import PendingRequest, PermissionBroker, PermissionPolicy
 from cockpit.engine.policy import Policy
+from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
 from cockpit.engine.turns import Turns
 from cockpit.environment import Environment
@@ -53,6 +54,7 @@ class LiveSession:
         *,
         data_dir: Path,
         handshake_timeout: float,
+        stall_limit: float = STALL_LIMIT,
         policy: PermissionPolicy | None = None,
         permissions: Callable[[], Policy] | None = None,
         environment: Callable[[], Environment | None] = lambda: None,
@@ -65,6 +67,9 @@ class LiveSession:
         self.emit = emit
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
+        """Seconds its agent may take to start, at most."""
+        self.stall_limit = stall_limit
+        """Seconds its starting agent may do nothing before it has failed."""
         self.environment = environment
         """The user's world the agent starts with: that of the last request that may start
         it (None: no request brought one)."""

@@ -133,6 +133,11 @@ class CockpitBase(App[None]):
         self._draft_timer: Timer | None = None
         self._details: dict[str, str] = {}
         """The last thing each session's status said (why an agent failed to start...)."""
+        self._starting_since: dict[str, float] = {}
+        """When each session whose agent is starting began to, by the app's clock (or when
+        this screen first saw it starting)."""
+        self._starting_timer: Timer | None = None
+        """Counts the seconds on the status line, only while some agent starts."""
         self._session_timer: Timer | None = None
         self._interrupted = 0.0
         """When Ctrl+C last found nothing to cancel or clear (a second one offers to quit)."""

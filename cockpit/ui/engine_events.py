@@ -59,6 +59,7 @@ class EngineEvents(Overview, RequestsOnScreen):
             return
         event = message.event
         self._details[event.session] = event.detail
+        self._follow_start(event.session, event.status)
         finished = event.status in (Status.READY, Status.EXITED, Status.ERROR, Status.CLOSED)
         view = self._transcript()
         if finished and view is not None and event.session == view.session:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual import on
 from textual.message import Message
 
-from cockpit.api import is_run
+from cockpit.api import Status, is_run
 from cockpit.text.textout import session_title
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.rail import RailEntry, SessionRail
@@ -84,7 +84,45 @@ class Overview(TerminalAlerts):
         live = self.engine.status(record.id)
         detail = self._details.get(record.id, "")
         saving = self.engine.saving_problem
-        status.show([*offline, *status_parts(record, spec.label, live, waiting, detail, saving)])
+        starting = self._starting_for(record.id, live)
+        parts = status_parts(record, spec.label, live, waiting, detail, saving, starting)
+        status.show([*offline, *parts])
+
+    def _follow_start(self, session: str, live: str) -> None:
+        """A session's live status changed: its agent began to start (the count begins
+        now), or stopped starting."""
+        if live == Status.STARTING:
+            self._starting_since[session] = self.clock()
+        else:
+            self._starting_since.pop(session, None)
+        self._count_starts()
+
+    def _starting_for(self, session: str, live: str) -> float | None:
+        """Seconds the session's agent has been starting; None when it is not starting. A
+        start this screen did not see begin (it attached since) counts from now."""
+        if live != Status.STARTING:
+            return None
+        if session not in self._starting_since:
+            self._starting_since[session] = self.clock()
+            self._count_starts()
+        return self.clock() - self._starting_since[session]
+
+    def _count_starts(self) -> None:
+        """Tick once a second while some agent starts, and not at all otherwise."""
+        if self._starting_since and self._starting_timer is None:
+            self._starting_timer = self.set_interval(1, self._tick_starts)
+        elif not self._starting_since and self._starting_timer is not None:
+            self._starting_timer.stop()
+            self._starting_timer = None
+
+    def _tick_starts(self) -> None:
+        """A second more for every agent starting, on the status line of the one shown."""
+        for session in list(self._starting_since):  # a status change missed: no count
+            if self.engine.status(session) != Status.STARTING:
+                del self._starting_since[session]
+        self._count_starts()
+        if self.current in self._starting_since:
+            self._refresh_status()
 
     def inbox_items(self) -> list[InboxItem]:
         """Every pending request and every finished-unread session, oldest first."""

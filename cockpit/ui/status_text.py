@@ -80,7 +80,7 @@ def _kilo(value: float) -> str:
 
 
 TURN_WORDS = {
-    Status.STARTING: "starting the agent",
+    Status.STARTING: "starting",
     Status.READY: "ready",
     Status.WORKING: "working (Esc cancels)",
     Status.CANCELLING: "cancelling the turn…",
@@ -91,12 +91,23 @@ TURN_WORDS = {
 }
 
 
+def starting_words(seconds: float) -> str:
+    """How long the agent has been starting, in whole seconds: "starting (12 s)". A slow
+    agent may take minutes on a busy machine; the count shows it is still given time."""
+    return f"{TURN_WORDS[Status.STARTING]} ({max(int(seconds), 0)} s)"
+
+
 def turn_words(
-    live_status: str, pending: int = 0, stored_status: str = "", detail: str = ""
+    live_status: str,
+    pending: int = 0,
+    stored_status: str = "",
+    detail: str = "",
+    starting_for: float | None = None,
 ) -> str:
     """What the session is doing, for the status line; a pending request means waiting. With
     no agent running, how the last one ended (it failed to start, it exited) with what it
-    said, as the rail shows it, rather than "stopped"."""
+    said, as the rail shows it, rather than "stopped". A starting agent's seconds show
+    when they are known (`starting_for`)."""
     if pending:
         words = TURN_WORDS[Status.WAITING]
         return words if pending == 1 else f"{words} ({pending} requests)"
@@ -107,6 +118,8 @@ def turn_words(
         return f"the agent failed to start: {clean_line(detail)} · a prompt tries again"
     if status == Status.EXITED and detail:  # "exited with code 3"
         return f"the agent {clean_line(detail)} · a prompt restarts it"
+    if status == Status.STARTING and starting_for is not None:
+        return starting_words(starting_for)
     return TURN_WORDS.get(status, clean_line(status))
 
 
@@ -117,12 +130,14 @@ def status_parts(
     pending: int = 0,
     detail: str = "",
     not_saved: str | None = None,
+    starting_for: float | None = None,
 ) -> list[StatusPart]:
     """The pieces of the status line, most important first: that the transcript cannot be
     saved (`not_saved` says why: a full disk, which would otherwise go unseen while the
-    reply streams on), the turn state, the mode, the model, the other options, usage and
-    cost, the last turn's tokens, the agent. Every name is cleaned."""
-    turn = turn_words(live_status, pending, record.status, detail)
+    reply streams on), the turn state (with the seconds a starting agent has taken), the
+    mode, the model, the other options, usage and cost, the last turn's tokens, the agent.
+    Every name is cleaned."""
+    turn = turn_words(live_status, pending, record.status, detail, starting_for)
     parts: list[StatusPart] = []
     if not_saved is not None:
         parts.append((f"NOT SAVED: {clean_line(not_saved)} · retrying", "NOT SAVED"))
