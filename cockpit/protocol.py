@@ -11,6 +11,7 @@ read from the wire equals the one written. Pure: no I/O, no engine, no Textual.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 import types
 import typing
@@ -159,6 +160,8 @@ def encode(value: Any) -> Any:
         return [encode(item) for item in value]
     if value is None or isinstance(value, str | int | float | bool):
         return value
+    if isinstance(value, os.PathLike):  # a file's path (where an export went) as its text
+        return os.fsdecode(value)
     raise ProtocolError(f"{type(value).__name__} cannot cross the wire")
 
 
@@ -277,17 +280,44 @@ class RemoteError(RuntimeError):
     """An error the service met that has no type of its own on this side."""
 
 
+SQLITE_FIELDS = ("sqlite_errorcode", "sqlite_errorname")
+"""What a sqlite3 error raised by SQLite itself carries besides its message."""
+
+
 def error_data(error: BaseException) -> dict[str, Any]:
     """What the client needs to raise the same error: its type's name, its message, and
-    the fields some types carry (a session's id, a file's name)."""
+    the fields some types carry (a session's id; an OSError's errno, meaning and files;
+    SQLite's own error code)."""
     data: dict[str, Any] = {"type": type(error).__name__, "message": _message(error)}
     session = getattr(error, "session", None)
     if isinstance(session, str):
         data["session"] = session
-    filename = getattr(error, "filename", None)
-    if isinstance(filename, str):
-        data["filename"] = filename
+    if isinstance(error, OSError):
+        data.update(_os_fields(error))
+    elif isinstance(error, sqlite3.Error | sqlite3.Warning):
+        data["module"] = "sqlite3"
+        for name in SQLITE_FIELDS:
+            value = getattr(error, name, None)
+            if isinstance(value, int | str):
+                data[name] = value
     return data
+
+
+def _os_fields(error: OSError) -> dict[str, Any]:
+    """What an OSError carries besides its type: its number, its meaning and the files it
+    names, those that hold something (a file given as bytes or a path-like travels as
+    text). They cross so that the client's error is the service's: its errno, and a str()
+    that says "Read-only file system" and the path, not "[Errno None] None"."""
+    fields: dict[str, Any] = {}
+    if isinstance(error.errno, int) and isinstance(error.strerror, str):
+        fields["errno"], fields["strerror"] = error.errno, error.strerror
+    for name in ("filename", "filename2"):
+        value = getattr(error, name)
+        if isinstance(value, int | str):
+            fields[name] = value
+        elif isinstance(value, bytes | os.PathLike):
+            fields[name] = os.fsdecode(value)
+    return fields
 
 
 def _message(error: BaseException) -> str:
@@ -309,15 +339,41 @@ def raised(data: Any) -> BaseException:
         return api.UnknownSession(message)
     if kind == "StartError":
         return api.StartError(message)
-    if kind in _OS_ERRORS:
-        error = _OS_ERRORS[kind](message)
-        error.filename = data.get("filename")
-        return error
+    if kind in _OS_ERRORS or isinstance(data.get("errno"), int):
+        return _os_error(_OS_ERRORS.get(kind, OSError), message, data)
     if kind in _PLAIN_ERRORS:
         return _PLAIN_ERRORS[kind](message)
-    if kind.endswith("Error") and kind in _SQLITE_ERRORS:
-        return _SQLITE_ERRORS[kind](message)
+    if data.get("module") == "sqlite3":
+        return _sqlite_error(kind, message, data)
     return RemoteError(f"{kind}: {message}" if kind else message)
+
+
+def _os_error(cls: type[OSError], message: str, data: Mapping[str, Any]) -> OSError:
+    """An OSError of `cls` as the service had it: made from its errno, meaning and files
+    when it had them (OSError itself then picks the subclass the errno stands for, as it
+    does for the system's own errors), else from its message alone."""
+    number, meaning = data.get("errno"), data.get("strerror")
+    if not isinstance(number, int) or not isinstance(meaning, str):
+        return cls(message)
+    first, second = (data.get(name) for name in ("filename", "filename2"))
+    if isinstance(second, int | str):  # OSError's fourth argument is Windows' own code
+        return cls(number, meaning, first if isinstance(first, int | str) else None, None, second)
+    if isinstance(first, int | str):
+        return cls(number, meaning, first)
+    return cls(number, meaning)
+
+
+def _sqlite_error(kind: str, message: str, data: Mapping[str, Any]) -> Exception:
+    """A sqlite3 error of the type the service met, with SQLite's own code and its name
+    when SQLite gave them."""
+    cls = getattr(sqlite3, kind, None)
+    if not (isinstance(cls, type) and issubclass(cls, sqlite3.Error | sqlite3.Warning)):
+        cls = sqlite3.Error
+    error: Exception = cls(message)
+    for name in SQLITE_FIELDS:
+        if isinstance(data.get(name), int | str):
+            setattr(error, name, data[name])
+    return error
 
 
 _PLAIN_ERRORS: dict[str, type[Exception]] = {
@@ -325,20 +381,26 @@ _PLAIN_ERRORS: dict[str, type[Exception]] = {
     "ValueError": ValueError,
     "TypeError": TypeError,
     "SchemaError": api.SchemaError,
-    "ConnectionError": ConnectionError,
-    "TimeoutError": TimeoutError,
 }
 _OS_ERRORS: dict[str, type[OSError]] = {
-    "OSError": OSError,
-    "FileExistsError": FileExistsError,
-    "FileNotFoundError": FileNotFoundError,
-    "NotADirectoryError": NotADirectoryError,
-    "IsADirectoryError": IsADirectoryError,
-    "PermissionError": PermissionError,
+    cls.__name__: cls
+    for cls in (
+        OSError,
+        BlockingIOError,
+        ChildProcessError,
+        ConnectionError,
+        BrokenPipeError,
+        ConnectionAbortedError,
+        ConnectionRefusedError,
+        ConnectionResetError,
+        FileExistsError,
+        FileNotFoundError,
+        InterruptedError,
+        IsADirectoryError,
+        NotADirectoryError,
+        PermissionError,
+        ProcessLookupError,
+        TimeoutError,
+    )
 }
-_SQLITE_ERRORS: dict[str, type[Exception]] = {
-    "Error": sqlite3.Error,
-    "OperationalError": sqlite3.OperationalError,
-    "DatabaseError": sqlite3.DatabaseError,
-    "IntegrityError": sqlite3.IntegrityError,
-}
+"""The system's own OSError subclasses, by name: each comes back as itself."""
