@@ -53,7 +53,10 @@ def test_the_exit_code_follows_how_the_turn_ended(
 
 def test_the_message_says_why() -> None:
     failed = exit_message(EXIT_FAILED, "error", "The agent failed the turn: boom\nmore")
-    assert failed == "the agent failed the turn: The agent failed the turn: boom"
+    assert failed == "The agent failed the turn: boom"  # said once, as the row says it
+    assert exit_message(EXIT_FAILED, "error", "") == (
+        "the agent failed the turn (it answered the prompt with an error)"
+    )
     assert exit_message(EXIT_AGENT, "error", "") == (
         "the turn ended with stop reason 'error': the agent is gone"
     )
@@ -75,7 +78,8 @@ def run_tiny(tmp_path: Path, project: Path, command: str, prompt: str) -> tuple[
 def test_a_turn_the_agent_fails_while_it_stays_up_exits_four(tmp_path: Path, project: Path) -> None:
     code, out, err = run_tiny(tmp_path, project, TINY_CMD, "fail")
     assert code == EXIT_FAILED == 4, err
-    assert "cockpit: the agent failed the turn: The agent failed the turn: " in err
+    assert "cockpit: The agent failed the turn: " in err
+    assert err.lower().count("the agent failed the turn") == 1, err
     assert "the tiny agent fails this turn" in err
     assert "ERROR: The agent failed the turn" in out
 

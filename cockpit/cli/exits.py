@@ -33,8 +33,8 @@ def exit_message(code: int, stop_reason: str, failure: str) -> str:
     """What `cockpit run` says on stderr when it does not exit 0; `failure` is the error
     the session recorded for the turn, if any (its first line is enough)."""
     why = failure.strip().splitlines()[0] if failure.strip() else ""
-    if code == EXIT_FAILED:
-        return f"the agent failed the turn: {why or 'it answered the prompt with an error'}"
+    if code == EXIT_FAILED:  # the row says it whole ("The agent failed the turn: ..."), once
+        return why or "the agent failed the turn (it answered the prompt with an error)"
     if code == EXIT_AGENT:
         return f"the turn ended with stop reason 'error': {why or 'the agent is gone'}"
     if code == EXIT_CANCELLED:
