@@ -696,7 +696,9 @@ async def test_without_a_key_the_agent_says_what_to_set(
         with pytest.raises(StartError, match="ANTHROPIC_API_KEY"):
             await engine.start(record.id)
         (row,) = await rows_of(engine, record.id)
-        assert row.kind == "error" and "code -32000" in row.text
+        assert row.kind == "error"
+        assert "Authentication required: Set ANTHROPIC_API_KEY to an Anthropic API key" in row.text
+        assert "{" not in row.text  # the error's data as a sentence, not as a dict
     assert fake.requests == []
 
 
@@ -713,7 +715,7 @@ async def test_a_reloaded_session_needs_the_key_to_prompt(
         rows = await rows_of(engine, record.id)
         assert [row.kind for row in rows[-3:]] == ["user", "notice", "error"]
         assert "Reconnected" in rows[-2].text  # the reload itself needs no key
-        assert "code -32000" in rows[-1].text and "ANTHROPIC_API_KEY" in rows[-1].text
+        assert "Authentication required: Set ANTHROPIC_API_KEY" in rows[-1].text
 
 
 async def test_session_load_after_a_restart_replays_the_same_transcript(

@@ -4,18 +4,53 @@ start raises after its row is written."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from acp import RequestError
 from pydantic import ValidationError
 
 from cockpit.text.textout import describe_error
 
+MESSAGE_KEYS = ("message", "details")
+"""Where an agent's JSON-RPC error data holds its words: the Claude agent says what to set
+under "message", the SDK puts an agent's exception under "details"."""
+
 
 def describe(error: BaseException) -> str:
     """An error as one line for the user."""
     if isinstance(error, RequestError):
-        data = f" {error.data}" if getattr(error, "data", None) else ""
-        return f"{error} (code {error.code}){data}"
+        return request_error_line(str(error), error.code, getattr(error, "data", None))
     if isinstance(error, ValidationError):
         first = error.errors()[0]["msg"]
         return f"it sent a reply Cockpit cannot read ({error.error_count()} problem(s): {first})"
     return describe_error(error)
+
+
+def request_error_line(title: str, code: int, data: Any) -> str:
+    """A JSON-RPC error as a sentence: its title and the agent's own words when its data
+    has some ("Authentication required: Set ANTHROPIC_API_KEY ..."), else its code. Other
+    details follow only when they add something the words do not say already."""
+    words, details = _words(data)
+    if words and words != title:
+        line = f"{title}: {words}" if title else words
+    else:
+        line = f"{title or 'JSON-RPC error'} (code {code})"
+    extra = [f"{key}: {value}" for key, value in details if str(value) and str(value) not in line]
+    return f"{line} ({'; '.join(extra)})" if extra else line
+
+
+def _words(data: Any) -> tuple[str, list[tuple[str, Any]]]:
+    """The message of an error's data, and its other details."""
+    if data is None:
+        return "", []
+    if isinstance(data, str):
+        return data.strip(), []
+    if not isinstance(data, Mapping):
+        return "", [("data", data)]
+    details = [(str(key), value) for key, value in data.items()]
+    for name in MESSAGE_KEYS:
+        words = data.get(name)
+        if isinstance(words, str) and words.strip():
+            return words.strip(), [(key, value) for key, value in details if key != name]
+    return "", details

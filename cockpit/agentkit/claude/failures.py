@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from acp.core import RequestError
 
-from cockpit.agentkit.claude.config import NO_KEY
+from cockpit.agentkit.claude.config import KEY_VARIABLE, NO_KEY
 
 if TYPE_CHECKING:
     import anthropic
@@ -44,6 +44,8 @@ class ModelFailure(Exception):
 def api_request_error(failure: ModelFailure) -> RequestError:
     """The JSON-RPC error a failed model call ends the turn with."""
     status = failure.status
-    if status in (401, 403):
-        return RequestError.auth_required({"message": f"{failure} {NO_KEY}"})
+    if status in (401, 403):  # the API's words, then what to do about them
+        said = str(failure).rstrip()
+        said += "" if said.endswith((".", "!", "?")) else "."
+        return RequestError.auth_required({"message": f"{said} {NO_KEY}", "variable": KEY_VARIABLE})
     return RequestError(-32603, str(failure), {"status": status} if status else None)
