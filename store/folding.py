@@ -36,7 +36,7 @@ from store.fold import (
 )
 from store.model import ROLE_OF_KIND, Frame, Row
 from store.replay import Recital, StoredPrompt, Verdict
-from store.text import solid_len, utf8_len
+from store.text import clean_data, clean_text, solid_len, utf8_len
 
 NAMED_ROWS: Final = 256
 """Named rows (messages with ids, tool calls, plans) kept in memory; older ones are reloaded."""
@@ -513,7 +513,9 @@ class SessionFold:
             self.replay = None
             self.recital = None
         self.turn += 1
-        row = self._note("user", prompt, payload or {}, now)
+        # What a client sent may hold lone surrogates (bytes that were not UTF-8): a row
+        # that cannot be written stayed unsaved, and every read of the session failed on it.
+        row = self._note("user", clean_text(prompt), clean_data(payload or {}), now)
         row.touch(now)
         self._changed(row)
         return [sealed, row] if sealed is not None else [row]

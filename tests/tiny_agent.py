@@ -453,6 +453,10 @@ class TinyAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         assert self.conn is not None
         words = " ".join(getattr(block, "text", "") for block in prompt).split()
+        if "echo" in words:  # what reached the agent, in its escaped form (ascii())
+            said = ascii(" ".join(getattr(block, "text", "") for block in prompt))
+            await self.say(session_id, f"echo: {said}")
+            return PromptResponse(stop_reason="end_turn")
         if "ask-and-exit" in words:
             await self.conn.session_update(
                 session_id=session_id,

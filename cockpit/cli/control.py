@@ -43,6 +43,7 @@ from cockpit.cli.exits import (
     service_gone,
 )
 from cockpit.text.sanitize import printable
+from cockpit.text.undecodable import decode_bytes, prompt_words, replaced_notice
 
 RUNNING = frozenset({Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING})
 """A session in one of these states has a turn running (or its agent starting)."""
@@ -219,22 +220,28 @@ def stopped(args: argparse.Namespace, why: str, service: ServiceStopped | None) 
 # -- send -------------------------------------------------------------------------------------
 
 
-def prompt_text(args: argparse.Namespace) -> str:
-    """The prompt of `cockpit send`: its words, or the file's text."""
-    if args.file is not None:
-        return sys.stdin.read() if str(args.file) == "-" else args.file.read_text()
-    return " ".join(args.prompt)
+def prompt_text(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """The prompt of `cockpit send`: its words, or the file's text; and a notice for what
+    held bytes that are not UTF-8 (they became U+FFFD: the prompt goes on)."""
+    if args.file is None:
+        return prompt_words(args.prompt)
+    stdin = str(args.file) == "-"
+    text, replaced = decode_bytes(sys.stdin.buffer.read() if stdin else args.file.read_bytes())
+    where = "Standard input" if stdin else f"The file {args.file}"
+    return text, [replaced_notice(where, replaced)] if replaced else []
 
 
 async def send(engine: EngineAPI, session: str, args: argparse.Namespace) -> int:
     try:
-        text = prompt_text(args)
-    except (OSError, UnicodeDecodeError) as error:
+        text, notices = prompt_text(args)
+    except OSError as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_USAGE
     if not text.strip():
         print("cockpit: nothing to send (give a prompt or --file)", file=sys.stderr)
         return EXIT_USAGE
+    for notice in notices:
+        await engine.add_notice(session, notice)
     if args.wait:
         return await send_and_follow(engine, session, text)
     return await send_and_go(engine, session, text)

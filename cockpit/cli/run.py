@@ -45,6 +45,7 @@ from cockpit.cli.exits import (
 )
 from cockpit.text.sanitize import StreamCleaner, printable
 from cockpit.text.textout import plan_lines, tool_line, tool_output
+from cockpit.text.undecodable import prompt_words
 from store import ViewTranscript
 
 
@@ -196,6 +197,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     except ValueError as error:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
+    prompt, notices = prompt_words(args.prompt)
     interactive = sys.stdin.isatty()  # the question goes to stderr: stdout may be a pipe
     asking = asyncio.Lock()
     allowed = allowed_kinds(args.yes, args.allow)
@@ -253,6 +255,8 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             return EXIT_USAGE
         printer.session = record.id
         engine.watch([record.id])
+        for notice in notices:
+            await engine.add_notice(record.id, notice)
         if allowed != []:
             engine.allow_automatically(record.id, allowed)
         with contextlib.suppress(NotImplementedError):
@@ -260,9 +264,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         try:
             await engine.start(record.id, handshake_timeout=args.timeout)
             # The engine stops the agent once the turn ends, even if this client is gone.
-            stop_reason = await engine.prompt(
-                record.id, " ".join(args.prompt), then_stop=not args.keep
-            )
+            stop_reason = await engine.prompt(record.id, prompt, then_stop=not args.keep)
         except StartError:
             stop_reason = "error"
         except sqlite3.Error:  # the prompt could not be stored, so it was never sent

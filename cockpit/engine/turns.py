@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from cockpit.acp_types import ContentBlock
 from cockpit.api import FramesEvent, ProblemEvent, SessionEvent, StartError, Status
 from cockpit.engine.errors import describe
+from cockpit.text.undecodable import replace_undecodable, replaced_notice
 from store import Chunk, note
 
 if TYPE_CHECKING:
@@ -109,8 +110,11 @@ class Turns:
             if blocks
             else None
         )
+        text, replaced = replace_undecodable(text)  # never stored nor sent as it came
         _, frames = await live.store.begin_turn(live.id, text, payload)
         live.emit(FramesEvent(live.id, tuple(frames)))
+        if replaced:
+            await live.inbox.tell(note(live.id, "notice", replaced_notice("The prompt", replaced)))
         await self._name_after(text)
         try:
             await live.start()  # the prompt is stored first: a failed start loses no word
