@@ -41,6 +41,7 @@ from cockpit.cli.exits import (
     EXIT_TIMEOUT,
     EXIT_USAGE,
     service_gone,
+    system_error_message,
 )
 from cockpit.text.sanitize import printable
 from cockpit.text.undecodable import decode_bytes, prompt_words, replaced_notice
@@ -235,7 +236,7 @@ async def send(engine: EngineAPI, session: str, args: argparse.Namespace) -> int
     try:
         text, notices = prompt_text(args)
     except OSError as error:
-        print(f"cockpit: {error}", file=sys.stderr)
+        print(f"cockpit: {system_error_message(error)}", file=sys.stderr)
         return EXIT_USAGE
     if not text.strip():
         print("cockpit: nothing to send (give a prompt or --file)", file=sys.stderr)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
+
 from cockpit.api import ServiceStopped
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
 EXIT_STORE = 5
-"""The transcript could not be written at some point of the run (the disk was full)."""
+"""The transcript could not be written at some point of the run (the disk was full), or
+Cockpit could not use a file of its own (a read-only store)."""
 EXIT_SERVICE = 6
 """The Cockpit service could not be reached or started, or it speaks another protocol."""
 EXIT_TIMEOUT = 124
@@ -72,3 +75,19 @@ def service_gone(stopped: ServiceStopped | None, error: object = "") -> str:
         return stopped.reason
     kept = "what it stored is kept (`cockpit show` reads it)"
     return f"the Cockpit service was {stopped.reason}; {kept}"
+
+
+FULL_OR_READ_ONLY = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+"""What the system says when a file cannot be written whoever asks."""
+
+
+def system_error_message(error: OSError) -> str:
+    """What `cockpit` says when the system refused it a file (a read-only store, a full
+    disk, a folder it may not enter): which file and why, in the system's words, on one
+    line ("cannot write .../locks/x.lock: Read-only file system")."""
+    why = error.strerror or str(error)
+    files = [str(name) for name in (error.filename, error.filename2) if name is not None]
+    if not files:
+        return why
+    verb = "cannot write" if error.errno in FULL_OR_READ_ONLY else "cannot use"
+    return f"{verb} {' -> '.join(files)}: {why}"

@@ -13,7 +13,8 @@ Exit codes of `cockpit run` (the reason is on stderr whenever it is not 0):
   still running;
 - 5: the transcript could not be written at some point of the run (the disk was full),
   whatever the turn did: stderr said so at once, and says at the end whether everything
-  was saved after all or what was lost;
+  was saved after all or what was lost; or, for any command, the system refused Cockpit a
+  file of its own (a read-only store): one line names the file and says why;
 - 6: the Cockpit service could not be reached or started, or speaks another protocol
   (every command but `--local` ones), or a folder Cockpit needs (its socket's, ssh's
   control folder, its data folder) is a link or another user's;
@@ -38,7 +39,14 @@ from cockpit.cli.chunk_log import inspect_command
 from cockpit.cli.connect import MISSING_FILE_POLICIES
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
-from cockpit.cli.exits import EXIT_CANCELLED, EXIT_PIPE, EXIT_SERVICE, EXIT_USAGE
+from cockpit.cli.exits import (
+    EXIT_CANCELLED,
+    EXIT_PIPE,
+    EXIT_SERVICE,
+    EXIT_STORE,
+    EXIT_USAGE,
+    system_error_message,
+)
 from cockpit.cli.logfile import log_to_file
 from cockpit.cli.run import run_command
 from cockpit.cli.service import add_parser as add_service_parser
@@ -223,6 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush of stdout cannot fail
         return EXIT_PIPE
+    except OSError as error:  # the system refused a file: a read-only store, a full disk
+        print(f"cockpit: {system_error_message(error)}", file=sys.stderr)
+        return EXIT_STORE
 
 
 def dispatch(arguments: list[str]) -> int:

@@ -249,7 +249,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
 
     try:
         try:
-            record = await engine.create_session(agent, args.cwd or os.getcwd(), run=True)
+            record = await engine.create_session(agent, session_folder(args.cwd), run=True)
         except KeyError as error:  # no agent of that name where the agents run
             print(f"cockpit: {printable(str(error.args[0]))}", file=sys.stderr)
             return EXIT_USAGE
@@ -278,9 +278,6 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         )
         failure = await engine.last_row(record.id, "error") if code else None
         print(f"cockpit: session {record.id}", file=sys.stderr) if args.verbose else None
-    except (NotADirectoryError, FileNotFoundError) as error:
-        print(f"cockpit: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except ConnectionError as error:  # the service went away mid-run (killed, stopped)
         stopped = engine.service_stopped
         print(f"cockpit: {service_gone(stopped, error)}", file=sys.stderr)
@@ -288,6 +285,11 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     except sqlite3.Error as error:  # the session itself could not be stored
         print(f"cockpit: the session could not be stored: {describe(error)}", file=sys.stderr)
         return EXIT_STORE
+    except OSError as error:
+        if error.errno is not None:  # the store or the system failed: `main` says which
+            raise
+        print(f"cockpit: {error}", file=sys.stderr)  # Cockpit's own: "... is not a folder"
+        return EXIT_USAGE
     finally:
         with contextlib.suppress(Exception):
             loop.remove_signal_handler(signal.SIGINT)
@@ -303,6 +305,15 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         message = exit_message(code, stop_reason, failure.text if failure else "")
         print(f"cockpit: {printable(message)}", file=sys.stderr)
     return code
+
+
+def session_folder(cwd: str | None) -> str:
+    """The folder `--cwd` names, made absolute here: the engine may run in the service,
+    whose own folder is not the user's. A path that starts with `~` is the engine's to
+    expand."""
+    if cwd is None:
+        return os.getcwd()
+    return cwd if cwd.startswith("~") else os.path.abspath(cwd)
 
 
 async def close_engine(engine: EngineAPI) -> sqlite3.Error | None:

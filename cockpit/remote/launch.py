@@ -296,7 +296,7 @@ def service_running(data: Path) -> bool:
     lock = service_lock(data)
     if not lock.exists():
         return False
-    descriptor = os.open(lock, os.O_RDWR)
+    descriptor = os.open(lock, os.O_RDONLY)  # flock needs no write: a read-only store
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
