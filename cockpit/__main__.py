@@ -1,5 +1,5 @@
 """`python -m cockpit` runs the command line."""
 
-from cockpit.cli.main import main
+from cockpit.cli.entry import main
 
 raise SystemExit(main())

@@ -5,6 +5,7 @@ one query-only reader (WAL, so reads never wait for a flush). A reader with no w
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
@@ -46,11 +47,28 @@ def tighten_mode(path: Path) -> None:
             os.chmod(path.with_name(path.name + suffix), 0o600)
 
 
+async def _connect(db_path: Path) -> aiosqlite.Connection:
+    """A connection to the database, opened whole even when its opener is cancelled
+    meanwhile (a Ctrl-C as Cockpit starts), and then closed: cut short, its thread went on
+    and reported to an event loop that had closed (a traceback as the command ended)."""
+    opening = asyncio.ensure_future(_opened(aiosqlite.connect(db_path, isolation_level=None)))
+    try:
+        return await asyncio.shield(opening)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await (await opening).close()
+        raise
+
+
+async def _opened(connection: aiosqlite.Connection) -> aiosqlite.Connection:
+    return await connection
+
+
 async def open_connections(db_path: Path) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
     """The writer and reader connections of the database at `db_path`, created and migrated
     as needed; neither is left open when opening fails."""
     prepare_database_file(db_path, tighten=False)
-    writer = await aiosqlite.connect(db_path, isolation_level=None)
+    writer = await _connect(db_path)
     reader: aiosqlite.Connection | None = None
     try:
         await writer.execute("PRAGMA busy_timeout = 5000")
@@ -62,7 +80,7 @@ async def open_connections(db_path: Path) -> tuple[aiosqlite.Connection, aiosqli
         await writer.execute("PRAGMA synchronous = NORMAL")
         await writer.execute("PRAGMA foreign_keys = ON")
         await migrate(writer, str(db_path))
-        reader = await aiosqlite.connect(db_path, isolation_level=None)
+        reader = await _connect(db_path)
         reader.row_factory = sqlite3.Row
         await reader.execute("PRAGMA busy_timeout = 5000")
         await reader.execute("PRAGMA query_only = ON")

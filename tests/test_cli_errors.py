@@ -41,9 +41,7 @@ from tests.service_helpers import services_stopped
         (NotADirectoryError("/x is not a folder"), "/x is not a folder"),
     ],
 )
-def test_a_system_error_is_one_line_with_the_file_and_the_reason(
-    error: OSError, line: str
-) -> None:
+def test_a_system_error_is_one_line_with_the_file_and_the_reason(error: OSError, line: str) -> None:
     assert system_error_message(error) == line
 
 

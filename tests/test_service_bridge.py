@@ -32,6 +32,7 @@ from cockpit.cli.connect import (
     Reach,
     open_engine,
 )
+from cockpit.cli.exits import INTERRUPTED
 from cockpit.paths import ssh_control_path
 from cockpit.remote import engine as remote_engine
 from cockpit.remote.launch import BridgeUnusable
@@ -470,7 +471,7 @@ def test_a_bridge_that_never_speaks_is_waited_for_aloud_and_ctrl_c_ends_both(
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert errors.read_text() == said, "more than one word, or a traceback"
+    assert errors.read_text() == said + f"cockpit: {INTERRUPTED}\n", "a traceback, or more"
     asyncio.run(eventually(lambda: not pid_alive(bridge), 10, "the bridge to end"))
 
 

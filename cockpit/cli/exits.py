@@ -91,3 +91,8 @@ def system_error_message(error: OSError) -> str:
         return why
     verb = "cannot write" if error.errno in FULL_OR_READ_ONLY else "cannot use"
     return f"{verb} {' -> '.join(files)}: {why}"
+
+
+INTERRUPTED = "interrupted (Ctrl-C)"
+"""What `cockpit` says when Ctrl-C ends it before it has anything of its own to stop (it
+is still opening the engine or starting the service)."""

@@ -18,13 +18,13 @@ Exit codes of `cockpit run` (the reason is on stderr whenever it is not 0):
 - 6: the Cockpit service could not be reached or started, or speaks another protocol
   (every command but `--local` ones), or a folder Cockpit needs (its socket's, ssh's
   control folder, its data folder) is a link or another user's;
-- 130: the user's Ctrl-C cancelled the turn.
+- 130: the user's Ctrl-C cancelled the turn, or ended any command before it had anything
+  of its own to stop (as it starts: one line, no traceback).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import os
 import sys
@@ -33,6 +33,7 @@ from pathlib import Path
 
 from cockpit import __version__
 from cockpit.api import DEFAULT_AGENT, SchemaError, SessionBusy, StoreUnreadable
+from cockpit.cli import interrupts
 from cockpit.cli.agents import agents_command
 from cockpit.cli.chunk_log import add_parser as add_inspect_parser
 from cockpit.cli.chunk_log import inspect_command
@@ -40,7 +41,6 @@ from cockpit.cli.connect import MISSING_FILE_POLICIES
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
 from cockpit.cli.exits import (
-    EXIT_CANCELLED,
     EXIT_PIPE,
     EXIT_SERVICE,
     EXIT_STORE,
@@ -225,8 +225,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ForeignFolder as error:  # a folder Cockpit needs is a link or another user's
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
-    except KeyboardInterrupt:  # Ctrl+C before a command handles it (a bridge that connects)
-        return EXIT_CANCELLED
     except BrokenPipeError:  # `cockpit ls | head` read what it wanted and went away
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush of stdout cannot fail
@@ -234,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # the system refused a file: a read-only store, a full disk
         print(f"cockpit: {system_error_message(error)}", file=sys.stderr)
         return EXIT_STORE
+    except KeyboardInterrupt:  # Ctrl-C before a command had anything of its own to stop
+        return interrupts.say_interrupted()  # (as Cockpit starts, a bridge that connects)
 
 
 def dispatch(arguments: list[str]) -> int:
@@ -246,15 +246,15 @@ def dispatch(arguments: list[str]) -> int:
     home = args.data_dir.expanduser() if args.data_dir else data_dir()
     log_to_file(home)
     if args.command == "run":
-        return asyncio.run(run_command(args, home))
+        return interrupts.run(run_command(args, home))
     if args.command == "ls":
-        return asyncio.run(ls_command(args, home))
+        return interrupts.run(ls_command(args, home))
     if args.command == "show":
-        return asyncio.run(show_command(args, home))
+        return interrupts.run(show_command(args, home))
     if args.command == "inspect":
-        return asyncio.run(inspect_command(args, home))
+        return interrupts.run(inspect_command(args, home))
     if args.command == "service":
         return service_command(args, home)
     if args.command in CONTROL:
-        return asyncio.run(control_command(args, home))
+        return interrupts.run(control_command(args, home))
     return agents_command(args)

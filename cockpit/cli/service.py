@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cockpit.cli import interrupts
 from cockpit.cli.connect import (
     bridge_service,
     open_engine,
@@ -57,7 +58,7 @@ def service_command(args: argparse.Namespace, home: Path) -> int:
             return bridge_service(home, args.idle)
         return run_service(home, args.idle)
     try:
-        return asyncio.run(manage(args, home))
+        return interrupts.run(manage(args, home))
     except ConnectionError as error:  # a service that hangs, or one that went mid-question
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE

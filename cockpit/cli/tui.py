@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cockpit.api import AgentInfo, AgentSpec, EngineAPI
+from cockpit.cli import interrupts
 from cockpit.cli.connect import Reach, Registry, open_engine, resolve_agent
-from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
+from cockpit.cli.exits import EXIT_CANCELLED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from cockpit.ui.app import CockpitApp
 
 
 def tui_agent(args: argparse.Namespace) -> str | AgentSpec | None:
@@ -38,8 +45,10 @@ def unknown_agent(chosen: str | AgentSpec | None, agents: Sequence[AgentInfo]) -
 
 
 def tui_command(args: argparse.Namespace, home: Path) -> int:
-    # the TUI loads Textual; the other commands do not
-    from cockpit.ui.app import CockpitApp, freeze_startup_objects
+    with interrupts.noted() as interrupted:  # the TUI loads Textual; the other commands do not
+        from cockpit.ui.app import CockpitApp, freeze_startup_objects
+    if interrupted:
+        return interrupts.say_interrupted()
 
     folder = Path(args.path).expanduser().resolve()
     if not folder.is_dir():
@@ -68,7 +77,7 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
             await opened.close()
 
     try:
-        unknown = asyncio.run(check_store())
+        unknown = interrupts.run(check_store())
     except ConnectionError as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
@@ -76,10 +85,40 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
         print(f"cockpit: {unknown}", file=sys.stderr)
         return EXIT_USAGE
     freeze_startup_objects()
-    CockpitApp(engine, folder=folder, agent=chosen).run()
+    if run_screen(CockpitApp(engine, folder=folder, agent=chosen)):
+        return interrupts.say_interrupted()
     if not reach.local:
         print(
             "Detached: the agents go on in the Cockpit service; `cockpit` attaches again.",
             file=sys.stderr,
         )
     return EXIT_OK
+
+
+def run_screen(app: CockpitApp) -> bool:
+    """Run the app; True when a Ctrl-C (SIGINT) ended it. Until the app has the terminal,
+    Ctrl-C is a signal: Textual met it as a KeyboardInterrupt in the middle of its start,
+    and left the terminal raw and the process hanging. Here it ends the app as soon as it
+    is up, and one sent later (`kill -INT`; a Ctrl-C typed on the screen is a key) ends it
+    as a quit does."""
+    interrupted: list[int] = []
+    ends: list[Callable[[], object]] = []
+
+    def on_interrupt(number: int, _frame: Any) -> None:
+        interrupted.append(number)
+        for end in ends:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: it is ending
+                end()
+
+    async def when_up(pilot: Any) -> None:
+        loop = asyncio.get_running_loop()
+        ends.append(lambda: loop.call_soon_threadsafe(pilot.app.exit, None, EXIT_CANCELLED))
+        if interrupted:
+            pilot.app.exit(return_code=EXIT_CANCELLED)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        app.run(auto_pilot=when_up)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return bool(interrupted)

@@ -165,24 +165,28 @@ class Engine:
         holds)."""
         folder = private_dir(data_dir or default_data_dir())
         store = await Store.open(folder / "cockpit.db", clock=clock)
-        config = config or config_dir()
-        setting_problems: list[str] = []
-        if stall_limit is None:
-            stall_limit, problem = stall_limit_setting(os.environ.get(STALL_ENV))
-            if problem:
-                log.warning("%s", problem)
-                setting_problems.append(problem)
-        engine = cls(
-            store,
-            registry or AgentsFile(config),
-            folder,
-            handshake_timeout=handshake_timeout,
-            stall_limit=stall_limit,
-            policy=policy,
-            permissions=permissions or policy_file(config),
-        )
-        engine.setting_problems = setting_problems
-        await recover(store, engine._attention)
+        try:  # cut short (a Ctrl-C as Cockpit starts): the store's threads must not linger
+            config = config or config_dir()
+            setting_problems: list[str] = []
+            if stall_limit is None:
+                stall_limit, problem = stall_limit_setting(os.environ.get(STALL_ENV))
+                if problem:
+                    log.warning("%s", problem)
+                    setting_problems.append(problem)
+            engine = cls(
+                store,
+                registry or AgentsFile(config),
+                folder,
+                handshake_timeout=handshake_timeout,
+                stall_limit=stall_limit,
+                policy=policy,
+                permissions=permissions or policy_file(config),
+            )
+            engine.setting_problems = setting_problems
+            await recover(store, engine._attention)
+        except BaseException:
+            await store.close()
+            raise
         return engine
 
     async def close(self, reason: str = "Cockpit quit") -> None:

@@ -1,0 +1,149 @@
+"""Ctrl-C in the first second of `cockpit`, before the screen: one short line and exit 130,
+no KeyboardInterrupt traceback. Each case is a real `python -m cockpit` on a terminal of its
+own (a pty that is its controlling terminal), and Ctrl-C is typed on that terminal, so the
+terminal sends SIGINT as it does for a user: while the command line imports itself, while it
+starts the service, while it opens the store with --local."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import signal
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cockpit.cli.exits import EXIT_CANCELLED, INTERRUPTED
+from tests.service_helpers import cockpit_command, cockpit_env, services_stopped
+
+pytestmark = [
+    pytest.mark.real_spawn,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pty of its own"),
+]
+
+MOMENT_TIMEOUT = 30.0
+"""Seconds the command may take to reach the moment the test waits for."""
+
+END_TIMEOUT = 30.0
+"""Seconds the command may take to end after the Ctrl-C."""
+
+
+class Terminal:
+    """`cockpit ARGS` on a pty of its own; what it writes is read as it comes."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.master, slave = pty.openpty()
+
+        def own_terminal() -> None:
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.process = subprocess.Popen(
+            cockpit_command(*args),
+            env=cockpit_env(home),
+            cwd=home.parent,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            preexec_fn=own_terminal,
+        )
+        os.close(slave)
+        self.started = time.monotonic()
+        self.output = bytearray()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # EIO: the terminal's last user has gone
+                return
+            if not chunk:
+                return
+            self.output += chunk
+
+    def ctrl_c(self) -> None:
+        os.write(self.master, b"\x03")
+
+    def end(self) -> tuple[int, str]:
+        """Its exit code and all it wrote."""
+        try:
+            code = self.process.wait(END_TIMEOUT)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            self._reader.join(5)
+            os.close(self.master)
+        return code, self.output.decode("utf-8", "replace")
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + MOMENT_TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {MOMENT_TIMEOUT:g} s in vain for {what}")
+        time.sleep(0.002)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    with services_stopped(home):
+        yield home
+
+
+def moments(home: Path, terminal: Terminal) -> dict[str, Callable[[], bool]]:
+    return {
+        "importing": lambda: time.monotonic() - terminal.started > 0.6,
+        "starting the service": (home / "logs" / "service.log").exists,
+        "opening the store": (home / "cockpit.db").exists,
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "moment"),
+    [
+        ((), "importing"),
+        ((), "starting the service"),
+        (("--local",), "importing"),
+        (("--local",), "opening the store"),
+    ],
+)
+def test_ctrl_c_before_the_screen_says_so_in_one_line(
+    home: Path, tmp_path: Path, args: tuple[str, ...], moment: str
+) -> None:
+    terminal = Terminal(home, *args, str(tmp_path))
+    wait_for(moments(home, terminal)[moment], moment)
+    terminal.ctrl_c()
+    code, output = terminal.end()
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert code == EXIT_CANCELLED, output
+    assert output.endswith(f"cockpit: {INTERRUPTED}\r\n"), output
+    assert "\x1b[?1049h" not in output  # the screen never opened
+
+
+@pytest.mark.parametrize("args", [(), ("--local",)])
+def test_sigint_once_the_screen_is_up_ends_it_cleanly(
+    home: Path, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """A Ctrl-C typed on the screen is a key; a SIGINT sent to it (`kill -INT`) ends it as
+    a quit does, the terminal given back (the screen's alternate buffer left)."""
+    terminal = Terminal(home, *args, str(tmp_path))
+    wait_for(lambda: b"\x1b[?1049h" in terminal.output, "the screen")
+    time.sleep(0.5)
+    terminal.process.send_signal(signal.SIGINT)
+    code, output = terminal.end()
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert code == EXIT_CANCELLED, output
+    assert output.rindex("\x1b[?1049l") > output.rindex("\x1b[?1049h")
+    assert output.endswith(f"cockpit: {INTERRUPTED}\r\n"), output[-300:]
