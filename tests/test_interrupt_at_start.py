@@ -102,9 +102,20 @@ def home(tmp_path: Path) -> Iterator[Path]:
         yield home
 
 
+def loaded(pid: int, library: str) -> bool:
+    """Whether the process has loaded this shared library (an import has begun)."""
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
 def moments(home: Path, terminal: Terminal) -> dict[str, Callable[[], bool]]:
+    """When to type Ctrl-C: as the command line imports the store (SQLite's module is
+    loaded, the SDK's import is still to come), as the service starts (its log is open),
+    as the store opens (its file is there)."""
     return {
-        "importing": lambda: time.monotonic() - terminal.started > 0.6,
+        "importing": lambda: loaded(terminal.process.pid, "_sqlite3"),
         "starting the service": (home / "logs" / "service.log").exists,
         "opening the store": (home / "cockpit.db").exists,
     }
