@@ -91,6 +91,11 @@ STOP = "service/stop"
 """Stop the service: `{restart}` -> `{lost: [messages, characters]}` once its agents have
 stopped and its store is closed (their sessions resume on the next prompt), `lost` being
 what it could not save. Unless `restart`, its clients are told it stopped for good."""
+FULL = "service/full"
+"""Notification to a connection the service turns away unread, before it closes it: `{message}`
+(it serves as many clients as it may, and as many more wait for `status` and `stop`). A
+client says the message; `status` and `stop` try again. A hello over the cap that is read
+is refused with the same message (an error of type ServiceFull)."""
 
 CALLS = frozenset(
     {

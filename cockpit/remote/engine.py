@@ -50,8 +50,10 @@ from cockpit.api import (
     Status,
     StatusEvent,
 )
+from cockpit.bounds import REQUEST_BYTES
 from cockpit.environment import current
 from cockpit.remote.launch import Streams
+from cockpit.remote.transport import LineTransport
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +112,11 @@ class ProtocolMismatch(ConnectionError):
     """The service speaks another version of the protocol."""
 
 
+class ServiceFull(ConnectionError):
+    """The service serves as many clients as it may: this one was refused (the message
+    says how many, and what to do)."""
+
+
 class ServiceLeft(ConnectionError):
     """The service went away as this client said hello (it was stopping: idle, or asked
     to): the next attempt reaches the next service."""
@@ -157,7 +164,7 @@ class RemoteEngine:
         self._shown: str | None = None
         self._watched: frozenset[str] = frozenset()
         self._writer: asyncio.StreamWriter | None = None
-        """The connection's socket (the SDK's connection does not close it)."""
+        """The connection's socket (closed when this client lets go of it)."""
         self._sending: asyncio.Future[None] | None = None
         """The last notification on its way (the next one, or a request, goes after it)."""
         self._ordered: set[asyncio.Future[Any]] = set()
@@ -169,6 +176,8 @@ class RemoteEngine:
         self._link_problem: str | None = None
         self._stopped: ServiceStopped | None = None
         """Why the service stopped for good, when it said so: no attaching again by itself."""
+        self._turned_away: str | None = None
+        """Why the service turned the last connection away unread (it was full), if it did."""
         self._statuses: dict[str, str] = {}
         self._details: dict[str, str] = {}
         self._pending: dict[str, PermissionRequest] = {}
@@ -214,7 +223,9 @@ class RemoteEngine:
         reader, writer = await self._connector()
         self._let_go()
         self._writer = writer
-        conn = Connection(self._on_message, writer, reader, listening=False)
+        self._turned_away = None
+        transport = LineTransport(reader, writer, max_send=REQUEST_BYTES)
+        conn = Connection(self._on_message, transport, listening=False)
         self._conn = conn
         self._conn_ended = ended = asyncio.Event()
         self._receiver = asyncio.ensure_future(self._receive(conn, ended))
@@ -233,6 +244,8 @@ class RemoteEngine:
             self._conn = None
             await conn.close()
             self._let_go()
+            if self._turned_away is not None:  # or it is full
+                raise ServiceFull(self._turned_away) from error
             raise ServiceLeft(f"the Cockpit service went away: {error}") from error
         except RequestError as error:
             await conn.close()
@@ -240,6 +253,8 @@ class RemoteEngine:
             data = error.data if isinstance(error.data, dict) else {}
             if data.get("type") == "ServiceStopping":
                 raise ServiceLeft("the Cockpit service is stopping") from error
+            if data.get("type") == "ServiceFull":
+                raise ServiceFull(str(data.get("message") or error)) from error
             if data.get("type") == "ProtocolMismatch":
                 raise ProtocolMismatch(
                     f"the Cockpit service speaks protocol {data.get('protocol')}, this "
@@ -372,6 +387,8 @@ class RemoteEngine:
             self._state_came.set()
         elif method == protocol.RESYNC:
             self._reread_state()
+        elif method == protocol.FULL and isinstance(params, dict):
+            self._turned_away = str(params.get("message") or "the Cockpit service is full")
         elif method == protocol.STOPPED and isinstance(params, dict):
             stopped = protocol.decode(params.get("stopped"))
             if isinstance(stopped, ServiceStopped):

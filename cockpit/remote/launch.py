@@ -22,8 +22,10 @@ from typing import Any
 
 from acp.connection import Connection
 
+from cockpit import protocol
 from cockpit.paths import private_dir, service_lock, service_log, service_socket
 from cockpit.remote.peer import foreign_peer
+from cockpit.remote.transport import LineTransport
 
 START_TIMEOUT = 15.0
 """Seconds a service started here may take to listen."""
@@ -164,13 +166,22 @@ GONE_TIMEOUT = 60.0
 """Seconds a stopping service may take to stop its agents and let go of the store."""
 
 
-async def _no_requests(method: str, params: Any, is_notification: bool) -> None:
-    """A one-shot client takes no requests and ignores what the service tells it."""
-    return None
+class _OneShot:
+    """What a one-shot client hears: no requests, only whether it was turned away."""
+
+    def __init__(self) -> None:
+        self.turned_away = False
+
+    async def on_message(self, method: str, params: Any, is_notification: bool) -> None:
+        if method == protocol.FULL:
+            self.turned_away = True
 
 
 QUERY_TIMEOUT = 5.0
 """Seconds the service may take to answer `cockpit service status` or `stop`."""
+
+TURNED_AWAY_PAUSE = 0.05
+"""Seconds before a question the service turned away unread (it was full) is asked again."""
 
 
 async def query_service(
@@ -182,26 +193,37 @@ async def query_service(
     """Ask the store's service one of the questions that work whatever its version
     (STATUS, STOP: `cockpit service restart` replaces a service of another version); None
     when no service listens, ServiceUnavailable when one listens and does not answer
-    within `answer_within` seconds."""
-    try:
-        reader, writer = await open_socket(data)
-    except ForeignService:
-        raise
-    except ConnectionError:
-        return None
-    conn = Connection(_no_requests, writer, reader)
-    try:
-        answer = await asyncio.wait_for(conn.send_request(method, params or {}), answer_within)
-    except TimeoutError:
-        pid = service_pid(data)
-        end = f"`kill {pid}` ends it" if pid else f"its pid is in {service_lock(data)}"
-        raise ServiceUnavailable(
-            f"the Cockpit service for {data} does not answer in {answer_within:g} s: {end}"
-        ) from None
-    finally:
-        await conn.close()
-        writer.close()  # the SDK's connection leaves its socket open
-    return answer if isinstance(answer, dict) else {}
+    within `answer_within` seconds. A service that turns the question away unread (as many
+    clients as it serves are attached, and as many more wait) is asked again."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + answer_within
+    while True:
+        try:
+            reader, writer = await open_socket(data)
+        except ForeignService:
+            raise
+        except ConnectionError:
+            return None
+        listener = _OneShot()
+        conn = Connection(listener.on_message, LineTransport(reader, writer))
+        try:
+            answer = await asyncio.wait_for(
+                conn.send_request(method, params or {}), max(deadline - loop.time(), 0.0)
+            )
+        except TimeoutError:
+            pid = service_pid(data)
+            end = f"`kill {pid}` ends it" if pid else f"its pid is in {service_lock(data)}"
+            raise ServiceUnavailable(
+                f"the Cockpit service for {data} does not answer in {answer_within:g} s: {end}"
+            ) from None
+        except ConnectionError:
+            if not listener.turned_away:
+                raise
+            await asyncio.sleep(TURNED_AWAY_PAUSE)
+            continue
+        finally:
+            await conn.close()
+        return answer if isinstance(answer, dict) else {}
 
 
 def service_running(data: Path) -> bool:
