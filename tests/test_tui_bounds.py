@@ -17,6 +17,7 @@ from cockpit.bounds import DRAFT_BYTES
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import DRAFT_SAVE_DELAY
+from tests.test_tui_snapshots import Snap, app_with, settle
 from tests.ui_helpers import ready, wait_until
 from tests.ui_service_helpers import ENGINES, Engines, engines_of
 
@@ -122,3 +123,40 @@ async def test_a_prompt_past_a_requests_bound_is_not_sent_and_stays(
             ]
 
         await wait_until(stored, 30, "the big prompt to be stored whole")
+
+
+# -- pictures ------------------------------------------------------------------------------------
+
+
+def test_a_draft_past_the_bound_pictured(snap_compare: Snap, tmp_path: Path) -> None:
+    """The prompt holds the pasted draft (its last lines), and the toast says it is not
+    saved."""
+    app = app_with(tmp_path)
+
+    async def paste_past_the_bound(pilot: Any) -> None:
+        await ready(app)
+        await settle(pilot)
+        await paste(app, pilot, lines(DRAFT_BYTES + 1000))
+        await wait_until(lambda: toasts(app, "Cockpit keeps: it stays"))
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=paste_past_the_bound)
+
+
+def test_a_prompt_past_the_bound_pictured(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enter on a prompt past a request's bound: the prompt keeps it, and the toast says
+    nothing was sent and what to do instead."""
+    monkeypatch.setattr(bounds, "REQUEST_BYTES", 64 * 1024)
+    app = app_with(tmp_path)
+
+    async def send_past_the_bound(pilot: Any) -> None:
+        await ready(app)
+        await settle(pilot)
+        await paste(app, pilot, lines(100 * 1024))
+        await pilot.press("enter")
+        await wait_until(lambda: toasts(app, "nothing was sent"))
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=send_past_the_bound)
