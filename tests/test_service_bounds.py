@@ -416,3 +416,26 @@ async def test_status_answers_at_once_while_a_client_floods_calls_and_never_read
         assert max(waits) < 2, waits
     finally:
         writer.close()
+
+
+async def test_a_client_that_leaves_before_its_answers_costs_the_log_nothing(
+    service: ServiceProcess,
+) -> None:
+    """Requests whose client went away before they were answered: their answers are
+    dropped (no one is left to tell), with no traceback in either log."""
+    home = service.home
+    logs = (home / "service-test.log", home / "logs" / "cockpit.log")
+    before = [lines_of(path) for path in logs]
+    for _ in range(20):
+        reader, writer = await raw_connection(home)
+        writer.write(hello(0) + b"".join(call(number, "sessions") for number in range(1, 300)))
+        await writer.drain()
+        await asyncio.sleep(0.01)
+        writer.transport.abort()  # gone, unread answers and all
+    assert await status_seconds(home) < 5
+    await asyncio.sleep(1)
+    added = [lines_of(path)[len(seen) :] for path, seen in zip(logs, before, strict=True)]
+    assert not any("Traceback" in line or "ERROR" in line for lines in added for line in lines), (
+        added
+    )
+    assert added[1] == [], added[1]

@@ -7,7 +7,7 @@ connection drops (the service restarted, an SSH link blinked) the client attache
 takes the state afresh and tells its listeners to read again (`ResyncEvent`): a read
 replaces what they hold, and the frames after it are guarded by length, so nothing is lost
 or doubled across the cut. A read the cut cut short is sent again on the next connection
-(`READS`): the screen gets its page, not an error.
+(`protocol.READS`): the screen gets its page, not an error.
 
 It is longer than this project's other modules because the contract is long: about half of
 it is one short method per `EngineAPI` request, each a `cockpit/call` of the same name.
@@ -67,28 +67,6 @@ HELLO_TIMEOUT = 30.0
 RECONNECT_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
 """Waits between attempts to attach again after a cut (the last repeats)."""
 
-
-READS = frozenset(
-    {
-        "sessions",
-        "session",
-        "find_session",
-        "session_policy",
-        "find_files",
-        "agent_of",
-        "page",
-        "rows_after",
-        "rows",
-        "row",
-        "last_row",
-        "unwritten",
-        "running_elsewhere",
-    }
-)
-"""The calls that change nothing: one a cut cuts short is sent again once this client has
-attached again (twice is as good as once), so a screen reading its transcript as the link
-blinks gets its page, not an error. A call that changes something (a prompt) is not: the
-service may have run it, and the caller hears of the cut."""
 
 ATTACH_WAIT = 30.0
 """Seconds a request waits for this client to attach again after a cut, before it fails."""
@@ -493,7 +471,7 @@ class RemoteEngine:
                 raise protocol.raised(error.data) from None
             except (ConnectionError, OSError):
                 if (
-                    name not in READS
+                    name not in protocol.READS
                     or self._closing
                     or self._lost
                     or self._stopped is not None

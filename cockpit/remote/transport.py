@@ -72,18 +72,20 @@ class LineTransport:
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message as one line (RequestTooLarge, before anything is written, when
-        it is longer than `max_send`)."""
+        it is longer than `max_send`). An answer to a peer that has gone is dropped: no one
+        is left to tell (a request or a notification raises ConnectionError)."""
         data = encoded(message)
         if self._max_send is not None and len(data) > self._max_send:
             raise RequestTooLarge(request_refusal(len(data), "it was not sent"))
         async with self._lock:
-            if self._writer.is_closing():
-                raise ConnectionError("the connection is closed")
-            self._writer.write(data)
             try:
+                if self._writer.is_closing():
+                    raise ConnectionResetError("the connection is closed")
+                self._writer.write(data)
                 await self._writer.drain()
             except (BrokenPipeError, ConnectionResetError) as error:
-                raise ConnectionError("the connection is closed") from error
+                if "method" in message:
+                    raise ConnectionError("the connection is closed") from error
 
     async def receive(self) -> dict[str, Any] | None:
         """The next message, or None at the end of the stream. With a `gate`, a request or
