@@ -27,9 +27,15 @@ class RotatingLog(RotatingFileHandler):
     """A log file created owner-only when the first record comes, rotated past `max_bytes`,
     and silent when it cannot be written (the terminal is never the fallback)."""
 
-    def __init__(self, path: Path, max_bytes: int = LOG_BYTES, backups: int = LOG_BACKUPS) -> None:
+    def __init__(
+        self, path: Path, max_bytes: int | None = None, backups: int | None = None
+    ) -> None:
         super().__init__(
-            path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8", delay=True
+            path,
+            maxBytes=LOG_BYTES if max_bytes is None else max_bytes,
+            backupCount=LOG_BACKUPS if backups is None else backups,
+            encoding="utf-8",
+            delay=True,
         )
         self.setFormatter(logging.Formatter(FORMAT))
 
@@ -53,8 +59,8 @@ class OutputLog(RotatingLog):
         self,
         path: Path,
         descriptors: Sequence[int] = (1, 2),
-        max_bytes: int = LOG_BYTES,
-        backups: int = LOG_BACKUPS,
+        max_bytes: int | None = None,
+        backups: int | None = None,
     ) -> None:
         super().__init__(path, max_bytes, backups)
         self.descriptors = tuple(descriptors)

@@ -9,6 +9,8 @@ import contextlib
 import logging
 import os
 import socket
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from cockpit.bounds import (
 from cockpit.cli.logfile import log_to_file
 from cockpit.lines import HEAD_BYTES, read_line
 from cockpit.logfiles import LOG_BACKUPS, LOG_BYTES, OutputLog, RotatingLog, writes_to
+from cockpit.paths import service_log
 from cockpit.remote.transport import OVERSIZED, LineTransport
 
 # -- what a draft and a prompt weigh -----------------------------------------------------------
@@ -284,3 +287,46 @@ def test_cockpit_log_is_a_rotating_log(tmp_path: Path) -> None:
             if handler not in before:
                 root.removeHandler(handler)
                 handler.close()
+
+
+DETACHED_SERVICE_LOGS = """
+import logging, sys
+from pathlib import Path
+from cockpit import logfiles
+from cockpit.service import daemon
+logfiles.LOG_BYTES = 5_000  # the bound, lowered for the test (read as the handler is made)
+daemon.log_to_output(Path(sys.argv[1]))
+records = logging.getLogger("cockpit.service.server")
+for number in range(500):
+    records.info("client-%d attached", number)
+print("printed last", flush=True)
+"""
+
+
+def test_a_detached_service_rotates_its_log_and_its_output_follows(tmp_path: Path) -> None:
+    """A service whose output is its log (as a client starts it, in the background) logs
+    through a rotating handler: the log stays within its bound, and what the service
+    prints after a rotation lands in the new file. In the foreground it logs to stderr."""
+    log = service_log(tmp_path)
+    log.parent.mkdir(parents=True)
+    with open(log, "ab") as output:
+        subprocess.run(
+            [sys.executable, "-c", DETACHED_SERVICE_LOGS, str(tmp_path)],
+            stdout=output,
+            stderr=output,
+            check=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+    assert log.stat().st_size <= 5_000 + 100
+    assert log.read_text().endswith("printed last\n")
+    assert "client-499 attached" in log.read_text()
+    assert (log.parent / "service.log.1").exists()
+    assert not (log.parent / f"service.log.{LOG_BACKUPS + 1}").exists()
+    foreground = subprocess.run(
+        [sys.executable, "-c", DETACHED_SERVICE_LOGS, str(tmp_path / "elsewhere")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert "client-499 attached" in foreground.stderr
