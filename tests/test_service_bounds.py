@@ -83,7 +83,8 @@ async def raw_connection(home: Path) -> tuple[asyncio.StreamReader, asyncio.Stre
 
 async def answer_to(reader: asyncio.StreamReader, request_id: int) -> dict[str, Any]:
     """The answer to request `request_id`, skipping what comes before it."""
-    return (await answers_to(reader, request_id))[request_id]
+    answer: dict[str, Any] = (await answers_to(reader, request_id))[request_id]
+    return answer
 
 
 async def answers_to(reader: asyncio.StreamReader, *request_ids: int) -> dict[int, Any]:
@@ -356,7 +357,7 @@ async def test_five_thousand_connections_at_once_cost_a_bounded_memory_given_bac
 
     async def let_go() -> bool:
         answer = await query_service(home, protocol.STATUS)
-        return bool(answer) and answer["clients"] == 0
+        return answer is not None and answer["clients"] == 0
 
     await eventually(let_go, 30, "every client to be let go")
     await eventually(lambda: len(os.listdir(f"/proc/{pid}/fd")) <= descriptors + 2, 10)
@@ -403,7 +404,8 @@ async def test_status_answers_at_once_while_a_client_floods_calls_and_never_read
     service: ServiceProcess,
 ) -> None:
     """One client writes twenty thousand calls at once and never reads an answer: it fills
-    its own socket, and `status` (another client) is answered in a moment."""
+    its own socket, `status` (another client) is answered in a moment, and `stop` stops
+    the service."""
     home = service.home
     reader, writer = await raw_connection(home)
     try:
@@ -414,6 +416,11 @@ async def test_status_answers_at_once_while_a_client_floods_calls_and_never_read
         await asyncio.sleep(1)  # the service reads what it takes of the flood
         waits = [await status_seconds(home) for _ in range(5)]
         assert max(waits) < 2, waits
+        stopped = await asyncio.to_thread(cockpit, "service", "stop", "--yes", home=home)
+        assert stopped.returncode == 0, stopped.stderr
+        process = service.process
+        assert process is not None
+        await eventually(lambda: process.poll() is not None, 10, "the service to end")
     finally:
         writer.close()
 
@@ -427,7 +434,7 @@ async def test_a_client_that_leaves_before_its_answers_costs_the_log_nothing(
     logs = (home / "service-test.log", home / "logs" / "cockpit.log")
     before = [lines_of(path) for path in logs]
     for _ in range(20):
-        reader, writer = await raw_connection(home)
+        _reader, writer = await raw_connection(home)
         writer.write(hello(0) + b"".join(call(number, "sessions") for number in range(1, 300)))
         await writer.drain()
         await asyncio.sleep(0.01)
