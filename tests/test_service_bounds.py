@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import resource
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -28,6 +29,7 @@ from cockpit import protocol
 from cockpit.bounds import DRAFT_BYTES, RequestTooLarge, encoded
 from cockpit.engine.core import Engine
 from cockpit.paths import service_socket
+from cockpit.remote import launch
 from cockpit.remote.engine import RemoteEngine, ServiceFull
 from cockpit.remote.launch import STREAM_LIMIT, connect_or_start, query_service
 from cockpit.service import daemon, server
@@ -318,6 +320,60 @@ async def test_a_full_service_turns_away_the_overflow_and_status_gets_in(
             assert await status_seconds(home) < server.OVER_THE_CAP_GRACE + 3
         finally:
             silent.close()
+
+
+async def test_a_connection_that_never_says_hello_does_not_hold_a_place(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection that says nothing holds the one place of a service that serves one
+    client only for a moment: then it is let go, and a client that says hello is served."""
+    monkeypatch.setattr(server, "HELLO_GRACE", 1.0)
+    async with served_here(home, max_clients=1):
+        _reader, silent = await raw_connection(home)
+        try:
+            await asyncio.sleep(0.1)
+            with pytest.raises(ServiceFull):
+                await RemoteEngine.attach(lambda: connect_or_start(home, start=False))
+            await asyncio.sleep(1.0)
+            async with attached(home, "served") as client:
+                assert await client.sessions() == []
+        finally:
+            silent.close()
+
+
+async def test_a_full_queue_of_connections_is_waited_out_not_taken_for_another_user(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listener whose queue of connections is full refuses a connection with EAGAIN, and
+    asyncio took the socket for connected: its peer's uid read as -1, and `status` said the
+    socket was another user's. Now the client waits for room; when there is none in time,
+    it says the service takes no more connections."""
+    monkeypatch.setattr(launch, "QUEUE_WAIT", 0.5)
+    path = service_socket(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    queued = []
+    try:
+        while True:  # fill the queue: nothing takes from it
+            waiting = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            waiting.setblocking(False)
+            queued.append(waiting)
+            try:
+                waiting.connect(str(path))
+            except BlockingIOError:
+                break
+        with pytest.raises(launch.ServiceBusy, match="takes no more connections"):
+            await query_service(home, protocol.STATUS)
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, lambda: listener.accept()[0].close())  # room, in a moment
+        _reader, writer = await launch.open_socket(home)
+        writer.close()
+    finally:
+        for waiting in queued:
+            waiting.close()
+        listener.close()
 
 
 @pytest.mark.real_spawn  # its memory is read by its pid: a fresh interpreter's

@@ -34,7 +34,7 @@ from cockpit.engine.registry import (
 )
 from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
-from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
+from cockpit.remote.engine import ProtocolMismatch, RemoteEngine, ServiceFull
 from cockpit.remote.launch import (
     GONE_TIMEOUT,
     Streams,
@@ -205,8 +205,8 @@ async def open_engine(
         if bridges is None:
             raise
         await bridges.end()
-        if isinstance(error, ProtocolMismatch):
-            raise
+        if isinstance(error, ProtocolMismatch | ServiceFull):
+            raise  # the service answered, and said why
         message = f"no Cockpit service answered through `{reach.where}` ({error})"
         raise ConnectionError(message) from error
     engine.bridges = bridges

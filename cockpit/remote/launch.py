@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -53,19 +54,56 @@ class ForeignService(ConnectionError):
     would read the prompts, and answer with anything)."""
 
 
+QUEUE_WAIT = 5.0
+"""Seconds a client waits for room in the queue of connections of a service that is
+flooded with them, before it says the service takes no more."""
+
+
+class ServiceBusy(ServiceUnavailable):
+    """A service listens, but its queue of connections stayed full (a flood of them)."""
+
+
 async def open_socket(data: Path) -> Streams:
     """The service's socket for the store in `data` (ConnectionError when none listens;
-    ForeignService when another user's process does)."""
+    ForeignService when another user's process does; ServiceBusy when one listens and its
+    queue of connections stays full)."""
     path = service_socket(data)
     try:
-        reader, writer = await asyncio.open_unix_connection(str(path), limit=STREAM_LIMIT)
+        connected = await _connect(path)
     except (FileNotFoundError, ConnectionRefusedError) as error:
         raise ConnectionError(f"no Cockpit service listens on {path}") from error
+    reader, writer = await asyncio.open_unix_connection(sock=connected, limit=STREAM_LIMIT)
     foreign = foreign_peer(writer.get_extra_info("socket"))
     if foreign is not None:
         writer.close()
         raise ForeignService(f"{path} is served by {foreign}, not by Cockpit")
     return reader, writer
+
+
+async def _connect(path: Path) -> socket.socket:
+    """A socket connected to the one at `path`. A listener whose queue of connections is
+    full answers EAGAIN, and the socket is then not connected at all (asyncio takes it for
+    a connection under way, and the peer's uid then reads as -1): it is tried again."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + QUEUE_WAIT
+    while True:
+        attempt = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        attempt.setblocking(False)
+        try:
+            attempt.connect(str(path))
+        except BlockingIOError:
+            attempt.close()
+            if loop.time() > deadline:
+                raise ServiceBusy(
+                    f"the Cockpit service on {path} takes no more connections (its queue "
+                    f"stayed full for {QUEUE_WAIT:g} s)"
+                ) from None
+            await asyncio.sleep(0.01)
+            continue
+        except BaseException:
+            attempt.close()
+            raise
+        return attempt
 
 
 def service_command(data: Path, idle: float | None = None) -> list[str]:
@@ -200,7 +238,7 @@ async def query_service(
     while True:
         try:
             reader, writer = await open_socket(data)
-        except ForeignService:
+        except (ForeignService, ServiceBusy):
             raise
         except ConnectionError:
             return None

@@ -62,6 +62,16 @@ must still answer (a hello there is refused). Past those, a connection is told w
 OVER_THE_CAP_GRACE = 2.0
 """Seconds a connection past the cap has to ask before it is closed."""
 
+HELLO_GRACE = 15.0
+"""Seconds a connection under the cap may stay without saying hello (a `status` asks and
+leaves at once): past them it is closed, so that connections that say nothing cannot hold
+the places of the clients that would."""
+
+BACKLOG = 1024
+"""Connections the kernel holds for the service until it takes them (the system may allow
+fewer): a burst of connections waits there rather than being refused, and the service
+takes each at once, to serve it or to turn it away."""
+
 READ_BUFFER = 1024 * 1024
 """What the service buffers of a client's socket at once (a longer line is read in pieces,
 and past `REQUEST_BYTES` let go as it comes)."""
@@ -115,7 +125,7 @@ class Service:
         finally:
             os.umask(umask)  # the agents, and the files they make, keep the user's
         self._server = await asyncio.start_unix_server(
-            self._accept, sock=listener, limit=READ_BUFFER
+            self._accept, sock=listener, limit=READ_BUFFER, backlog=BACKLOG
         )
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -172,7 +182,8 @@ class Service:
             log.info("%s attached (%d attached)", link.id, len(self._links))
         else:
             self._note_over_the_cap()
-            asyncio.get_running_loop().call_later(OVER_THE_CAP_GRACE, self._let_go_over, link)
+        grace = HELLO_GRACE if full is None else OVER_THE_CAP_GRACE
+        asyncio.get_running_loop().call_later(grace, self._let_go_unless_greeted, link)
         failure = None
         try:
             await link.conn.main_loop()
@@ -202,10 +213,10 @@ class Service:
             )
         self._turned += 1
 
-    def _let_go_over(self, link: ClientLink) -> None:
-        """End a connection over the cap once its moment is over (unless it waits for the
-        answer to its stop)."""
-        if link.id in self._links and link.id not in self._stop_answers:
+    def _let_go_unless_greeted(self, link: ClientLink) -> None:
+        """End a connection that has not said hello in its time (one over the cap never is
+        served), unless it waits for the answer to its stop."""
+        if link.id in self._links and not link.greeted and link.id not in self._stop_answers:
             task = asyncio.ensure_future(link.close())
             self._calls.add(task)
             task.add_done_callback(self._calls.discard)
