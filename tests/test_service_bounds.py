@@ -502,3 +502,15 @@ async def test_a_client_that_leaves_before_its_answers_costs_the_log_nothing(
         added
     )
     assert added[1] == [], added[1]
+
+
+async def test_status_made_from_memory_shows_a_session_renamed_since_it_started(
+    service: ServiceProcess, tmp_path: Path
+) -> None:
+    async with attached(service.home) as client:
+        record = await client.create_session("demo", str(tmp_path), title="before")
+        await client.start(record.id)
+        await client.rename(record.id, "after")
+        status = await query_service(service.home, protocol.STATUS)
+        assert status is not None
+        assert [(s["id"], s["title"]) for s in status["sessions"]] == [(record.id, "after")]
