@@ -92,6 +92,11 @@ STOP = "service/stop"
 """Stop the service: `{restart}` -> `{lost: [messages, characters]}` once its agents have
 stopped and its store is closed (their sessions resume on the next prompt), `lost` being
 what it could not save. Unless `restart`, its clients are told it stopped for good."""
+FULL = "service/full"
+"""Notification to a connection the service turns away unread, before it closes it: `{message}`
+(it serves as many clients as it may, and as many more wait for `status` and `stop`). A
+client says the message; `status` and `stop` try again. A hello over the cap that is read
+is refused with the same message (an error of type ServiceFull)."""
 
 CALLS = frozenset(
     {
@@ -129,6 +134,29 @@ CALLS = frozenset(
     }
 )
 """The engine's methods a client may call through `cockpit/call`."""
+
+READS = frozenset(
+    {
+        "sessions",
+        "session",
+        "find_session",
+        "session_policy",
+        "find_files",
+        "agent_of",
+        "page",
+        "rows_after",
+        "rows",
+        "row",
+        "last_row",
+        "unwritten",
+        "running_elsewhere",
+    }
+)
+"""The calls that change nothing: one a cut cuts short is sent again once this client has
+attached again (twice is as good as once), so a screen reading its transcript as the link
+blinks gets its page, not an error. A call that changes something (a prompt) is not: the
+service may have run it, and the caller hears of the cut. The service drops a read whose
+client has gone (no one waits for it), and finishes a change."""
 
 STARTS = frozenset({"create_session", "start", "prompt", "send", "set_mode", "set_config_option"})
 """The calls that may start an agent: the service runs them with the environment its client's

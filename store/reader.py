@@ -157,8 +157,11 @@ class TranscriptReader:
         meanwhile not there yet). It runs to its end even when its caller is cancelled (a
         client of the service that goes away mid-request): cut before its cursor closed, the
         statement would stay open, and every later read would see the database as it was
-        then."""
-        return await asyncio.shield(self._read(sql, parameters))
+        then. Its failure is its caller's to hear; with the caller gone (the store closed
+        under a statement no one waits for), it is dropped, not logged as never retrieved."""
+        statement = asyncio.ensure_future(self._read(sql, parameters))
+        statement.add_done_callback(_retrieved)
+        return await asyncio.shield(statement)
 
     async def _read(self, sql: str, parameters: Sequence[Any]) -> list[sqlite3.Row]:
         async with self._lock, self._connection.execute(sql, parameters) as cur:
@@ -204,3 +207,9 @@ class TranscriptReader:
             if not page.has_more or not page.rows:
                 return rows
             after = page.rows[-1].seq
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Mark a finished task's failure as seen (its awaiter, if any, hears it too)."""
+    if not task.cancelled():
+        task.exception()

@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 from cockpit import protocol
 from cockpit.paths import ForeignFolder, owner_name, private_dir, service_log, service_socket
 from cockpit.remote import launch
-from cockpit.remote.launch import ServiceUnavailable, _no_requests, connect_or_start
+from cockpit.remote.launch import ServiceUnavailable, connect_or_start
 from cockpit.remote.startup import REPORT_ENV, Reporter, ReportPipe
+from cockpit.remote.transport import LineTransport
 from tests import agent_forks
 from tests.service_helpers import cockpit, pids_of, service_pid, services_stopped
 from tests.waiting import eventually
@@ -391,16 +392,19 @@ def test_any_other_reason_reaches_the_client(home: Path, project: Path) -> None:
     assert "Is a directory" in line and str(path) in line
 
 
+async def no_requests(method: str, params: object, is_notification: bool) -> None:
+    """A client of one question takes no requests."""
+
+
 async def test_the_connection_a_starting_client_gets_is_its_own(home: Path) -> None:
     """The client's copy of the report pipe is let go of once: closed again at the end of
     the start, its number, reused meanwhile by the socket, cut the new connection."""
     reader, writer = await connect_or_start(home)
-    conn = Connection(_no_requests, writer, reader)
+    conn = Connection(no_requests, LineTransport(reader, writer))
     try:
         answer = await asyncio.wait_for(conn.send_request(protocol.STATUS, {}), 20)
     finally:
         await conn.close()
-        writer.close()
     assert answer["pid"] == service_pid(home)
 
 

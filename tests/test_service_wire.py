@@ -281,9 +281,12 @@ GROWTH_ALLOWED = 3
 """How many times its outbox's bound the service may grow by for a stopped client (the
 outbox's weights are estimates; the allocator keeps some of what it freed)."""
 
-SLOW_REPLY = 200_000
-"""The reply the stopped client's session streams: about 50,000 frames, more than its
-outbox may hold."""
+SLOW_REPLY = 600_000
+"""The reply the stopped client's session streams: about 150,000 frames, more than its
+outbox may hold once the socket's buffers are full. Gathered as the outbox gathers them
+(a hundred events a second), 200,000 characters fit in those buffers (about 200 KB of
+the kernel's and 64 KB of asyncio's) nearly whole, and a stopped client then never fell
+behind at all."""
 
 
 @pytest.mark.real_spawn  # the service's memory is read by its pid: a fresh interpreter's

@@ -39,7 +39,7 @@ from cockpit.engine.registry import (
 )
 from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
-from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
+from cockpit.remote.engine import ProtocolMismatch, RemoteEngine, ServiceFull
 from cockpit.remote.last_words import hear
 from cockpit.remote.launch import (
     GONE_TIMEOUT,
@@ -255,7 +255,7 @@ async def _through_bridges(
         if reach.remote is None:
             raise
         raise BridgeUnusable(f"{error} ({SSH_ENV} names the ssh `--remote` runs)") from None
-    except ProtocolMismatch:
+    except (ProtocolMismatch, ServiceFull):  # the service answered, and said why
         await bridges.end()
         raise
     except ConnectionError as error:

@@ -29,6 +29,7 @@ from cockpit.api import (
     Status,
     StatusEvent,
 )
+from cockpit.bounds import prompt_refusal, prompt_too_long
 from cockpit.cli.connect import Reach, open_engine
 from cockpit.cli.events import events
 from cockpit.cli.exits import (
@@ -240,6 +241,9 @@ async def send(engine: EngineAPI, session: str, args: argparse.Namespace) -> int
         return EXIT_USAGE
     if not text.strip():
         print("cockpit: nothing to send (give a prompt or --file)", file=sys.stderr)
+        return EXIT_USAGE
+    if prompt_too_long(text):
+        print(f"cockpit: {prompt_refusal(text)}", file=sys.stderr)
         return EXIT_USAGE
     for notice in notices:
         await engine.add_notice(session, notice)

@@ -23,7 +23,9 @@ passing one to `ClientSideConnection(client, transport)`, which recognises it wi
 bytes itself; but the protocol's module is private. Cockpit's `AgentTransport` implements it
 so that Cockpit frames the agent's stdout itself (a line that is valid JSON but not an
 object kills the SDK's own framing) and takes every `session/update` in arrival order
-before the SDK dispatches it (as one task each, which may reorder them)."""
+before the SDK dispatches it (as one task each, which may reorder them); its
+`LineTransport` (`cockpit.remote.transport`) implements it for the service's socket, whose
+lines it reads with a bound and without a traceback for each one that is no message."""
 
 
 async def agent_stdout_writer(pipe: BinaryIO) -> asyncio.StreamWriter:

@@ -37,6 +37,7 @@ from cockpit.api import (
     SessionEvent,
     Status,
 )
+from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
 from cockpit.engine.attention import Attention
 from cockpit.engine.automatic_answers import AutomaticAnswers
@@ -351,6 +352,9 @@ class Engine:
     async def rename(self, session_id: str, title: str) -> None:
         """Give a session a title."""
         await self.store.update_session(session_id, title=title)
+        live = self._live.get(session_id)
+        if live is not None:
+            live.record = dataclasses.replace(live.record, title=title)
         self._emit(SessionEvent(session_id))
 
     async def delete(self, session_id: str) -> None:
@@ -425,7 +429,11 @@ class Engine:
 
     def save_draft(self, session_id: str, text: str) -> None:
         """Keep the prompt the user is writing for a session (across switches and restarts;
-        written with the store's next flush)."""
+        written with the store's next flush). One past `DRAFT_BYTES` is refused
+        (ValueError) and the stored draft stays: every client reads every draft each time
+        it lists the sessions."""
+        if draft_too_long(text):
+            raise ValueError(draft_refusal(text))
         self.store.mark(session_id, draft=text)
 
     async def add_notice(self, session_id: str, text: str) -> None:
@@ -494,6 +502,12 @@ class Engine:
         """The sessions with a live session object (an agent running, starting or stopped
         since Cockpit opened), in the order they were opened."""
         return list(self._live)
+
+    def live_title(self, session_id: str) -> str:
+        """The title of a live session, from memory: `cockpit service status` answers
+        without reading the store, where other clients' reads may be queued."""
+        live = self._live.get(session_id)
+        return (live.record.title or "") if live is not None else ""
 
     def detail(self, session_id: str) -> str:
         """What the session's last status change said (why its agent failed to start...)."""

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cockpit.engine.wire import MAX_DEPTH, envelope_problem, may_nest_deeper, nested_deeper
+from cockpit.lines import read_line
 
 MAX_LINE = 64 * 1024 * 1024
 """A longer line from the agent is dropped, with a notice."""
@@ -125,26 +126,12 @@ class AgentTransport:
 
     async def _read_line(self) -> bytes | None:
         """One line, whatever its length; lines past `max_line` are skipped and reported."""
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            try:
-                part = await self._stdout.readuntil(b"\n")
-            except asyncio.LimitOverrunError as error:
-                part = await self._stdout.readexactly(error.consumed)
-                size += len(part)
-                if size <= self._max_line:
-                    parts.append(part)
-                continue
-            except asyncio.IncompleteReadError as error:
-                if not error.partial and not parts:
-                    return None
-                part = error.partial
-            size += len(part)
-            if size > self._max_line:
-                self._on_dropped(
-                    f"a line of {size:,} bytes, over the {self._max_line:,}-byte limit"
-                )
-                return b""
-            parts.append(part)
-            return b"".join(parts)
+        line = await read_line(self._stdout, self._max_line)
+        if line is None:
+            return None
+        if line.too_long:
+            self._on_dropped(
+                f"a line of {line.size:,} bytes, over the {self._max_line:,}-byte limit"
+            )
+            return b""
+        return line.data

@@ -7,7 +7,7 @@ connection drops (the service restarted, an SSH link blinked) the client attache
 takes the state afresh and tells its listeners to read again (`ResyncEvent`): a read
 replaces what they hold, and the frames after it are guarded by length, so nothing is lost
 or doubled across the cut. A read the cut cut short is sent again on the next connection
-(`READS`): the screen gets its page, not an error.
+(`protocol.READS`): the screen gets its page, not an error.
 
 It is longer than this project's other modules because the contract is long: about half of
 it is one short method per `EngineAPI` request, each a `cockpit/call` of the same name.
@@ -50,8 +50,10 @@ from cockpit.api import (
     Status,
     StatusEvent,
 )
+from cockpit.bounds import REQUEST_BYTES
 from cockpit.environment import current
 from cockpit.remote.launch import Streams
+from cockpit.remote.transport import LineTransport
 
 log = logging.getLogger(__name__)
 
@@ -65,28 +67,6 @@ HELLO_TIMEOUT = 30.0
 RECONNECT_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
 """Waits between attempts to attach again after a cut (the last repeats)."""
 
-
-READS = frozenset(
-    {
-        "sessions",
-        "session",
-        "find_session",
-        "session_policy",
-        "find_files",
-        "agent_of",
-        "page",
-        "rows_after",
-        "rows",
-        "row",
-        "last_row",
-        "unwritten",
-        "running_elsewhere",
-    }
-)
-"""The calls that change nothing: one a cut cuts short is sent again once this client has
-attached again (twice is as good as once), so a screen reading its transcript as the link
-blinks gets its page, not an error. A call that changes something (a prompt) is not: the
-service may have run it, and the caller hears of the cut."""
 
 ATTACH_WAIT = 30.0
 """Seconds a request waits for this client to attach again after a cut, before it fails."""
@@ -108,6 +88,11 @@ RETRY_PAUSE = 0.02
 
 class ProtocolMismatch(ConnectionError):
     """The service speaks another version of the protocol."""
+
+
+class ServiceFull(ConnectionError):
+    """The service serves as many clients as it may: this one was refused (the message
+    says how many, and what to do)."""
 
 
 class ServiceLeft(ConnectionError):
@@ -157,7 +142,7 @@ class RemoteEngine:
         self._shown: str | None = None
         self._watched: frozenset[str] = frozenset()
         self._writer: asyncio.StreamWriter | None = None
-        """The connection's socket (the SDK's connection does not close it)."""
+        """The connection's socket (closed when this client lets go of it)."""
         self._sending: asyncio.Future[None] | None = None
         """The last notification on its way (the next one, or a request, goes after it)."""
         self._ordered: set[asyncio.Future[Any]] = set()
@@ -172,6 +157,8 @@ class RemoteEngine:
         self._link_words: str | None = None
         """What the link's own command said since this client last attached (ssh's
         "Connection refused"): said in place of LINK_CUT while the link is cut."""
+        self._turned_away: str | None = None
+        """Why the service turned the last connection away unread (it was full), if it did."""
         self._statuses: dict[str, str] = {}
         self._details: dict[str, str] = {}
         self._pending: dict[str, PermissionRequest] = {}
@@ -218,7 +205,9 @@ class RemoteEngine:
         reader, writer = await self._connector()
         self._let_go()
         self._writer = writer
-        conn = Connection(self._on_message, writer, reader, listening=False)
+        self._turned_away = None
+        transport = LineTransport(reader, writer, max_send=REQUEST_BYTES)
+        conn = Connection(self._on_message, transport, listening=False)
         self._conn = conn
         self._conn_ended = ended = asyncio.Event()
         self._receiver = asyncio.ensure_future(self._receive(conn, ended))
@@ -237,6 +226,8 @@ class RemoteEngine:
             self._conn = None
             await conn.close()
             self._let_go()
+            if self._turned_away is not None:  # or it is full
+                raise ServiceFull(self._turned_away) from error
             raise ServiceLeft(f"the Cockpit service went away: {error}") from error
         except RequestError as error:
             await conn.close()
@@ -244,6 +235,8 @@ class RemoteEngine:
             data = error.data if isinstance(error.data, dict) else {}
             if data.get("type") == "ServiceStopping":
                 raise ServiceLeft("the Cockpit service is stopping") from error
+            if data.get("type") == "ServiceFull":
+                raise ServiceFull(str(data.get("message") or error)) from error
             if data.get("type") == "ProtocolMismatch":
                 raise ProtocolMismatch(
                     f"the Cockpit service speaks protocol {data.get('protocol')}, this "
@@ -384,6 +377,8 @@ class RemoteEngine:
             self._state_came.set()
         elif method == protocol.RESYNC:
             self._reread_state()
+        elif method == protocol.FULL and isinstance(params, dict):
+            self._turned_away = str(params.get("message") or "the Cockpit service is full")
         elif method == protocol.STOPPED and isinstance(params, dict):
             stopped = protocol.decode(params.get("stopped"))
             if isinstance(stopped, ServiceStopped):
@@ -488,7 +483,7 @@ class RemoteEngine:
                 raise protocol.raised(error.data) from None
             except (ConnectionError, OSError):
                 if (
-                    name not in READS
+                    name not in protocol.READS
                     or self._closing
                     or self._lost
                     or self._stopped is not None

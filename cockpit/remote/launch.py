@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -22,10 +23,12 @@ from typing import Any
 
 from acp.connection import Connection
 
+from cockpit import protocol
 from cockpit.api import SchemaError
 from cockpit.paths import ForeignFolder, private_dir, service_lock, service_log, service_socket
 from cockpit.remote.peer import foreign_peer
 from cockpit.remote.startup import ReportPipe
+from cockpit.remote.transport import LineTransport
 
 START_TIMEOUT = 15.0
 """Seconds a service started here may take to listen."""
@@ -66,21 +69,57 @@ def socket_folder(path: Path, *, create: bool = True) -> None:
         raise ForeignService(str(error)) from None
 
 
+QUEUE_WAIT = 5.0
+"""Seconds a client waits for room in the queue of connections of a service that is
+flooded with them, before it says the service takes no more."""
+
+
+class ServiceBusy(ServiceUnavailable):
+    """A service listens, but its queue of connections stayed full (a flood of them)."""
+
+
 async def open_socket(data: Path) -> Streams:
     """The service's socket for the store in `data` (ConnectionError when none listens;
     ForeignService when another user's process does, or the socket's folder is not the
-    user's own)."""
+    user's own; ServiceBusy when one listens and its queue of connections stays full)."""
     path = service_socket(data)
     socket_folder(path, create=False)
     try:
-        reader, writer = await asyncio.open_unix_connection(str(path), limit=STREAM_LIMIT)
+        connected = await _connect(path)
     except (FileNotFoundError, ConnectionRefusedError) as error:
         raise ConnectionError(f"no Cockpit service listens on {path}") from error
+    reader, writer = await asyncio.open_unix_connection(sock=connected, limit=STREAM_LIMIT)
     foreign = foreign_peer(writer.get_extra_info("socket"))
     if foreign is not None:
         writer.close()
         raise ForeignService(f"{path} is served by {foreign}, not by Cockpit")
     return reader, writer
+
+
+async def _connect(path: Path) -> socket.socket:
+    """A socket connected to the one at `path`. A listener whose queue of connections is
+    full answers EAGAIN, and the socket is then not connected at all (asyncio takes it for
+    a connection under way, and the peer's uid then reads as -1): it is tried again."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + QUEUE_WAIT
+    while True:
+        attempt = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        attempt.setblocking(False)
+        try:
+            attempt.connect(str(path))
+        except BlockingIOError:
+            attempt.close()
+            if loop.time() > deadline:
+                raise ServiceBusy(
+                    f"the Cockpit service on {path} takes no more connections (its queue "
+                    f"stayed full for {QUEUE_WAIT:g} s)"
+                ) from None
+            await asyncio.sleep(0.01)
+            continue
+        except BaseException:
+            attempt.close()
+            raise
+        return attempt
 
 
 def service_command(data: Path, idle: float | None = None) -> list[str]:
@@ -251,13 +290,22 @@ GONE_TIMEOUT = 60.0
 """Seconds a stopping service may take to stop its agents and let go of the store."""
 
 
-async def _no_requests(method: str, params: Any, is_notification: bool) -> None:
-    """A one-shot client takes no requests and ignores what the service tells it."""
-    return None
+class _OneShot:
+    """What a one-shot client hears: no requests, only whether it was turned away."""
+
+    def __init__(self) -> None:
+        self.turned_away = False
+
+    async def on_message(self, method: str, params: Any, is_notification: bool) -> None:
+        if method == protocol.FULL:
+            self.turned_away = True
 
 
 QUERY_TIMEOUT = 5.0
 """Seconds the service may take to answer `cockpit service status` or `stop`."""
+
+TURNED_AWAY_PAUSE = 0.05
+"""Seconds before a question the service turned away unread (it was full) is asked again."""
 
 
 async def query_service(
@@ -269,26 +317,37 @@ async def query_service(
     """Ask the store's service one of the questions that work whatever its version
     (STATUS, STOP: `cockpit service restart` replaces a service of another version); None
     when no service listens, ServiceUnavailable when one listens and does not answer
-    within `answer_within` seconds."""
-    try:
-        reader, writer = await open_socket(data)
-    except ForeignService:
-        raise
-    except ConnectionError:
-        return None
-    conn = Connection(_no_requests, writer, reader)
-    try:
-        answer = await asyncio.wait_for(conn.send_request(method, params or {}), answer_within)
-    except TimeoutError:
-        pid = service_pid(data)
-        end = f"`kill {pid}` ends it" if pid else f"its pid is in {service_lock(data)}"
-        raise ServiceUnavailable(
-            f"the Cockpit service for {data} does not answer in {answer_within:g} s: {end}"
-        ) from None
-    finally:
-        await conn.close()
-        writer.close()  # the SDK's connection leaves its socket open
-    return answer if isinstance(answer, dict) else {}
+    within `answer_within` seconds. A service that turns the question away unread (as many
+    clients as it serves are attached, and as many more wait) is asked again."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + answer_within
+    while True:
+        try:
+            reader, writer = await open_socket(data)
+        except (ForeignService, ServiceBusy):
+            raise
+        except ConnectionError:
+            return None
+        listener = _OneShot()
+        conn = Connection(listener.on_message, LineTransport(reader, writer))
+        try:
+            answer = await asyncio.wait_for(
+                conn.send_request(method, params or {}), max(deadline - loop.time(), 0.0)
+            )
+        except TimeoutError:
+            pid = service_pid(data)
+            end = f"`kill {pid}` ends it" if pid else f"its pid is in {service_lock(data)}"
+            raise ServiceUnavailable(
+                f"the Cockpit service for {data} does not answer in {answer_within:g} s: {end}"
+            ) from None
+        except ConnectionError:
+            if not listener.turned_away:
+                raise
+            await asyncio.sleep(TURNED_AWAY_PAUSE)
+            continue
+        finally:
+            await conn.close()
+        return answer if isinstance(answer, dict) else {}
 
 
 def service_running(data: Path) -> bool:

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import TextIO
 
 from cockpit.engine.core import Engine
-from cockpit.paths import private_dir, service_lock, service_socket
+from cockpit.logfiles import FORMAT, OutputLog, writes_to
+from cockpit.paths import private_dir, service_lock, service_log, service_socket
 from cockpit.remote.launch import ALREADY_RUNNING
 from cockpit.remote.startup import Reporter
-from cockpit.service.server import Service
+from cockpit.service.server import MAX_CLIENTS, Service
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +63,13 @@ def store_lock(data: Path) -> Iterator[None]:
 
 
 async def serve(
-    data: Path, idle: float = IDLE_DEFAULT, ready: Callable[[], None] = lambda: None
+    data: Path,
+    idle: float = IDLE_DEFAULT,
+    ready: Callable[[], None] = lambda: None,
+    max_clients: int = MAX_CLIENTS,
 ) -> int:
-    """Run the service of the store in `data` until it is stopped or idle; its exit code.
-    `ready` is called once it listens."""
+    """Run the service of the store in `data` until it is stopped or idle, serving at most
+    `max_clients` clients at once; its exit code. `ready` is called once it listens."""
     with store_lock(data):
         path = service_socket(data)
         # The socket's folder, owner-only, checked without following a link: a link or a
@@ -74,7 +78,7 @@ async def serve(
         private_dir(path.parent, follow=False)
         engine = await Engine.open(data)
         stopping = asyncio.Event()
-        service = Service(engine, on_stop=stopping.set)
+        service = Service(engine, on_stop=stopping.set, max_clients=max_clients)
         try:
             await service.listen(path)
             loop = asyncio.get_running_loop()
@@ -174,15 +178,22 @@ class _Output(logging.StreamHandler[TextIO]):
     """The service's output, as a log handler."""
 
 
-def log_to_output() -> None:
+def log_to_output(data: Path) -> None:
     """The service's own records (clients that come, go or are refused; its start and
     stop) go to its output: its log when it runs detached, the journal under systemd, the
-    terminal in the foreground. Cockpit's log file keeps everything else."""
+    terminal in the foreground. Cockpit's log file keeps everything else. Its log, when
+    its output is that file, is rotated by size like every log of Cockpit's (its stdout
+    and stderr follow the new file)."""
     records = logging.getLogger("cockpit.service")
-    if any(isinstance(handler, _Output) for handler in records.handlers):
+    if any(isinstance(handler, _Output | OutputLog) for handler in records.handlers):
         return
-    handler = _Output(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log_file = service_log(data)
+    handler: logging.Handler
+    if writes_to(2, log_file):  # its stderr is that file
+        handler = OutputLog(log_file)
+    else:
+        handler = _Output(sys.stderr)
+        handler.setFormatter(logging.Formatter(FORMAT))
     records.addHandler(handler)
     records.setLevel(logging.INFO)
     records.propagate = False
@@ -192,7 +203,7 @@ def run(data: Path, idle: float = IDLE_DEFAULT) -> int:
     """`cockpit service` in the foreground (the detached start runs this too, and tells
     the client that started it whether it came up, or why not: the error goes on to the
     command line, which says it in one line)."""
-    log_to_output()
+    log_to_output(data)
     reporter = Reporter.claim(os.environ)
     try:
         code = asyncio.run(serve(data, idle, reporter.ready))

@@ -52,6 +52,12 @@ chunks of 4 characters in about a second) crosses as 400 to 1,000 frames instead
 DRAIN_TIMEOUT = 5.0
 """Seconds an answer waits for the events before it to be written."""
 
+MAX_IN_FLIGHT = 256
+"""Requests and notifications of one client the service handles at once. Past it, nothing
+more of that client is read until one ends: a client that floods the service with calls
+fills its own socket, not the service's memory, and `status` does not wait behind it. A
+screen has a few at once (a prompt, a page, a start per session)."""
+
 
 @dataclass
 class _Frames:
@@ -90,8 +96,23 @@ class ClientLink:
         self._closed = False
         self.resyncs = 0
         """How many times this client's outbox was dropped for a resync."""
+        self.in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
+        """A place for each request or notification read from the client and not yet
+        handled (the handler gives it back)."""
+        self.refused: str | None = None
+        """Why this client is not served (the service had as many as it serves): it gets
+        answers to `status` and `stop` only."""
+        self.problems = 0
+        """Lines of this client's that were no usable message (only the first is logged)."""
         self.conn = conn_factory(self)
         self._sender = asyncio.ensure_future(self._send_loop())
+
+    def complain(self, problem: str) -> None:
+        """Count a line of this client's that was no usable message; log the first, in a
+        few words (never what it held: a prompt, an environment)."""
+        self.problems += 1
+        if self.problems == 1:
+            log.warning("%s sent %s (more such lines are counted, not logged)", self.id, problem)
 
     def post(self, method: str, params: Any, size: int) -> None:
         """Queue a notification; `size` is about what it weighs in memory."""

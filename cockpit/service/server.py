@@ -15,7 +15,8 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,12 @@ from acp.connection import Connection
 
 from cockpit import __version__, protocol
 from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, ServiceStopped, Status
+from cockpit.bounds import REQUEST_BYTES, request_refusal
 from cockpit.engine.core import Engine
+from cockpit.engine.wire import MAX_DEPTH, envelope_problem, nested_deeper
 from cockpit.environment import Environment
-from cockpit.remote.launch import STREAM_LIMIT
 from cockpit.remote.peer import foreign_peer
+from cockpit.remote.transport import OVERSIZED, LineTransport
 from cockpit.service.calls import call_engine, snapshot
 from cockpit.service.link import ClientLink
 
@@ -46,12 +49,44 @@ not read hears nothing, and sees its connection end)."""
 ANSWER_TIMEOUT = 2.0
 """Seconds a stopped service waits for the answers to the stop requests to go out."""
 
+MAX_CLIENTS = 64
+"""Clients the service serves at once. Each costs it a connection, an outbox and the state
+it attached with: 5,000 connections at once took it from 45 to 150 MB, never given back.
+One more is refused in words it can print, and `status` and `stop` still work."""
+
+OVER_THE_CAP = 16
+"""Connections past MAX_CLIENTS read at once, for the `status` and `stop` a full service
+must still answer (a hello there is refused). Past those, a connection is told why
+(`protocol.FULL`) and closed unread: its `status` or `stop` tries again."""
+
+OVER_THE_CAP_GRACE = 2.0
+"""Seconds a connection past the cap has to ask before it is closed."""
+
+HELLO_GRACE = 15.0
+"""Seconds a connection under the cap may stay without saying hello (a `status` asks and
+leaves at once): past them it is closed, so that connections that say nothing cannot hold
+the places of the clients that would."""
+
+BACKLOG = 1024
+"""Connections the kernel holds for the service until it takes them (the system may allow
+fewer): a burst of connections waits there rather than being refused, and the service
+takes each at once, to serve it or to turn it away."""
+
+READ_BUFFER = 1024 * 1024
+"""What the service buffers of a client's socket at once (a longer line is read in pieces,
+and past `REQUEST_BYTES` let go as it comes)."""
+
 
 class Service:
     """The engine, served to the clients attached to it."""
 
-    def __init__(self, engine: Engine, on_stop: Callable[[], None]) -> None:
+    def __init__(
+        self, engine: Engine, on_stop: Callable[[], None], max_clients: int = MAX_CLIENTS
+    ) -> None:
         self.engine = engine
+        self.max_clients = max_clients
+        self._turned = 0
+        """Connections that came over the cap since the service was last not full."""
         self.started = time.time()
         self._links: dict[str, ClientLink] = {}
         self._numbers = 0
@@ -90,7 +125,7 @@ class Service:
         finally:
             os.umask(umask)  # the agents, and the files they make, keep the user's
         self._server = await asyncio.start_unix_server(
-            self._accept, sock=listener, limit=STREAM_LIMIT
+            self._accept, sock=listener, limit=READ_BUFFER, backlog=BACKLOG
         )
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -105,19 +140,55 @@ class Service:
             return
         await self.serve(reader, writer)
 
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Serve one client until it goes away (the socket, or `--stdio`'s pipes)."""
-        self._numbers += 1
-        link = ClientLink(
-            self._numbers,
-            lambda link: Connection(self._handler(link), writer, reader, listening=False),
+    def _full(self) -> str | None:
+        """Why one more client cannot be served (as many are attached as the service
+        serves), or None."""
+        served = sum(link.refused is None for link in self._links.values())
+        if served < self.max_clients:
+            return None
+        return (
+            f"the Cockpit service has {served} clients attached, as many as it serves at "
+            "once: close one (a `cockpit` screen, a `cockpit events --follow`...) and try again"
         )
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve one client until it goes away (the socket, or `--stdio`'s pipes). Past
+        `max_clients`, a client gets answers to `status` and `stop` only, for a moment;
+        past OVER_THE_CAP more, it is turned away unread."""
+        full = self._full()
+        over = sum(link.refused is not None for link in self._links.values())
+        if full is not None and over >= OVER_THE_CAP:
+            await self._turn_away(reader, writer, full)
+            return
+        self._numbers += 1
+        transports: list[LineTransport] = []
+
+        def connect(link: ClientLink) -> Connection:
+            transport = LineTransport(
+                reader,
+                writer,
+                max_line=REQUEST_BYTES,
+                check=request_problem,
+                on_problem=link.complain,
+                gate=link.in_flight,
+            )
+            transports.append(transport)
+            return Connection(self._handler(link), transport, listening=False)
+
+        link = ClientLink(self._numbers, connect)
+        link.refused = full
         self._links[link.id] = link
-        log.info("%s attached (%d attached)", link.id, len(self._links))
+        if full is None:
+            log.info("%s attached (%d attached)", link.id, len(self._links))
+        else:
+            self._note_over_the_cap()
+        grace = HELLO_GRACE if full is None else OVER_THE_CAP_GRACE
+        asyncio.get_running_loop().call_later(grace, self._let_go_unless_greeted, link)
+        failure = None
         try:
             await link.conn.main_loop()
-        except Exception:
-            log.exception("%s: its connection failed", link.id)
+        except Exception as error:  # the SDK's loop failed: said below, in a few words
+            failure = type(error).__name__
         finally:
             link.gone.set()
             self._links.pop(link.id, None)
@@ -126,42 +197,96 @@ class Service:
             with contextlib.suppress(Exception):
                 writer.close()
             self.last_activity = time.monotonic()
-            log.info("%s left (%d attached)", link.id, len(self._links))
+            failure = failure or (transports[0].failure if transports else None)
+            if full is None or failure or link.problems:
+                log.info("%s left (%d attached)%s", link.id, len(self._links), _how(link, failure))
+            if full is None and self._turned and self._full() is None:
+                log.info("room again: %d connection(s) came over the cap meanwhile", self._turned)
+                self._turned = 0
+
+    def _note_over_the_cap(self) -> None:
+        """Count a connection over the cap; say so when the service has just become full
+        (one line per time it is full, not one per connection)."""
+        if not self._turned:
+            log.warning(
+                "%d clients attached, as many as it serves: more are refused", self.max_clients
+            )
+        self._turned += 1
+
+    def _let_go_unless_greeted(self, link: ClientLink) -> None:
+        """End a connection that has not said hello in its time (one over the cap never is
+        served), unless it waits for the answer to its stop."""
+        if link.id in self._links and not link.greeted and link.id not in self._stop_answers:
+            task = asyncio.ensure_future(link.close())
+            self._calls.add(task)
+            task.add_done_callback(self._calls.discard)
+
+    async def _turn_away(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, why: str
+    ) -> None:
+        """Tell a connection why it is not served (FULL) and close it, reading nothing."""
+        self._note_over_the_cap()
+        conn = Connection(_no_requests, LineTransport(reader, writer), listening=False)
+        with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+            await asyncio.wait_for(conn.send_notification(protocol.FULL, {"message": why}), 1.0)
+        await conn.close()
 
     def _handler(self, link: ClientLink) -> Callable[[str, Any, bool], Awaitable[Any]]:
         async def handle(method: str, params: Any, is_notification: bool) -> Any:
-            params = params if isinstance(params, dict) else {}
-            if self.stopping and method in (protocol.HELLO, protocol.CALL):
+            try:
+                return await self._handle(link, method, params if isinstance(params, dict) else {})
+            except RequestError:
+                raise
+            except Exception as error:  # one line in the log, once per client; no traceback
+                link.complain(f"a request the service failed on ({where(error)})")
+                data = protocol.error_data(error)
                 raise RequestError(
-                    protocol.ERROR_CODE,
-                    "the Cockpit service is stopping",
-                    {"type": "ServiceStopping"},
-                )
-            if method == protocol.HELLO:
-                return await self._hello(link, params)
-            if method == protocol.STATUS:  # these two work whatever the client's version
-                return await self.status()
-            if method == protocol.STOP:
-                return {"lost": list(await self._stop(link, params))}
-            if not link.greeted:
-                raise RequestError.invalid_request({"details": "say cockpit/hello first"})
-            if method == protocol.CALL:
-                return await self._call(link, params)
-            if method == protocol.WATCH:
-                sessions = params.get("sessions")
-                link.watched = (
-                    {s for s in sessions if isinstance(s, str)}
-                    if isinstance(sessions, list)
-                    else set()
-                )
-                return None
-            if method == protocol.SHOW:
-                session = params.get("session")
-                self.engine.show(session if isinstance(session, str) else None, viewer=link.id)
-                return None
-            raise RequestError.method_not_found(method)
+                    protocol.ERROR_CODE, data["message"] or data["type"], data
+                ) from None
+            finally:
+                link.in_flight.release()
 
         return handle
+
+    async def _handle(self, link: ClientLink, method: str, params: dict[str, Any]) -> Any:
+        """Answer one request or notification of `link`'s."""
+        if method == OVERSIZED:
+            size = params.get("bytes")
+            message = request_refusal(size if isinstance(size, int) else 0, "it was not read")
+            raise RequestError(
+                protocol.ERROR_CODE, message, {"type": "ValueError", "message": message}
+            )
+        if method == protocol.STATUS:  # these two work whatever the client's version
+            return self.status()
+        if method == protocol.STOP:
+            return {"lost": list(await self._stop(link, params))}
+        if link.refused is not None:  # over the cap: nothing else
+            raise RequestError(
+                protocol.ERROR_CODE, link.refused, {"type": "ServiceFull", "message": link.refused}
+            )
+        if self.stopping and method in (protocol.HELLO, protocol.CALL):
+            raise RequestError(
+                protocol.ERROR_CODE,
+                "the Cockpit service is stopping",
+                {"type": "ServiceStopping"},
+            )
+        if method == protocol.HELLO:
+            return await self._hello(link, params)
+        if not link.greeted:
+            raise RequestError.invalid_request({"details": "say cockpit/hello first"})
+        if method == protocol.CALL:
+            return await self._call(link, params)
+        if method == protocol.WATCH:
+            sessions = params.get("sessions")
+            link.watched = (
+                {s for s in sessions if isinstance(s, str)} if isinstance(sessions, list) else set()
+            )
+            return None
+        if method == protocol.SHOW:
+            session = params.get("session")
+            self.engine.show(session if isinstance(session, str) else None, viewer=link.id)
+            return None
+        raise RequestError.method_not_found(method)
 
     async def _hello(self, link: ClientLink, params: dict[str, Any]) -> dict[str, Any]:
         asked = params.get("protocol")
@@ -194,8 +319,8 @@ class Service:
         work = asyncio.ensure_future(call_engine(self.engine, params, link.environment))
         self._calls.add(work)
         work.add_done_callback(self._call_done)
-        try:
-            result = await asyncio.shield(work)
+        try:  # a read no one waits for any more is dropped with its request
+            result = await (work if params.get("name") in protocol.READS else asyncio.shield(work))
             await link.drained()
             return {"result": result}
         except RequestError:
@@ -271,9 +396,10 @@ class Service:
                 if event.session in link.watched:
                     link.post_frames(event)  # encoded as they are sent (see ClientLink)
             return
-        if self._links:
+        links = [link for link in self._links.values() if link.greeted]
+        if links:
             encoded = {"event": protocol.encode(event)}
-            for link in list(self._links.values()):
+            for link in links:
                 link.post(protocol.EVENT, encoded, 200)
 
     # -- the service as a whole ---------------------------------------------------------------
@@ -291,20 +417,20 @@ class Service:
             return 0.0
         return time.monotonic() - self.last_activity
 
-    async def status(self) -> dict[str, Any]:
-        """What `cockpit service status` shows: the service, and each live session."""
+    def status(self) -> dict[str, Any]:
+        """What `cockpit service status` shows: the service, and each live session. From
+        memory alone, so that it is answered at once whatever the other clients keep the
+        store reading."""
         turns, questions = self.busy()
-        titles = {record.id: record.title for record in await self.engine.sessions()}
         live = [
             {
                 "id": session,
-                "title": titles.get(session) or "",
+                "title": self.engine.live_title(session),
                 "status": self.engine.status(session),
                 "questions": self.engine.pending_count(session),
                 "unwritten": list(self.engine.unwritten(session)),
             }
             for session in self.engine.live_sessions()
-            if session in titles
         ]
         return {
             "pid": os.getpid(),
@@ -328,3 +454,36 @@ class Service:
         for link in list(self._links.values()):
             if link.id not in self._stop_answers:
                 await link.close()
+
+
+def request_problem(message: Mapping[str, Any]) -> str | None:
+    """What makes a client's message unusable, in a few words (none of what it holds), or
+    None."""
+    problem = envelope_problem(message)
+    if problem is None and nested_deeper(message):
+        problem = f"a message nested deeper than {MAX_DEPTH} levels"
+    return problem
+
+
+def where(error: BaseException) -> str:
+    """An error's kind and the line that raised it, for a log line: no message (it may
+    quote what the client sent)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    place = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return type(error).__name__ + place
+
+
+def _how(link: ClientLink, failure: str | None) -> str:
+    """How a client's connection went, for the line that says it left."""
+    said = []
+    if link.refused is not None:
+        said.append("it came over the cap")
+    if failure:
+        said.append(f"its connection failed ({failure})")
+    if link.problems:
+        said.append(f"{link.problems:,} line(s) of it were no usable message")
+    return f": {'; '.join(said)}" if said else ""
+
+
+async def _no_requests(method: str, params: Any, is_notification: bool) -> None:
+    """A connection turned away takes nothing."""

@@ -130,6 +130,9 @@ class CockpitBase(App[None]):
         self._drafts: dict[str, str] = {}
         """What the user wrote for each session and has not sent."""
         self._unsaved_drafts: set[str] = set()
+        self._drafts_too_long: set[str] = set()
+        """The sessions whose draft is past the bound (kept on screen, not saved; the user
+        was told once)."""
         self._draft_timer: Timer | None = None
         self._details: dict[str, str] = {}
         """The last thing each session's status said (why an agent failed to start...)."""

@@ -16,6 +16,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 from textual.widgets.text_area import Selection
 
+from cockpit.bounds import prompt_refusal, prompt_too_long
 from cockpit.ui.completion import CompletionToken, completion_token, offset_of
 from cockpit.ui.keys_in_order import ran_own_binding
 from cockpit.ui.later import Later
@@ -191,12 +192,16 @@ class Composer(TextArea):
         self._close_menu()
 
     def submit(self) -> None:
-        """Send what is written (nothing when it is blank)."""
+        """Send what is written (nothing when it is blank; a prompt past the bound on a
+        request stays here, and the user is told why)."""
         text = self.text
         if self.session is None:
             return
         if not text.strip():
             self.post_message(self.BlankSubmitted(self.session))
+            return
+        if prompt_too_long(text):
+            self.notify(prompt_refusal(text), severity="warning", timeout=8, markup=False)
             return
         self.prompts.add(text)
         self.text = ""

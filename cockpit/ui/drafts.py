@@ -1,6 +1,8 @@
 """What the user wrote and has not sent, kept per session, and the session Cockpit opens on
 next time: both saved a little after the last change, so typing and walking the rail cost
-no writes, and a crash loses at most a second or two."""
+no writes, and a crash loses at most a second or two. A draft past the bound the engine
+keeps (`cockpit.bounds.DRAFT_BYTES`) stays on screen, is not saved, and the user is told
+so once."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import replace
 
 from textual.widgets import TextArea
 
+from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.ui.base import CockpitBase
 from cockpit.ui.composer import Composer
 
@@ -43,11 +46,19 @@ class Drafts(CockpitBase):
         if composer is None or owner not in self.records:  # none yet, gone, or deleted
             return
         text = composer.text
-        if self._drafts.get(owner, "") != text:
-            self._drafts[owner] = text
-            self._unsaved_drafts.add(owner)
-            if self._draft_timer is None:
-                self._draft_timer = self.set_timer(DRAFT_SAVE_DELAY, self._on_draft_timer)
+        if self._drafts.get(owner, "") == text:
+            return
+        self._drafts[owner] = text
+        if draft_too_long(text):  # kept here, not saved: the stored draft stays as it was
+            self._unsaved_drafts.discard(owner)
+            if owner not in self._drafts_too_long:
+                self._drafts_too_long.add(owner)
+                self.notify(draft_refusal(text), severity="warning", timeout=8, markup=False)
+            return
+        self._drafts_too_long.discard(owner)
+        self._unsaved_drafts.add(owner)
+        if self._draft_timer is None:
+            self._draft_timer = self.set_timer(DRAFT_SAVE_DELAY, self._on_draft_timer)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if isinstance(event.text_area, Composer):
