@@ -30,10 +30,11 @@ class RequestTooLarge(ValueError):
 
 
 def encoded(message: object) -> bytes:
-    """`message` as one line of the wire: compact JSON, UTF-8 (a lone surrogate, which
-    UTF-8 cannot hold, becomes "?"), and the newline that ends it."""
+    """`message` as one line of the wire: compact JSON, UTF-8, and the newline that ends
+    it. A lone surrogate, which UTF-8 cannot hold, goes as JSON's own escape (`\\udcff`):
+    it reaches the other side as it was sent, for the engine to replace and say so."""
     text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8", "replace") + b"\n"
+    return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
 def megabytes(size: int) -> str:
