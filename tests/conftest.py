@@ -21,6 +21,8 @@ from cockpit.compat.textual_private import quicken_pilot_idle
 from store.store import Store
 from tests import agent_forks
 from tests.forked_cockpit import start_server
+from tests.service_helpers import services_stopped
+from tests.ui_service_helpers import ENGINES, Engines, engines_of
 
 settings.register_profile(
     "cockpit",
@@ -170,6 +172,30 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COCKPIT_SERVICE_IDLE", "20")
     monkeypatch.setenv("COCKPIT_DEMO_SLOW_DELAY", str(TEST_SLOW_DELAY))
     return home
+
+
+@pytest.fixture
+def service_home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The test's home, whose commands attach to its service (COCKPIT_LOCAL unset); no
+    process of it survives the test."""
+    monkeypatch.delenv("COCKPIT_LOCAL")
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    with services_stopped(isolated_home):
+        yield isolated_home
+
+
+@pytest.fixture(params=ENGINES)
+async def engines(
+    request: pytest.FixtureRequest,
+    isolated_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[Engines]:
+    """Apps on the test's home, against the engine of the parameter: in the test's
+    process, or a service in a process of its own."""
+    monkeypatch.delenv("COCKPIT_LOCAL", raising=False)
+    async with engines_of(str(request.param), isolated_home, tmp_path / "project") as made:
+        yield made
 
 
 @pytest.fixture

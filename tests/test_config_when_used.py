@@ -8,7 +8,6 @@ import asyncio
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -200,12 +199,9 @@ def test_an_unknown_name_is_said_before_the_screen_opens() -> None:
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The store of commands that attach to its service (stopped at the test's end)."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 def test_agents_toml_edited_while_the_service_runs(home: Path, config: Path, project: Path) -> None:

@@ -4,26 +4,9 @@ said the export had failed. Against the engine in process and a real service."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
-
 from cockpit.ui.screens.questions import ConfirmScreen
 from tests.ui_helpers import ready, send, wait_until
-from tests.ui_service_helpers import ENGINES, Engines, engines_of
-
-
-@pytest.fixture(params=ENGINES)
-async def engines(
-    request: pytest.FixtureRequest,
-    isolated_home: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> AsyncIterator[Engines]:
-    monkeypatch.delenv("COCKPIT_LOCAL", raising=False)
-    async with engines_of(str(request.param), isolated_home, tmp_path / "project") as made:
-        yield made
+from tests.ui_service_helpers import Engines
 
 
 async def test_export_says_where_it_wrote_and_asks_before_replacing(engines: Engines) -> None:

@@ -343,11 +343,9 @@ def test_a_data_folder_of_another_user_is_refused_by_the_service_it_would_start(
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+def home(service_home: Path) -> Path:
+    """The test's home, whose commands attach to its service."""
+    return service_home
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from cockpit.api import Status, is_run
 from cockpit.cli.sessions import session_line
 from store import SessionRecord
 from tests.engine_helpers import demo, open_engine
-from tests.service_helpers import cockpit, service_pid, services_stopped, spawn_cockpit
+from tests.service_helpers import cockpit, service_pid, spawn_cockpit
 from tests.test_service_lifecycle import children_of, rows_of, session_status
 from tests.waiting import eventually
 
@@ -30,13 +29,10 @@ RUN = ("run", "--agent", "demo", "--yes")
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The test's home, whose commands attach to its service; no process of it survives
     the test."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 def ok(result: Any) -> Any:

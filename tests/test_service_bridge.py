@@ -53,12 +53,9 @@ SSHD = Path("/usr/sbin/sshd")
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The store the bridge serves, whose service is stopped at the test's end."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 @pytest.fixture

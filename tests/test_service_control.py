@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ from tests.service_helpers import (
     cockpit_command,
     cockpit_env,
     service_pid,
-    services_stopped,
     spawn_cockpit,
 )
 from tests.waiting import eventually
@@ -49,13 +48,10 @@ NOTES = "Write demo-notes.md"
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The test's home, whose commands attach to its service; no process of it survives
     the test."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,6 @@ from tests.service_helpers import (
     cockpit_command,
     cockpit_env,
     service_pid,
-    services_stopped,
 )
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -31,13 +30,10 @@ DEMO = str(agents_dir() / "demo_agent.py")
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The test's home, whose commands attach to its service; no process of it survives
     the test."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 def dumping_agent(out: Path) -> str:

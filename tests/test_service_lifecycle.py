@@ -69,13 +69,10 @@ KEPT = ("run", "--keep", "--agent", "demo", "--yes", "hello")
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The test's home, whose commands attach to its service; no process of it survives
     the test."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,6 @@ from tests.service_helpers import (
     pid_alive,
     pids_of,
     service_pid,
-    services_stopped,
     spawn_cockpit,
 )
 
@@ -35,13 +34,10 @@ HELLO = ("run", "--agent", "demo", "--yes", "--keep", "hello")
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The test's home, whose commands attach to its service; no process of it survives
     the test."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:

@@ -5,7 +5,6 @@ told why; a prompt between the two goes as any other."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +18,9 @@ from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import DRAFT_SAVE_DELAY
 from tests.test_tui_snapshots import Snap, app_with, settle
 from tests.ui_helpers import ready, wait_until
-from tests.ui_service_helpers import ENGINES, Engines, engines_of
+from tests.ui_service_helpers import Engines
 
 SIZE = (100, 30)
-
-
-@pytest.fixture(params=ENGINES)
-async def engines(
-    request: pytest.FixtureRequest,
-    isolated_home: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> AsyncIterator[Engines]:
-    monkeypatch.delenv("COCKPIT_LOCAL", raising=False)
-    async with engines_of(str(request.param), isolated_home, tmp_path / "project") as made:
-        yield made
 
 
 def lines(size: int) -> str:

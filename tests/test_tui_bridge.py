@@ -9,7 +9,6 @@ import asyncio
 import os
 import shlex
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,9 @@ REFUSED = "ssh: connect to host build-box port 22: Connection refused"
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def home(service_home: Path) -> Path:
     """The store the bridge serves, whose service is stopped at the test's end."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    with services_stopped(isolated_home):
-        yield isolated_home
+    return service_home
 
 
 class DroppingBridge:

@@ -29,25 +29,12 @@ from cockpit.ui.transcript import TranscriptView
 from tests.service_helpers import cockpit, service_pid
 from tests.test_service_environment import dumping_agent, environment_in
 from tests.ui_helpers import burst, ready, send, steady, wait_until
-from tests.ui_service_helpers import ENGINES, Engines, engines_of, screen_equals_rows
+from tests.ui_service_helpers import Engines, engines_of, screen_equals_rows
 
 SIZE = (100, 30)
 
 STREAM_END = 60.0
 """Seconds a `slow` reply (about 17 s on an idle machine) may take to end."""
-
-
-@pytest.fixture(params=ENGINES)
-async def engines(
-    request: pytest.FixtureRequest,
-    isolated_home: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> AsyncIterator[Engines]:
-    """Apps on the test's home, of the parametrized kind."""
-    monkeypatch.delenv("COCKPIT_LOCAL", raising=False)
-    async with engines_of(str(request.param), isolated_home, tmp_path / "project") as made:
-        yield made
 
 
 @pytest.fixture
