@@ -341,8 +341,16 @@ async def query_service(
                 f"the Cockpit service for {data} does not answer in {answer_within:g} s: {end}"
             ) from None
         except ConnectionError:
-            if not listener.turned_away:
+            # Turned away: told so, or closed before the question was even written (a
+            # flood of connections past the cap). While the service holds the store, ask
+            # again until the deadline.
+            if not listener.turned_away and not service_running(data):
                 raise
+            if loop.time() >= deadline:
+                raise ServiceUnavailable(
+                    f"the Cockpit service for {data} turned every question away for "
+                    f"{answer_within:g} s (it serves as many clients as it may)"
+                ) from None
             await asyncio.sleep(TURNED_AWAY_PAUSE)
             continue
         finally:
