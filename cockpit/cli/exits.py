@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import errno
+from typing import TYPE_CHECKING
 
-from cockpit.api import ServiceStopped
+if TYPE_CHECKING:  # the entry point imports this module before anything heavy
+    from cockpit.api import ServiceStopped
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
 EXIT_STORE = 5

@@ -7,29 +7,13 @@ the command's work, which then ends as interrupted whatever it raised as it was 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import sys
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from types import FrameType
 from typing import Any, TypeVar
 
 from cockpit.cli.exits import EXIT_CANCELLED, INTERRUPTED
-
-
-@contextlib.contextmanager
-def noted() -> Iterator[list[int]]:
-    """Within the block a SIGINT is added to the list it yields, not raised."""
-    interrupted: list[int] = []
-
-    def note(number: int, _frame: FrameType | None) -> None:
-        interrupted.append(number)
-
-    previous = signal.signal(signal.SIGINT, note)
-    try:
-        yield interrupted
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def say_interrupted() -> int:

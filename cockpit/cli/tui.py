@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cockpit.api import AgentInfo, AgentSpec, EngineAPI
 from cockpit.cli import interrupts
 from cockpit.cli.connect import Reach, Registry, open_engine, resolve_agent
+from cockpit.cli.entry import noted
 from cockpit.cli.exits import EXIT_CANCELLED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def unknown_agent(chosen: str | AgentSpec | None, agents: Sequence[AgentInfo]) -
 
 
 def tui_command(args: argparse.Namespace, home: Path) -> int:
-    with interrupts.noted() as interrupted:  # the TUI loads Textual; the other commands do not
+    with noted() as interrupted:  # the TUI loads Textual; the other commands do not
         from cockpit.ui.app import CockpitApp, freeze_startup_objects
     if interrupted:
         return interrupts.say_interrupted()
