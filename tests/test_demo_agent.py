@@ -3,13 +3,17 @@ command whose output passes the terminal's limit, and the keys the tour promises
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
 from rich.text import Text
 
+from cockpit.agentkit.demo import history
 from cockpit.agentkit.demo.texts import TOUR_INTRO
+from cockpit.paths import ForeignFolder
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.tool_card import ToolCard
 from store.workload import benchmark_reply
@@ -71,3 +75,32 @@ def test_the_tour_names_the_keys_the_app_binds() -> None:
     }
     app_keys = named - {"enter", "esc", "1-9", "ctrl+p", "ctrl+q"}  # composer and Textual's
     assert app_keys <= bound, app_keys - bound
+
+
+def test_the_demo_history_folder_under_tmp_refuses_a_planted_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run outside Cockpit, the demo agent keeps histories under the temporary folder,
+    where another user can plant `cockpit-demo-UID` first: a link there is refused, and
+    what it leads to is left as it was (it used to be chmodded and written in)."""
+    monkeypatch.delenv("COCKPIT_DATA_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    theirs.chmod(0o755)
+    (tmp_path / f"cockpit-demo-{os.getuid()}").symlink_to(theirs)
+    with pytest.raises(ForeignFolder, match="link"):
+        history.data_root()
+    assert list(theirs.iterdir()) == []
+    assert theirs.stat().st_mode & 0o777 == 0o755
+
+
+def test_the_demo_history_folder_is_made_owner_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COCKPIT_DATA_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = history.data_root()
+    assert folder == tmp_path / f"cockpit-demo-{os.getuid()}" / "demo-agent"
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert folder.parent.stat().st_mode & 0o777 == 0o700

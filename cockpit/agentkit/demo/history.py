@@ -17,6 +17,7 @@ from cockpit.agentkit.data import configured_data_dir
 from cockpit.agentkit.demo.options import DEFAULT_MODEL
 from cockpit.agentkit.errors import resource_missing
 from cockpit.agentkit.settings import DEFAULT_MODE
+from cockpit.paths import private_dir
 
 
 class Session:
@@ -41,21 +42,16 @@ class Session:
 
 
 def data_root() -> Path:
-    """Where histories live: `$COCKPIT_DATA_DIR/demo-agent`, else a private temp folder."""
+    """Where histories live, made owner-only: `$COCKPIT_DATA_DIR/demo-agent`, else a folder
+    of this user's under the temporary folder. Another user may have made that one first
+    (its name is easy to guess): a link or a folder of theirs there is refused, never
+    followed or written in."""
     configured = configured_data_dir()
     if configured:
-        return configured / "demo-agent"
+        return private_dir(configured / "demo-agent")
     owner = str(os.getuid()) if hasattr(os, "getuid") else "user"
-    return Path(tempfile.gettempdir()) / f"cockpit-demo-{owner}" / "demo-agent"
-
-
-def private_dir(path: Path) -> Path:
-    """Create `path` and any missing parents owner-only (0700); return it."""
-    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
-        folder.chmod(0o700)
-    return path
+    shared = private_dir(Path(tempfile.gettempdir()) / f"cockpit-demo-{owner}", follow=False)
+    return private_dir(shared / "demo-agent", follow=False)
 
 
 def history_path(session_id: str) -> Path | None:
@@ -70,7 +66,6 @@ def save_session(session: Session) -> None:
     path = history_path(session.session_id)
     if path is None:
         return
-    private_dir(path.parent)
     record = {
         "sessionId": session.session_id,
         "cwd": session.cwd,
