@@ -514,3 +514,18 @@ async def test_status_made_from_memory_shows_a_session_renamed_since_it_started(
         status = await query_service(service.home, protocol.STATUS)
         assert status is not None
         assert [(s["id"], s["title"]) for s in status["sessions"]] == [(record.id, "after")]
+
+
+async def test_status_made_from_memory_shows_a_session_named_after_its_first_prompt(
+    service: ServiceProcess, tmp_path: Path
+) -> None:
+    """A session the user did not name takes its first prompt's line as its title: status
+    shows it too (it showed "(untitled)" while the rail showed the title)."""
+    async with attached(service.home) as client:
+        record = await client.create_session("demo", str(tmp_path))
+        assert await client.prompt(record.id, "table of the week") == "end_turn"
+        status = await query_service(service.home, protocol.STATUS)
+        assert status is not None
+        assert [(s["id"], s["title"]) for s in status["sessions"]] == [
+            (record.id, "table of the week")
+        ]

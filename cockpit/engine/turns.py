@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
@@ -243,7 +244,9 @@ class Turns:
         live = self._live
         record = await live.store.get_session(live.id)
         if record is not None and record.title is None:
-            await live.store.update_session(live.id, title=first_line(prompt))
+            title = first_line(prompt)
+            await live.store.update_session(live.id, title=title)
+            live.record = dataclasses.replace(live.record, title=title)  # `service status`'s
             live.emit(SessionEvent(live.id))
 
     async def cancel(self) -> bool:
