@@ -428,7 +428,7 @@ class Service:
                 "title": self.engine.live_title(session),
                 "status": self.engine.status(session),
                 "questions": self.engine.pending_count(session),
-                "unwritten": list(self.engine.unwritten(session)),
+                "unwritten": list(self.unsaved(session)),
             }
             for session in self.engine.live_sessions()
         ]
@@ -441,9 +441,17 @@ class Service:
             "sessions": live,
             "turns": turns,
             "questions": questions,
-            "unwritten": list(self.engine.unwritten()),
+            "unwritten": list(self.unsaved()),
             "saving_problem": self.engine.saving_problem,
         }
+
+    def unsaved(self, session: str | None = None) -> tuple[int, int]:
+        """What the store cannot write now (of every session, or of one): held in memory
+        while writes fail. A reply that streams is held between two flushes too, and the
+        next flush, or the last one as the service stops, writes it: that is no loss."""
+        if self.engine.saving_problem is None:
+            return 0, 0
+        return self.engine.unwritten(session)
 
     async def close(self) -> None:
         """Stop serving: every client is let go (the engine is closed by the caller), but
