@@ -6,11 +6,15 @@ ends. Whatever a test did, `services_stopped` leaves no service and no agent of 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import pty
 import re
 import signal
 import subprocess
 import sys
+import termios
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -126,3 +130,55 @@ def services_stopped(home: Path) -> Iterator[Path]:
         yield home
     finally:
         stop_everything(home)
+
+
+class Terminal:
+    """`cockpit ARGS` on a pty of its own; what it writes is read as it comes."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.master, slave = pty.openpty()
+
+        def own_terminal() -> None:
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.process = subprocess.Popen(
+            cockpit_command(*args),
+            env=cockpit_env(home),
+            cwd=home.parent,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            preexec_fn=own_terminal,
+        )
+        os.close(slave)
+        self.started = time.monotonic()
+        self.output = bytearray()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # EIO: the terminal's last user has gone
+                return
+            if not chunk:
+                return
+            self.output += chunk
+
+    def ctrl_c(self) -> None:
+        os.write(self.master, b"\x03")
+
+    def end(self, timeout: float = 30.0) -> tuple[int, str]:
+        """Its exit code (killed past `timeout` seconds) and all it wrote; its terminal
+        closes (its session gets SIGHUP)."""
+        try:
+            code = self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            self._reader.join(5)
+            os.close(self.master)
+        return code, self.output.decode("utf-8", "replace")

@@ -6,14 +6,8 @@ starts the service, while it opens the store with --local."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import signal
-import subprocess
 import sys
-import termios
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cockpit.cli.exits import EXIT_CANCELLED, INTERRUPTED
-from tests.service_helpers import cockpit_command, cockpit_env, services_stopped
+from tests.service_helpers import Terminal, services_stopped
 
 pytestmark = [
     pytest.mark.real_spawn,
@@ -33,57 +27,6 @@ MOMENT_TIMEOUT = 30.0
 
 END_TIMEOUT = 30.0
 """Seconds the command may take to end after the Ctrl-C."""
-
-
-class Terminal:
-    """`cockpit ARGS` on a pty of its own; what it writes is read as it comes."""
-
-    def __init__(self, home: Path, *args: str) -> None:
-        self.master, slave = pty.openpty()
-
-        def own_terminal() -> None:
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-        self.process = subprocess.Popen(
-            cockpit_command(*args),
-            env=cockpit_env(home),
-            cwd=home.parent,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            start_new_session=True,
-            preexec_fn=own_terminal,
-        )
-        os.close(slave)
-        self.started = time.monotonic()
-        self.output = bytearray()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.master, 65536)
-            except OSError:  # EIO: the terminal's last user has gone
-                return
-            if not chunk:
-                return
-            self.output += chunk
-
-    def ctrl_c(self) -> None:
-        os.write(self.master, b"\x03")
-
-    def end(self) -> tuple[int, str]:
-        """Its exit code and all it wrote."""
-        try:
-            code = self.process.wait(END_TIMEOUT)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
-            self._reader.join(5)
-            os.close(self.master)
-        return code, self.output.decode("utf-8", "replace")
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -136,7 +79,7 @@ def test_ctrl_c_before_the_screen_says_so_in_one_line(
     terminal = Terminal(home, *args, str(tmp_path))
     wait_for(moments(home, terminal)[moment], moment)
     terminal.ctrl_c()
-    code, output = terminal.end()
+    code, output = terminal.end(END_TIMEOUT)
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
     assert code == EXIT_CANCELLED, output
     assert output.endswith(f"cockpit: {INTERRUPTED}\r\n"), output
@@ -153,7 +96,7 @@ def test_sigint_once_the_screen_is_up_ends_it_cleanly(
     wait_for(lambda: b"\x1b[?1049h" in terminal.output, "the screen")
     time.sleep(0.5)
     terminal.process.send_signal(signal.SIGINT)
-    code, output = terminal.end()
+    code, output = terminal.end(END_TIMEOUT)
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
     assert code == EXIT_CANCELLED, output
     assert output.rindex("\x1b[?1049l") > output.rindex("\x1b[?1049h")

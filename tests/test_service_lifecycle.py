@@ -10,7 +10,6 @@ import contextlib
 import fcntl
 import json
 import os
-import pty
 import pwd
 import signal
 import socket
@@ -19,8 +18,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import termios
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,8 +39,8 @@ from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
 from cockpit.remote.launch import connect_or_start, open_socket, query_service
 from tests.proc_stat import stat_fields
 from tests.service_helpers import (
+    Terminal,
     cockpit,
-    cockpit_command,
     cockpit_env,
     pid_alive,
     pids_of,
@@ -189,40 +186,9 @@ def umask_of(pid: int) -> str:
 def run_on_a_terminal(home: Path, *args: str) -> tuple[int, int, bytes]:
     """Run `cockpit ARGS` as a user does in a terminal of its own (a pty that is its
     controlling terminal, closed when it ends); its pid, exit code and output."""
-    master, slave = pty.openpty()
-
-    def own_terminal() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    client = subprocess.Popen(
-        cockpit_command(*args),
-        env=cockpit_env(home),
-        cwd=home.parent,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        preexec_fn=own_terminal,
-    )
-    os.close(slave)
-    output = bytearray()
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the terminal's last user has gone
-                return
-            if not chunk:
-                return
-            output.extend(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    code = client.wait(60)
-    reader.join(10)
-    os.close(master)  # the terminal closes: its session gets SIGHUP
-    return client.pid, code, bytes(output)
+    terminal = Terminal(home, *args)
+    code, output = terminal.end(60)
+    return terminal.process.pid, code, output.encode()
 
 
 async def test_a_service_started_by_a_client_runs_detached_and_private(home: Path) -> None:
