@@ -5,6 +5,8 @@ disk's unsaved text is shown by `status` and counted by `stop`."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import signal
@@ -16,8 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from cockpit import protocol
+from cockpit.api import ServiceStopped
 from cockpit.cli.exits import EXIT_SERVICE, EXIT_STORE, EXIT_USAGE
 from cockpit.paths import service_socket
+from cockpit.remote.engine import RemoteEngine
+from cockpit.service import server
 from tests.service_helpers import (
     cockpit,
     cockpit_env,
@@ -26,6 +32,7 @@ from tests.service_helpers import (
     service_pid,
     spawn_cockpit,
 )
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -183,3 +190,77 @@ def test_a_reply_streaming_onto_a_healthy_disk_is_not_said_unsaved(home: Path) -
     finally:
         run.kill()
         run.wait()
+
+
+def line(message: dict[str, object]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+async def test_a_stop_said_as_the_connection_ends_is_heard_first(tmp_path: Path) -> None:
+    """The service's last word (it stopped for good) and the end of its connection can
+    come in one read: the client hears the word before it takes the end for a cut (the
+    SDK runs each notification as a task of its own, and the end was seen first; a run
+    then said the service went away without a word)."""
+    path = tmp_path / "service.sock"
+    stopped = ServiceStopped("stopped by `cockpit service stop`")
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        hello = json.loads(await reader.readline())
+        writer.write(line({"jsonrpc": "2.0", "method": protocol.STATE, "params": {}}))
+        writer.write(line({"jsonrpc": "2.0", "id": hello["id"], "result": {"pid": 1}}))
+        while message := await reader.readline():
+            if json.loads(message).get("method") == protocol.CALL:
+                notice = {"stopped": protocol.encode(stopped)}
+                writer.write(line({"jsonrpc": "2.0", "method": protocol.STOPPED, "params": notice}))
+                writer.close()
+                return
+
+    server = await asyncio.start_unix_server(serve, str(path))
+    engine = await RemoteEngine.attach(lambda: asyncio.open_unix_connection(str(path)))
+    try:
+        with pytest.raises(ConnectionError):
+            await engine.prompt("a session", "hello")
+        assert engine.service_stopped == stopped
+        await eventually(lambda: engine.link_problem == stopped.reason, 5)
+    finally:
+        await engine.close()
+        server.close()
+
+
+class Link:
+    """A client's link as `tell_stopped` sees it: an outbox that takes the notice or not,
+    that empties in time or not, and the connection under it."""
+
+    def __init__(self, *, takes: bool, empties: bool) -> None:
+        self.takes, self.empties = takes, empties
+        self.queued: list[str] = []
+        self.sent: list[str] = []
+        self.conn = self
+
+    def post(self, method: str, params: object, size: int) -> bool:
+        if self.takes:
+            self.queued.append(method)
+        return self.takes
+
+    async def drained(self) -> None:
+        if not self.empties:
+            await asyncio.sleep(60)
+
+    async def send_notification(self, method: str, params: object) -> None:
+        self.sent.append(method)
+
+
+@pytest.mark.parametrize(
+    ("takes", "empties", "straight"),
+    [(True, True, False), (True, False, True), (False, True, True)],
+)
+async def test_the_stop_goes_straight_to_a_client_whose_outbox_does_not_carry_it(
+    monkeypatch: pytest.MonkeyPatch, takes: bool, empties: bool, straight: bool
+) -> None:
+    """In its turn when the outbox takes it and empties; else (a stream keeps the outbox
+    full, or it was dropped for a resync) straight to the socket, so that the client does
+    not take the stop for a crash (a run said the service went away without a word)."""
+    monkeypatch.setattr(server, "TELL_TIMEOUT", 0.05)
+    link = Link(takes=takes, empties=empties)
+    await server.tell_stopped(link, {"stopped": {}})  # type: ignore[arg-type]
+    assert link.sent == ([protocol.STOPPED] if straight else [])

@@ -309,6 +309,9 @@ class RemoteEngine:
             log.info("the connection to the service ended: %s", error)
         except Exception:
             log.exception("the connection to the service failed")
+        # The SDK hands each notification to a task of its own: those read before the end
+        # run first (the service's last word, that it stopped for good, may be one).
+        await asyncio.sleep(0)
         ended.set()
         if not self._closing and conn is self._greeted:
             self._greeted = None
@@ -336,6 +339,10 @@ class RemoteEngine:
             if self._closing:
                 return
             await asyncio.sleep(RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)])
+            if self._stopped is not None:  # its word that it stopped came after the cut
+                self._settled.set()
+                self._set_link_problem(self._stopped.reason)
+                return
             try:
                 await self._attach()
             except ProtocolMismatch as error:
@@ -566,7 +573,7 @@ class RemoteEngine:
 
     @property
     def service_stopped(self) -> ServiceStopped | None:
-        return self._stopped if not self._attached.is_set() else None
+        return self._stopped
 
     async def reattach(self) -> None:
         """Attach again to a service that stopped for good: the connector starts one."""

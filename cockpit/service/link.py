@@ -114,11 +114,14 @@ class ClientLink:
         if self.problems == 1:
             log.warning("%s sent %s (more such lines are counted, not logged)", self.id, problem)
 
-    def post(self, method: str, params: Any, size: int) -> None:
-        """Queue a notification; `size` is about what it weighs in memory."""
-        if self._room(size):
-            self._outbox.append((method, params, size))
-            self._queued(size)
+    def post(self, method: str, params: Any, size: int) -> bool:
+        """Queue a notification; `size` is about what it weighs in memory. False when it
+        was dropped (the client is let go, or will read everything again)."""
+        if not self._room(size):
+            return False
+        self._outbox.append((method, params, size))
+        self._queued(size)
+        return True
 
     def post_frames(self, event: FramesEvent) -> None:
         """Queue the frames of an event, joined to the frames of the same session queued

@@ -42,9 +42,10 @@ TURNS = frozenset({Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STA
 STOPPED_BY_THE_USER = "stopped by `cockpit service stop`"
 """What the clients of a service the user stopped are told (they start none by themselves)."""
 
-TELL_TIMEOUT = 1.0
-"""Seconds the service waits, as it stops, for its clients to take the news (one that does
-not read hears nothing, and sees its connection end)."""
+TELL_TIMEOUT = 2.0
+"""Seconds the service waits, as it stops, for the news to leave in its turn among what it
+sends a client; past them it goes ahead of the rest (a client that does not read at all
+hears nothing, and sees its connection end)."""
 
 ANSWER_TIMEOUT = 2.0
 """Seconds a stopped service waits for the answers to the stop requests to go out."""
@@ -369,12 +370,7 @@ class Service:
             return  # restarted, killed or idle: the clients attach again, as after any cut
         notice = {"stopped": protocol.encode(self.stopped)}
         links = [link for link in self._links.values() if link.greeted]
-        for link in links:
-            link.post(protocol.STOPPED, notice, 200)
-        await asyncio.gather(
-            *(asyncio.wait_for(link.drained(), TELL_TIMEOUT) for link in links),
-            return_exceptions=True,
-        )
+        await asyncio.gather(*(tell_stopped(link, notice) for link in links))
 
     async def answer_stop(self, lost: tuple[int, int]) -> None:
         """Answer the stop requests with what could not be saved, and let their clients go
@@ -495,3 +491,16 @@ def _how(link: ClientLink, failure: str | None) -> str:
 
 async def _no_requests(method: str, params: Any, is_notification: bool) -> None:
     """A connection turned away takes nothing."""
+
+
+async def tell_stopped(link: ClientLink, notice: dict[str, Any]) -> None:
+    """Send `link` the notice in its turn, after what its outbox holds; when that does
+    not go out in time (a stream keeps filling it, a busy machine keeps it from being
+    sent) or the outbox dropped it, straight to the socket: the client must not take
+    the stop for a crash."""
+    if link.post(protocol.STOPPED, notice, 200):
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(link.drained(), TELL_TIMEOUT)
+            return
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(link.conn.send_notification(protocol.STOPPED, notice), 1.0)
