@@ -17,7 +17,7 @@ from cockpit.ui.dialog import PaletteInput
 from cockpit.ui.permission import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import RenameScreen
-from cockpit.ui.settings import Settings, write_settings
+from cockpit.ui.settings import save_settings
 from tests.ui_helpers import (
     burst,
     engine_factory,
@@ -175,7 +175,7 @@ async def test_a_switch_among_the_keys_held_at_start_holds_the_keys_after_it(
             ids[title] = (await engine.create_session("demo", project, title=title)).id
 
     await fill(home, two_sessions)
-    write_settings(home / "config" / "settings.json", Settings(last_session=ids["plain"]))
+    save_settings(home / "config" / "settings.json", {"last_session": ids["plain"]})
     opened: list[CockpitApp] = []
     turns: list[asyncio.Task[str]] = []
 

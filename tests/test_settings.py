@@ -20,10 +20,9 @@ from hypothesis import strategies as st
 from cockpit.paths import settings_path
 from cockpit.ui.settings import (
     Settings,
+    SettingsFile,
     load_settings,
-    read_settings,
     save_settings,
-    write_settings,
 )
 
 
@@ -186,8 +185,8 @@ def test_any_json_object_round_trips(settings: dict[str, Any]) -> None:
 
 
 def test_no_file_gives_the_defaults(tmp_path: Path) -> None:
-    settings, problem = read_settings(tmp_path / "settings.json")
-    assert problem is None
+    settings, problems = SettingsFile(tmp_path / "settings.json").read()
+    assert problems == ()
     assert settings == Settings()
     assert (settings.theme, settings.notify, settings.tool_cards, settings.last_session) == (
         None,
@@ -229,8 +228,8 @@ def test_unknown_keys_survive_a_change_and_a_save(tmp_path: Path) -> None:
     the session to reopen on changes."""
     path = tmp_path / "settings.json"
     save_settings(path, {"theme": "cockpit-dark", "future": {"x": [1, 2]}, "notify": "no"})
-    settings, _ = read_settings(path)
-    write_settings(path, replace(settings, theme="cockpit-light", last_session="s2"))
+    settings, _ = SettingsFile(path).read()
+    save_settings(path, replace(settings, theme="cockpit-light", last_session="s2").to_json())
     assert load_settings(path) == (
         {"theme": "cockpit-light", "future": {"x": [1, 2]}, "notify": "no", "last_session": "s2"},
         None,
@@ -246,9 +245,9 @@ def test_a_setting_set_to_its_default_is_not_written() -> None:
 def test_a_broken_file_gives_the_defaults_and_its_problem(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text("[1]", encoding="utf-8")
-    settings, problem = read_settings(path)
+    settings, problems = SettingsFile(path).read()
     assert settings == Settings()
-    assert problem is not None and "must hold a JSON object" in problem
+    assert len(problems) == 1 and "must hold a JSON object" in problems[0]
 
 
 @given(st.dictionaries(st.text(), JSON_VALUES, max_size=6))

@@ -197,21 +197,20 @@ async def open_engine(
     home: Path,
     *,
     reach: Reach | None = None,
-    registry: Registry | None = None,
     start: bool = True,
     on_cut: Callable[[], None] | None = None,
 ) -> EngineAPI:
     """The engine of the store in `home`: in this process (`reach.local`), else its
     service, started when none runs and `start` (ConnectionError when none can be reached;
-    ProtocolMismatch when it speaks another version). `registry` is the engine's in this
-    process; a service has its own.
+    ProtocolMismatch when it speaks another version). The engine reads its own config
+    (`agents.toml`, `policy.toml`) when it uses it: in this process, or the service's.
 
     A client of the service attaches again when its connection is cut (the service
     restarted, an SSH link dropped); with `on_cut` it does not: `on_cut` is called instead,
     once (a command that follows the service ends rather than start a new one)."""
     reach = reach or Reach()
     if reach.local:
-        return await Engine.open(home, registry=registry)
+        return await Engine.open(home)
     bridges = Bridges(reach.via, hear_stderr=reach.screen) if reach.via else None
     connector: Connector = (
         bridges.connect if bridges else lambda: connect_or_start(home, start=start)
@@ -467,15 +466,15 @@ def known_agents(registry: Registry) -> list[AgentInfo]:
     return [AgentInfo(spec, executable(spec) is not None) for spec in registry.agents.values()]
 
 
-def resolve_agent(args: argparse.Namespace, registry: Registry | None = None) -> str | AgentSpec:
+def resolve_agent(args: argparse.Namespace) -> str | AgentSpec:
     """The agent a command line names. `--agent NAME` (or none: the default) is a name,
     which the engine that runs the agents looks up in its own `agents.toml` as it is then
     (the service's; with `--remote`, the far side's). `--agent-cmd "CMD ARGS"` is how it
-    runs, with the settings of the entry of `registry` (this side's `agents.toml` by
-    default) whose program it runs, and `--missing-file`. ValueError, saying why, when the
+    runs, with the settings of the entry of this side's `agents.toml` whose program it
+    runs, and `--missing-file`. ValueError, saying why, when the
     command line is wrong."""
     if args.agent_cmd:
-        agents = (registry or load_registry()).agents
+        agents = load_registry().agents
         return agent_from_command(args.agent_cmd, agents, missing_file=args.missing_file)
     if args.missing_file is not None:
         raise ValueError(

@@ -95,13 +95,6 @@ _ACCEPTS: Mapping[str, Callable[[object], bool]] = {
 """For each field of `Settings` read from the file, the values it takes."""
 
 
-def read_settings(path: Path) -> tuple[Settings, str | None]:
-    """The typed settings in `path`, and a message when the file exists but cannot be used
-    (then the defaults). Never raises."""
-    data, problem = load_settings(path)
-    return Settings.from_json(data), problem
-
-
 class SettingsFile:
     """`settings.json`, read when a setting is used and written one setting at a time."""
 
@@ -129,11 +122,6 @@ class SettingsFile:
         if value is not None:
             changed[name] = value
         save_settings(self.path, changed)
-
-
-def write_settings(path: Path, settings: Settings) -> None:
-    """Save `settings` to `path`, atomically and owner-only (see `save_settings`)."""
-    save_settings(path, settings.to_json())
 
 
 def parse_settings(text: str, origin: str, _last: object = None) -> Parsed[dict[str, Any]]:
