@@ -61,6 +61,7 @@ __all__ = [
     "Registry",
     "StartError",
     "bridge_service",
+    "counted",
     "describe",
     "known_agents",
     "load_registry",
@@ -439,9 +440,13 @@ async def stop_service(home: Path, *, restart: bool = False) -> tuple[int, int] 
     if answer is None:
         return None
     await wait_gone(home)
-    lost = answer.get("lost")
-    if isinstance(lost, list) and len(lost) == 2 and all(isinstance(n, int) for n in lost):
-        return lost[0], lost[1]
+    return counted(answer.get("lost"))
+
+
+def counted(value: object) -> tuple[int, int]:
+    """Messages and characters, as the service counts them ((0, 0) when it does not)."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(n, int) for n in value):
+        return value[0], value[1]
     return 0, 0
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from cockpit.cli import interrupts
 from cockpit.cli.connect import (
     bridge_service,
+    counted,
     open_engine,
     run_service,
     service_status,
@@ -84,13 +85,6 @@ def describe(status: dict[str, Any]) -> list[str]:
         title = printable(str(session.get("title") or "(untitled)"))
         lines.append(f"  {session.get('id')}  {session.get('status'):<10} {title}{waiting}")
     return lines
-
-
-def counted(value: object) -> tuple[int, int]:
-    """Messages and characters, as the service counts them ((0, 0) when it does not)."""
-    if isinstance(value, list) and len(value) == 2 and all(isinstance(n, int) for n in value):
-        return value[0], value[1]
-    return 0, 0
 
 
 def amount(lost: tuple[int, int]) -> str:
