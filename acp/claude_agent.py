@@ -4,7 +4,7 @@ Cockpit launches it by path (`python acp/claude_agent.py`). It needs ANTHROPIC_A
 (and honours ANTHROPIC_BASE_URL); without a key, session/new and session/prompt fail with
 ACP's auth-required error.
 
-Its history is an append-only chunk log (`store.chunklog`): one entry per sealed block,
+Its history is an append-only chunk log (`store.chunk_log`): one entry per sealed block,
 written as the block seals, in `$COCKPIT_DATA_DIR/claude-agent/<session>.db`. Every model
 request is `store.requests.compose_request` over that log, so earlier steps are sent as
 the same bytes every time and the prompt cache prefix grows step by step; every call is

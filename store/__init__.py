@@ -1,6 +1,6 @@
 """Cockpit's transcript store: one row per message, pages bounded by rows and bytes.
 
-Pure rules live in `store.fold`, `store.paging`, `store.view` and `store.chunks`; the
+Pure rules live in `store.fold_rules`, `store.paging`, `store.view` and `store.chunks`; the
 aiosqlite-backed `Store` (`store.store`) applies them. This package's names are the pure
 ones and the errors, so a client of the engine that folds frames into a view never loads
 the database. Nothing here imports Textual or the ACP SDK.

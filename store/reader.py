@@ -12,9 +12,9 @@ from typing import Any, Final
 
 import aiosqlite
 
-from store.folding import SessionFold
 from store.model import Page, Row
 from store.paging import PAGE_BYTES, PAGE_ROWS, page_length
+from store.session_fold import SessionFold
 from store.sql import ROW_COLUMNS, row_from_db
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from store.fold import RECAP_FLOOR
+from store.fold_rules import RECAP_FLOOR
 
 RECITAL_FLOOR: Final = RECAP_FLOOR
 """Characters (whitespace aside) a replayed text must share with the start of a stored one

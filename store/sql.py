@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from store.chunks import Chunk
-from store.folding import dump_json
 from store.model import Row, SessionRecord
+from store.session_fold import dump_json
 
 JSON_COLUMNS: Final = frozenset({"modes", "config_options", "commands", "usage", "info", "command"})
 QUIET_COLUMNS: Final = frozenset({"unread", "draft"})

@@ -32,13 +32,13 @@ import aiosqlite
 from store.chunks import META_UPDATES, Chunk
 from store.database import open_connections
 from store.errors import UnknownSession
-from store.fold import ReplayWindow
-from store.folding import SessionFold, dump_json
+from store.fold_rules import ReplayWindow
 from store.locks import SessionLocks
 from store.model import Frame, Page, Row, SessionRecord
 from store.paging import PAGE_BYTES, PAGE_ROWS
 from store.reader import TranscriptReader
 from store.replay import stored_prompt, stored_text
+from store.session_fold import SessionFold, dump_json
 from store.sql import (
     JSON_COLUMNS,
     QUIET_COLUMNS,

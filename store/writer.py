@@ -15,8 +15,8 @@ from typing import Any, Final
 import aiosqlite
 
 from store.errors import WriteConflict
-from store.folding import LiveRow, SessionFold
 from store.model import Row
+from store.session_fold import LiveRow, SessionFold
 from store.sql import insert_sql, row_writes, upsert_sql
 
 log = logging.getLogger(__name__)

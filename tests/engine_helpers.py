@@ -18,7 +18,7 @@ from cockpit.api import (
     StatusEvent,
 )
 from cockpit.engine.core import Engine
-from cockpit.engine.permission_broker import PermissionPolicy
+from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.registry import load_registry
 from cockpit.paths import agents_dir
 from store import Row, ViewTranscript
@@ -70,11 +70,14 @@ class Recorder:
 
 @asynccontextmanager
 async def open_engine(
-    home: Path, *, policy: PermissionPolicy | None = None, timeout: float = 15
+    home: Path, *, auto_answer: AutoAnswer | None = None, timeout: float = 15
 ) -> AsyncIterator[tuple[Engine, Recorder]]:
     """An engine on a fresh store in `home`, with a recorder subscribed."""
     engine = await Engine.open(
-        home, registry=load_registry(home / "config"), handshake_timeout=timeout, policy=policy
+        home,
+        registry=load_registry(home / "config"),
+        handshake_timeout=timeout,
+        auto_answer=auto_answer,
     )
     recorder = Recorder()
     engine.subscribe(recorder)

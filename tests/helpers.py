@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cockpit.ui.status_text import fit_status, status_parts
+from cockpit.ui.status_rules import fit_status, status_parts
 from store import Chunk, Frame, SessionRecord, ViewTranscript, chunk_from_update
 from store.store import Store
 from store.workload import text_update

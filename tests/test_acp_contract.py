@@ -180,7 +180,7 @@ async def test_a_recorded_agent_through_the_sdk_connection_leaves_the_rows_it_im
         recorder,
         data_dir=tmp_path / "cockpit-data",
         handshake_timeout=10,
-        policy=as_recorded,
+        auto_answer=as_recorded,
     )
 
     async def stored_before_answered(request: Record, answer: Record) -> None:

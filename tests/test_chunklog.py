@@ -1,4 +1,4 @@
-"""The chunk log on disk (`store.chunklog`): committed on append, owner-only, calls and
+"""The chunk log on disk (`store.chunk_log`): committed on append, owner-only, calls and
 contexts recorded so a request can be rebuilt exactly."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from store import entries as e
-from store.chunklog import ChunkLog, ChunkLogError, log_path
+from store.chunk_log import ChunkLog, ChunkLogError, log_path
 from store.requests import RequestSpec, compose_request
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +109,7 @@ CRASHER = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from pathlib import Path
     from store import entries as e
-    from store.chunklog import ChunkLog
+    from store.chunk_log import ChunkLog
 
     async def main():
         log = await ChunkLog.open(Path({path!r}))

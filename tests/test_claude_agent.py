@@ -25,9 +25,9 @@ from cockpit.api import PermissionRequest, StartError, Status
 from cockpit.engine.core import Engine
 from cockpit.ui.bubbles import AgentBubble, UserBubble
 from cockpit.ui.composer import Composer
-from cockpit.ui.permission import PermissionPrompt, RequestDiff
+from cockpit.ui.permission_prompt import PermissionPrompt, RequestDiff
 from cockpit.ui.tool_card import ToolCard
-from store.chunklog import ChunkLog, log_path
+from store.chunk_log import ChunkLog, log_path
 from store.entries import Entry
 from store.requests import breakpoint_paths, thinking_config, without_breakpoints
 from tests.engine_helpers import allow_all, assert_live_equals_stored, open_engine, rows_of
@@ -170,7 +170,7 @@ FOUR_STEPS = (
 
 async def four_step_turn(home: Path, project: Path, fake: FakeAnthropic) -> str:
     fake.script(*FOUR_STEPS)
-    async with open_engine(home, policy=allow_all) as (engine, recorder):
+    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "look around") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -524,7 +524,7 @@ async def test_a_path_that_looks_like_an_option_stays_a_path(
         reply(text("Nothing there.")),
     )
     before = sorted(str(path) for path in project.rglob("*"))
-    async with open_engine(home, policy=allow_all) as (engine, recorder):
+    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "list -fprint") == "end_turn"
         assert_live_equals_stored(recorder, record.id, await rows_of(engine, record.id))
@@ -674,7 +674,7 @@ async def test_max_tokens_stops_without_running_a_cut_tool_call(
             stop="max_tokens",
         )
     )
-    async with open_engine(home, policy=allow_all) as (engine, recorder):
+    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "write x") == "max_tokens"
         rows = await rows_of(engine, record.id)
@@ -723,7 +723,7 @@ async def test_session_load_after_a_restart_replays_the_same_transcript(
 ) -> None:
     fake.script(*FOUR_STEPS)
     fake.script(reply(thinking("Short one.", "sig-2"), text("Second turn.")))
-    async with open_engine(home, policy=allow_all) as (engine, _recorder):
+    async with open_engine(home, auto_answer=allow_all) as (engine, _recorder):
         original = await engine.create_session("claude", project)
         assert await engine.prompt(original.id, "look around") == "end_turn"
         assert await engine.prompt(original.id, "and again") == "end_turn"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from cockpit.engine.core import Engine
+from cockpit.ui.alert_sequences import notification
 from cockpit.ui.app import CockpitApp
-from cockpit.ui.attention import notification
 from tests.test_tui_snapshots import one_existing_session, project_of, settle
 from tests.ui_helpers import NOW, fill_now, make_app, ready, wait_until
 from tests.ui_service_helpers import ENGINES, Engines, engines_of

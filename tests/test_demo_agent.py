@@ -40,7 +40,7 @@ async def test_bench_streams_the_workload_reply_whole(tmp_path: Path, project: P
 async def test_a_command_past_the_output_limit_keeps_the_tail(
     tmp_path: Path, project: Path
 ) -> None:
-    async with open_engine(tmp_path / "home", policy=allow_all) as (engine, recorder):
+    async with open_engine(tmp_path / "home", auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "flood") == "end_turn"
         rows = await rows_of(engine, record.id)

@@ -82,7 +82,7 @@ SCENARIOS = [
 async def test_each_scenario_folds_and_streams_exactly(
     home: Path, project: Path, word: str
 ) -> None:
-    async with open_engine(home, policy=allow_all) as (engine, recorder):
+    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, f"please {word}") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -124,7 +124,7 @@ async def test_each_scenario_folds_and_streams_exactly(
 
 
 async def test_tools_read_edit_and_run_a_terminal(home: Path, project: Path) -> None:
-    async with open_engine(home, policy=allow_all) as (engine, recorder):
+    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "tools") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -450,7 +450,7 @@ async def test_a_missing_file_is_not_found_unless_the_agent_needs_empty_content(
 
 async def test_a_running_command_shows_its_output_before_it_ends(home: Path, project: Path) -> None:
     """The card of a command that takes a while gets its output while it still runs."""
-    async with open_engine(home, policy=allow_all) as (engine, recorder):
+    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("demo", project)
         seen: list[dict[str, Any]] = []
 

@@ -322,7 +322,7 @@ class FailingDecisions(Store):
 
 
 async def engine_on(home: Path, store_class: type[Store]) -> Engine:
-    engine = await Engine.open(home, policy=allow_all, handshake_timeout=15)
+    engine = await Engine.open(home, auto_answer=allow_all, handshake_timeout=15)
     await engine.store.close()
     engine.store = await store_class.open(home / "cockpit.db")
     return engine

@@ -23,7 +23,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from store import Frame, ViewTranscript, note
-from store.fold import (
+from store.fold_rules import (
     MIN_OVERLAP,
     NO_GROWTH,
     RECAP_FLOOR,

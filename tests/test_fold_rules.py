@@ -1,4 +1,4 @@
-"""One unit test per folding rule and per edge, on the pure functions of `store.fold`."""
+"""One unit test per folding rule and per edge, on the pure functions of `store.fold_rules`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.fold import (
+from store.fold_rules import (
     MIN_OVERLAP,
     RECAP_FLOOR,
     Growth,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from cockpit.cli.exits import saving_message
 from cockpit.ui.session_states import quit_question
-from cockpit.ui.status_text import fit_status, status_parts
+from cockpit.ui.status_rules import fit_status, status_parts
 from store.store import Store
 from store.workload import markdown_reply
 from store.writer import RETRY_LIMIT, retry_delay

@@ -14,7 +14,7 @@ from cockpit.api import EngineAPI, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.dialog import PaletteInput
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import RenameScreen
 from cockpit.ui.settings import save_settings

@@ -22,7 +22,7 @@ from textual.widget import Widget
 
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import BubbleWidget
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from tests.legibility_scenes import each_view, settle, tour_app
 from tests.screen_colours import (
     DEPTHS,

@@ -17,7 +17,7 @@ from textual import events
 from cockpit.api import PermissionEvent, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.requests_on_screen import PermissionsChanged
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView

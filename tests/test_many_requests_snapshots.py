@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from tests.test_many_requests import tiny_app
 from tests.test_tui_interaction_snapshots import calm, fixed_folder

@@ -196,7 +196,7 @@ async def test_a_reject_rule_for_execute_refuses_every_terminal(tmp_path: Path) 
 async def test_an_allow_rule_or_policy_runs_the_command(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    async with open_engine(tmp_path / "home", policy=allow_all) as (engine, _):
+    async with open_engine(tmp_path / "home", auto_answer=allow_all) as (engine, _):
         record = await engine.create_session(TINY_SPEC, project)
         assert await asyncio.wait_for(engine.prompt(record.id, "term=pwd"), 20) == "end_turn"
         rows = await rows_of(engine, record.id)

@@ -73,7 +73,7 @@ async def test_a_global_reject_rule(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     async with open_engine(tmp_path / "home") as (engine, recorder):
-        engine.permissions = Policy().with_overrides({"edit": "reject", "execute": "reject"})
+        engine.policy = Policy().with_overrides({"edit": "reject", "execute": "reject"})
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "tools") == "end_turn"
         decisions = [r.text for r in await rows_of(engine, record.id) if r.kind == "permission"]

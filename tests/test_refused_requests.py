@@ -229,7 +229,7 @@ async def test_requests_cockpit_cannot_serve_as_sent_are_rows_too(tmp_path: Path
     exist, were answered with an error and no row."""
     project = tmp_path / "project"
     project.mkdir()
-    async with open_engine(tmp_path / "home", policy=allow_all, timeout=START) as (engine, _):
+    async with open_engine(tmp_path / "home", auto_answer=allow_all, timeout=START) as (engine, _):
         record = await engine.create_session(TINY_SPEC, project)
         assert await engine.prompt(record.id, "raw=no-terminal") == "end_turn"
         assert await engine.prompt(record.id, "raw=no-program") == "end_turn"

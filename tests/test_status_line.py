@@ -15,7 +15,7 @@ from textual.fuzzy import Matcher
 from cockpit.api import Status
 from cockpit.ui.commands import highlighted, literal
 from cockpit.ui.one_line import clean_line, clip_middle
-from cockpit.ui.status_text import (
+from cockpit.ui.status_rules import (
     TURN_WORDS,
     fit_status,
     link_parts,

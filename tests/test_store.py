@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from store import UnknownSession, ViewTranscript, note
-from store.fold import RECAP_LOOKBACK
-from store.folding import NAMED_ROWS
+from store.fold_rules import RECAP_LOOKBACK
+from store.session_fold import NAMED_ROWS
 from store.store import Store
 from store.workload import markdown_reply
 from tests.helpers import feed, new_session, pieces, reply, texts, thought, update

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from store import Chunk, ViewTranscript, note
-from store.folding import NAMED_ROWS
+from store.session_fold import NAMED_ROWS
 from store.store import Store
 from tests.helpers import feed, new_session, reply, texts, thought, update
 

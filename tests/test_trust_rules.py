@@ -19,13 +19,13 @@ from cockpit.api import (
     Status,
     StatusEvent,
 )
-from cockpit.engine.attention import changed_session
 from cockpit.engine.exports import EXPORTS, export_target, write_export
+from cockpit.engine.unread import changed_session
 from cockpit.ui.base import same_dialog
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.session_states import RailState, next_needing, quit_question
-from cockpit.ui.status_text import turn_usage, turn_words, usage_text
+from cockpit.ui.status_rules import turn_usage, turn_words, usage_text
 from store import Frame
 from tests.helpers import session_record, status_text
 

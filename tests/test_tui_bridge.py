@@ -19,7 +19,7 @@ from cockpit.cli.connect import Reach, open_engine
 from cockpit.remote.engine import LINK_CUT
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.status_line import StatusLine
-from cockpit.ui.status_text import fit_status
+from cockpit.ui.status_rules import fit_status
 from tests.bench.service_procs import ServiceProcess
 from tests.service_helpers import cockpit_command, pid_alive, services_stopped
 from tests.test_tui_snapshots import Snap, conversation, project_of, settle

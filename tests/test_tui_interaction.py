@@ -16,7 +16,7 @@ from cockpit.api import FramesEvent, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble
 from cockpit.ui.composer import CompletionMenu, Composer
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen

@@ -15,7 +15,7 @@ from textual.geometry import Region
 from cockpit.engine.core import Engine
 from cockpit.ui.bubbles import BubbleWidget
 from cockpit.ui.composer import MENU_ROWS, CompletionMenu, Composer
-from cockpit.ui.permission import PermissionPrompt, RequestDiff
+from cockpit.ui.permission_prompt import PermissionPrompt, RequestDiff
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.screens.reading import TextScreen
 from cockpit.ui.tool_card import ToolCard

@@ -16,7 +16,7 @@ from typing import Any
 from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import CompletionMenu, Composer
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.questions import OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen
 from cockpit.ui.tool_card import ToolCard

@@ -22,7 +22,7 @@ from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import connect_or_start, open_socket, query_service
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView

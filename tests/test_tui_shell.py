@@ -21,7 +21,7 @@ from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import BubbleWidget
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.one_line import clean_line
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import ConfirmScreen, OptionsScreen, RenameScreen

@@ -17,7 +17,7 @@ from textual.widgets.text_area import Selection
 from cockpit.api import Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.transcript import TranscriptView

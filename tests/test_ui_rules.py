@@ -1,6 +1,6 @@
 """The pure rules in the UI modules: slash commands (`cockpit.ui.slash`), engine events as
-messages (`cockpit.ui.engine_messages`), attention escape sequences (`cockpit.ui.attention`)
-and permission prompt texts (`cockpit.ui.permission`)."""
+messages (`cockpit.ui.engine_messages`), attention escape sequences (`cockpit.ui.alert_sequences`)
+and permission prompt texts (`cockpit.ui.permission_prompt`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from cockpit.api import (
     StatusEvent,
 )
 from cockpit.text.textout import command_of
-from cockpit.ui.attention import (
+from cockpit.ui.alert_sequences import (
     BEL,
     ESC,
     notification,
@@ -47,7 +47,7 @@ from cockpit.ui.engine_messages import (
     StatusChanged,
     engine_message,
 )
-from cockpit.ui.permission import (
+from cockpit.ui.permission_prompt import (
     KEYS,
     option_label,
     request_summary,

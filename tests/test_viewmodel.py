@@ -30,7 +30,7 @@ from cockpit.ui.completion import CompletionToken, completion_token, offset_of
 from cockpit.ui.one_line import short_folder
 from cockpit.ui.prompt_history import PromptHistory
 from cockpit.ui.session_states import GLYPHS, STATE_WORDS, RailState, rail_state
-from cockpit.ui.status_text import TURN_WORDS, usage_text
+from cockpit.ui.status_rules import TURN_WORDS, usage_text
 from cockpit.ui.transcript_window import Eviction, evict
 from store import SessionRecord
 from tests.helpers import session_record, status_text

@@ -28,7 +28,7 @@ from cockpit.api import (
 )
 from cockpit.engine.core import Engine
 from cockpit.engine.errors import describe
-from cockpit.engine.permissions import policy_choice
+from cockpit.engine.permission_rules import policy_choice
 from cockpit.engine.reading import StoreReader
 from cockpit.engine.registry import (
     MISSING_FILE_POLICIES,

@@ -35,8 +35,6 @@ from cockpit import __version__
 from cockpit.api import DEFAULT_AGENT, SchemaError, SessionBusy, StoreUnreadable
 from cockpit.cli import interrupts
 from cockpit.cli.agents import agents_command
-from cockpit.cli.chunk_log import add_parser as add_inspect_parser
-from cockpit.cli.chunk_log import inspect_command
 from cockpit.cli.connect import MISSING_FILE_POLICIES
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
@@ -47,6 +45,8 @@ from cockpit.cli.exits import (
     EXIT_USAGE,
     system_error_message,
 )
+from cockpit.cli.inspect_calls import add_parser as add_inspect_parser
+from cockpit.cli.inspect_calls import inspect_command
 from cockpit.cli.logfile import log_to_file
 from cockpit.cli.run import run_command
 from cockpit.cli.service import add_parser as add_service_parser

@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cockpit.api import PermissionRequest
-from cockpit.engine.permission_broker import PermissionPolicy
-from cockpit.engine.permissions import policy_choice
+from cockpit.engine.permission_broker import AutoAnswer
+from cockpit.engine.permission_rules import policy_choice
 
 
 class AutomaticAnswers:
     """The answers each session takes without asking, decided before the rules and the user."""
 
-    def __init__(self, policy: PermissionPolicy | None = None) -> None:
-        self.policy = policy
+    def __init__(self, auto_answer: AutoAnswer | None = None) -> None:
+        self.auto_answer = auto_answer
         self._allowed: dict[str, frozenset[str] | None] = {}
         """Sessions whose questions are allowed, and of which kinds (None: all)."""
 
@@ -24,12 +24,12 @@ class AutomaticAnswers:
         """Allow this session's questions: every one (`kinds` None) or those of these kinds."""
         self._allowed[session_id] = None if kinds is None else frozenset(kinds)
 
-    def for_session(self, session_id: str) -> PermissionPolicy:
+    def for_session(self, session_id: str) -> AutoAnswer:
         """The policy the session's live session asks first (it reads the current state, so
         an `allow` made after the session started still counts)."""
 
         def policy(request: PermissionRequest) -> str | None:
-            if self.policy is not None and (chosen := self.policy(request)) is not None:
+            if self.auto_answer is not None and (chosen := self.auto_answer(request)) is not None:
                 return chosen
             if session_id not in self._allowed:
                 return None

@@ -6,7 +6,7 @@ lets the engine run as a background process that a terminal attaches to.
 
 It is longer than this project's other modules because it is the whole `EngineAPI`
 surface in one class; each method is a few lines that hand the work to the module doing it
-(`session`, `attention`, `exports`, `file_search`, `policy`, `automatic_answers`).
+(`session`, `unread`, `exports`, `file_search`, `policy`, `automatic_answers`).
 """
 
 from __future__ import annotations
@@ -39,12 +39,11 @@ from cockpit.api import (
 )
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
-from cockpit.engine.attention import Attention
 from cockpit.engine.automatic_answers import AutomaticAnswers
 from cockpit.engine.errors import describe
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
-from cockpit.engine.permission_broker import PermissionPolicy
+from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.policy import (
     Policy,
     check_rule,
@@ -59,6 +58,7 @@ from cockpit.engine.registry import AgentsFile, Registry, executable
 from cockpit.engine.session import LiveSession
 from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
+from cockpit.engine.unread import Unread
 from cockpit.environment import Environment, current
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
@@ -100,8 +100,8 @@ class Engine:
         *,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         stall_limit: float = STALL_LIMIT,
-        policy: PermissionPolicy | None = None,
-        permissions: Policy | Source[Policy] | None = None,
+        auto_answer: AutoAnswer | None = None,
+        policy: Policy | Source[Policy] | None = None,
     ) -> None:
         self.store = store
         self._agent_source: Source[Registry] = (
@@ -109,15 +109,13 @@ class Engine:
         )
         """`agents.toml`, read when an agent is looked up (or a registry a test fixed)."""
         self._policy_source: Source[Policy] = (
-            Fixed(permissions or Policy())
-            if permissions is None or isinstance(permissions, Policy)
-            else permissions
+            Fixed(policy or Policy()) if policy is None or isinstance(policy, Policy) else policy
         )
         """`policy.toml`, read when a permission is decided (or a policy fixed)."""
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
         self.stall_limit = stall_limit
-        self._answers = AutomaticAnswers(policy)
+        self._answers = AutomaticAnswers(auto_answer)
         self._live: dict[str, LiveSession] = {}
         self._listeners: list[Listener] = []
         self._specs: dict[str, AgentSpec] = {}
@@ -128,7 +126,7 @@ class Engine:
         """True in the service: a start must come with its client's environment (the
         service's own is a stale copy of the user's); in process, this process's own is
         the user's."""
-        self._attention = Attention(store, self._emit)
+        self._unread = Unread(store, self._emit)
         """Which sessions the user has not seen since they did something."""
         self._tasks: set[asyncio.Future[Any]] = set()
         """Prompts sent with `send` and writes made in the background."""
@@ -153,9 +151,9 @@ class Engine:
         registry: Registry | None = None,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         stall_limit: float | None = None,
-        policy: PermissionPolicy | None = None,
+        auto_answer: AutoAnswer | None = None,
         clock: Callable[[], float] = time.time,
-        permissions: Policy | None = None,
+        policy: Policy | None = None,
         config: Path | None = None,
     ) -> Engine:
         """Open the store in `data_dir` (COCKPIT_HOME or the user data folder by default);
@@ -180,11 +178,11 @@ class Engine:
                 folder,
                 handshake_timeout=handshake_timeout,
                 stall_limit=stall_limit,
-                policy=policy,
-                permissions=permissions or policy_file(config),
+                auto_answer=auto_answer,
+                policy=policy or policy_file(config),
             )
             engine.setting_problems = setting_problems
-            await recover(store, engine._attention)
+            await recover(store, engine._unread)
         except BaseException:
             await store.close()
             raise
@@ -244,7 +242,7 @@ class Engine:
         self._emit(SavingEvent(why))
 
     def _emit(self, event: EngineEvent) -> None:
-        self._attention.noticed(event)
+        self._unread.noticed(event)
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -259,12 +257,12 @@ class Engine:
         return self._current(self._agent_source)
 
     @property
-    def permissions(self) -> Policy:
+    def policy(self) -> Policy:
         """The global permission policy as `policy.toml` says now."""
         return self._current(self._policy_source)
 
-    @permissions.setter
-    def permissions(self, policy: Policy) -> None:
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
         """Fix the global policy: the file is no longer read."""
         self._policy_source = Fixed(policy)
 
@@ -367,7 +365,7 @@ class Engine:
         live = self._live.pop(session_id, None)
         if live is not None:
             live.discard()
-        self._attention.forget(session_id)
+        self._unread.forget(session_id)
         self._environments.pop(session_id, None)
         self._emit(SessionEvent(session_id))
 
@@ -386,12 +384,12 @@ class Engine:
         info["policy"] = rules
         await self.store.update_session(session_id, info=info)
         self._emit(SessionEvent(session_id))
-        return rule_set(self.permissions, kind, action)
+        return rule_set(self.policy, kind, action)
 
     async def session_policy(self, session_id: str) -> str:
         """The permission rules in force in a session, in words."""
         record = await self.session(session_id)
-        return describe_rules(self.permissions, session_rules(record.info))
+        return describe_rules(self.policy, session_rules(record.info))
 
     async def export(self, session_id: str, target: str = "", replace: bool = False) -> Path:
         """Write the transcript as Markdown: into Cockpit's `exports/` folder unless told
@@ -417,7 +415,7 @@ class Engine:
         its rows growing and its turns ending are seen as they happen. Any other session
         that does something becomes unread until the user shows it. `viewer` tells apart
         the screens attached to one engine (the service's clients)."""
-        self._attention.show(session_id, viewer)
+        self._unread.show(session_id, viewer)
 
     def watch(self, session_ids: Collection[str]) -> None:
         """Every frame reaches every listener in this process: nothing to choose."""
@@ -425,7 +423,7 @@ class Engine:
     def unread(self, session_id: str) -> bool:
         """True when the session did something (a row grew, a turn ended) the user has not
         seen since they last showed it."""
-        return self._attention.unread(session_id)
+        return self._unread.unread(session_id)
 
     def save_draft(self, session_id: str, text: str) -> None:
         """Keep the prompt the user is writing for a session (across switches and restarts;
@@ -483,8 +481,8 @@ class Engine:
                 data_dir=self.data_dir,
                 handshake_timeout=self.handshake_timeout,
                 stall_limit=self.stall_limit,
-                policy=self._answers.for_session(session_id),
-                permissions=lambda: self.permissions,
+                auto_answer=self._answers.for_session(session_id),
+                policy=lambda: self.policy,
                 environment=lambda: self._environment(session_id),
             )
             self._live[session_id] = live

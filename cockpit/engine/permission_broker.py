@@ -21,7 +21,7 @@ from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 from cockpit.api import EngineEvent, PermissionEvent, PermissionRequest, Status
 from cockpit.engine.errors import describe
 from cockpit.engine.inbox import SessionInbox
-from cockpit.engine.permissions import (
+from cockpit.engine.permission_rules import (
     REFUSED,
     UNANSWERED,
     ambiguity,
@@ -40,7 +40,7 @@ from store.store import Store
 
 log = logging.getLogger(__name__)
 
-PermissionPolicy = Callable[[PermissionRequest], str | None]
+AutoAnswer = Callable[[PermissionRequest], str | None]
 """Given a request, the optionId to answer without asking, or None to ask the user."""
 
 
@@ -88,8 +88,8 @@ class PermissionBroker:
         root: Path,
         session: SessionState,
         *,
-        policy: PermissionPolicy | None = None,
-        permissions: Callable[[], Policy] | None = None,
+        auto_answer: AutoAnswer | None = None,
+        policy: Callable[[], Policy] | None = None,
     ) -> None:
         self.session_id = session_id
         self._store = store
@@ -97,8 +97,8 @@ class PermissionBroker:
         self._inbox = inbox
         self._root = root
         self._session = session
-        self.policy = policy
-        self.permissions = permissions or Policy
+        self.auto_answer = auto_answer
+        self.policy = policy or Policy
         """The global policy as it is now (`policy.toml` is read when a request comes)."""
         self.pending: dict[str, PendingRequest] = {}
         """Requests waiting for the user, by id, in the order they came (the oldest first)."""
@@ -155,8 +155,8 @@ class PermissionBroker:
             option = option_of_kind(request.options, ("allow_always", "allow_once"))
             if option is not None:
                 return str(option["optionId"]), "remembered", None
-        if self.policy is not None:
-            option_id = self.policy(request)
+        if self.auto_answer is not None:
+            option_id = self.auto_answer(request)
             if option_id is not None:
                 return option_id, "policy", None
         rules, overrides = await self._rules()
@@ -172,7 +172,7 @@ class PermissionBroker:
         record = await self._store.get_session(self.session_id)
         overrides = (record.info or {}).get("policy") if record is not None else None
         own = dict(overrides) if isinstance(overrides, dict) else {}
-        return self.permissions().with_overrides(own), own
+        return self.policy().with_overrides(own), own
 
     async def answer(
         self, request_id: str, option_id: str | None, decided_by: str = "user"

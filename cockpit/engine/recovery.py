@@ -4,7 +4,7 @@ was closed, or it crashed) get a row saying their reply may be cut short."""
 from __future__ import annotations
 
 from cockpit.api import Status
-from cockpit.engine.attention import Attention
+from cockpit.engine.unread import Unread
 from store import SessionBusy, note
 from store.store import Store
 
@@ -18,13 +18,13 @@ MID_TURN = (Status.WORKING, Status.WAITING, Status.CANCELLING)
 """The stored states of a session whose turn was running."""
 
 
-async def recover(store: Store, attention: Attention) -> None:
+async def recover(store: Store, unread: Unread) -> None:
     """Read what the store says of each session: which are unread, and which Cockpit
     left in the middle of a turn (closed, or crashed): each of those gets a row saying
     its reply may be cut short, unless another Cockpit is running it now."""
     for record in await store.list_sessions():
         if record.unread:
-            attention.restore(record.id)
+            unread.restore(record.id)
         if record.status not in MID_TURN:
             continue
         try:
@@ -36,4 +36,4 @@ async def recover(store: Store, attention: Attention) -> None:
             await store.update_session(record.id, status=Status.CLOSED)
         finally:
             await store.release(record.id)
-        attention.set_unread(record.id, True)
+        unread.set_unread(record.id, True)

@@ -37,7 +37,7 @@ from acp.schema import (
 from pydantic import BaseModel, ValidationError
 
 from cockpit.engine.inbox import SessionInbox, received
-from cockpit.engine.permissions import REFUSED
+from cockpit.engine.permission_rules import REFUSED
 from cockpit.engine.transport import preview
 from cockpit.engine.wire import first_problem
 from store import Chunk, note

@@ -31,7 +31,7 @@ from cockpit.engine.agent_requests import AgentRequests
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.lifecycle import AgentLifecycle
 from cockpit.engine.mention_blocks import mention_blocks
-from cockpit.engine.permission_broker import PendingRequest, PermissionBroker, PermissionPolicy
+from cockpit.engine.permission_broker import AutoAnswer, PendingRequest, PermissionBroker
 from cockpit.engine.policy import Policy
 from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
@@ -55,8 +55,8 @@ class LiveSession:
         data_dir: Path,
         handshake_timeout: float,
         stall_limit: float = STALL_LIMIT,
-        policy: PermissionPolicy | None = None,
-        permissions: Callable[[], Policy] | None = None,
+        auto_answer: AutoAnswer | None = None,
+        policy: Callable[[], Policy] | None = None,
         environment: Callable[[], Environment | None] = lambda: None,
     ) -> None:
         self.id = record.id
@@ -88,8 +88,8 @@ class LiveSession:
             self.inbox,
             self.root,
             self,
+            auto_answer=auto_answer,
             policy=policy,
-            permissions=permissions,
         )
         self.requests = AgentRequests(
             self.id, self.root, lambda: self.spec, data_dir, self.inbox, self.broker

@@ -36,7 +36,7 @@ from cockpit.ui.composer import Composer
 from cockpit.ui.dialog import Palette
 from cockpit.ui.engine_messages import EngineListener
 from cockpit.ui.one_line import clean_line, short_folder
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.session_states import RailState
 from cockpit.ui.settings import Settings, SettingsFile

@@ -14,7 +14,7 @@ from cockpit.ui.rail import RailEntry, SessionRail
 from cockpit.ui.screens.inbox import InboxItem, InboxScreen
 from cockpit.ui.session_states import RailState, rail_state
 from cockpit.ui.status_line import StatusLine
-from cockpit.ui.status_text import link_parts, status_parts
+from cockpit.ui.status_rules import link_parts, status_parts
 from cockpit.ui.terminal_alerts import TerminalAlerts
 from store import SessionRecord
 

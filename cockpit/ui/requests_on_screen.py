@@ -13,7 +13,7 @@ from cockpit.ui.base import focused_prompt
 from cockpit.ui.composer import Composer
 from cockpit.ui.failures import reported
 from cockpit.ui.held_keys import HeldKeys
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 
 
 class PermissionsChanged(Message):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from cockpit.ui.status_text import StatusPart, fit_status
+from cockpit.ui.status_rules import StatusPart, fit_status
 
 
 class StatusLine(Widget):

@@ -1,6 +1,6 @@
 """Telling the user, from the app, that a session needs them: the bell, a desktop
 notification when the terminal is not focused, and the window title counting the sessions
-that wait (the escape sequences themselves are `cockpit.ui.attention`)."""
+that wait (the escape sequences themselves are `cockpit.ui.alert_sequences`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 
 from cockpit.compat.textual_private import terminal_driver
 from cockpit.text.textout import session_title
-from cockpit.ui.attention import notification, title_for, window_title
+from cockpit.ui.alert_sequences import notification, title_for, window_title
 from cockpit.ui.base import CockpitBase
 from cockpit.ui.rail import RailEntry, SessionRail, rail_title
 from cockpit.ui.session_states import RailState

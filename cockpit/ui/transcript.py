@@ -30,7 +30,7 @@ from cockpit.ui.bubble_kinds import make_bubble
 from cockpit.ui.bubble_scroll import Anchor, BubbleScroll
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.later import Later
-from cockpit.ui.permission import PermissionPrompt
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.transcript_rules import after_eviction, pinned_seqs, takes_frame
 from cockpit.ui.transcript_window import evict
 from store import NOTE_KINDS, Bubble, Frame, Row, ViewTranscript

@@ -34,7 +34,7 @@ from typing import Any
 from cockpit.api import PermissionRequest
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
-from store.chunklog import ChunkLog, log_path
+from store.chunk_log import ChunkLog, log_path
 from store.requests import naive_request, without_breakpoints
 from tests.fake_anthropic import FakeAnthropic, Reply, reply, text, thinking, tool
 
@@ -146,7 +146,7 @@ async def run_agent_turn(folder: Path, steps: int, fake: FakeAnthropic) -> tuple
     make_project(project)
     fake.script(*script(steps))
     os.environ.update({"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": fake.url})
-    engine = await Engine.open(home, registry=load_registry(home / "config"), policy=allow)
+    engine = await Engine.open(home, registry=load_registry(home / "config"), auto_answer=allow)
     try:
         record = await engine.create_session("claude", project)
         started = time.perf_counter()

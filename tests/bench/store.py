@@ -28,7 +28,7 @@ from typing import Any
 import aiosqlite
 
 from store.chunks import Chunk, chunk_from_update
-from store.folding import SessionFold, dump_json
+from store.session_fold import SessionFold, dump_json
 from store.sql import WRITE_COLUMNS, row_values
 from store.store import Store
 from store.workload import Workload, realistic_stream

@@ -57,7 +57,7 @@ from cockpit.agentkit.claude.turn import Turn
 from cockpit.agentkit.connection import ConnectedAgent, agent_capabilities
 from cockpit.agentkit.errors import resource_missing
 from cockpit.agentkit.settings import MODES, check_mode, session_modes
-from store.chunklog import ChunkLog, log_path
+from store.chunk_log import ChunkLog, log_path
 
 if TYPE_CHECKING:
     import anthropic

@@ -33,7 +33,7 @@ from cockpit.agentkit.claude.instructions import TOOLS, system_prompt
 from cockpit.agentkit.data import configured_data_dir
 from cockpit.agentkit.settings import select_option
 from cockpit.paths import data_dir
-from store.chunklog import ChunkLog
+from store.chunk_log import ChunkLog
 from store.entries import Draft, Entry
 from store.requests import RequestSpec, thinking_config
 

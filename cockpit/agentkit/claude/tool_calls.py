@@ -41,7 +41,7 @@ from cockpit.agentkit.claude.tool_input import (
     str_arg,
 )
 from cockpit.agentkit.errors import error_text
-from cockpit.agentkit.permissions import ALLOWING, PERMISSION_OPTIONS
+from cockpit.agentkit.permission_options import ALLOWING, PERMISSION_OPTIONS
 from store import entries as log_entries
 
 

@@ -39,7 +39,7 @@ from acp.schema import (
 
 from cockpit.agentkit.demo.history import Session, save_session
 from cockpit.agentkit.demo.prompts import turn_seed
-from cockpit.agentkit.permissions import PERMISSION_OPTIONS
+from cockpit.agentkit.permission_options import PERMISSION_OPTIONS
 from store.workload import token_pieces
 
 if TYPE_CHECKING:

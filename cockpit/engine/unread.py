@@ -23,7 +23,7 @@ def changed_session(event: EngineEvent) -> str | None:
     return None
 
 
-class Attention:
+class Unread:
     """The unread sessions and the one on screen."""
 
     def __init__(self, store: Store, emit: Callable[[EngineEvent], None]) -> None:

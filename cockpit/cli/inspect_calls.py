@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from cockpit.cli.connect import Reach, open_reader
 from cockpit.text.sanitize import printable
-from store.chunklog import CallRecord, ChunkLog, ChunkLogError, log_path
+from store.chunk_log import CallRecord, ChunkLog, ChunkLogError, log_path
 from store.entries import Entry
 from store.requests import breakpoint_paths, compose_request
 

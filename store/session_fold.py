@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from store.chunks import META_UPDATES, NOTE_KINDS, PLAN_UPDATE, TEXT_UPDATES, TOOL_UPDATES, Chunk
-from store.fold import (
+from store.fold_rules import (
     RECAP_FLOOR,
     RECAP_LOOKBACK,
     TEXT_KINDS,
