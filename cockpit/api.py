@@ -12,12 +12,16 @@ current; the others are requests.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from cockpit.records import *  # noqa: F403 (the records are part of the contract)
+from cockpit.records import PermissionOption, ToolCall, read_permission_option, read_tool_call
+from cockpit.records import __all__ as _records
 from cockpit.text.textout import listed
 from store.errors import SchemaError, SessionBusy, StoreUnreadable, UnknownSession
 from store.model import Frame, Page, Row, SessionRecord
@@ -53,6 +57,7 @@ __all__ = [
     "StoreUnreadable",
     "UnknownSession",
     "is_run",
+    *_records,
 ]
 
 
@@ -109,18 +114,32 @@ class PermissionRequest:
         """The tool call this request is about."""
         return str(self.tool_call.get("toolCallId", ""))
 
+    @functools.cached_property
+    def call(self) -> ToolCall:
+        """The tool call as a record, read once (an unreadable one reads as empty)."""
+        call = read_tool_call(self.tool_call)
+        return call if isinstance(call, ToolCall) else ToolCall()
+
+    @functools.cached_property
+    def choices(self) -> tuple[PermissionOption, ...]:
+        """The agent's options as records, read once, in its order; one without an id
+        (that no answer could name) is left out."""
+        read = (read_permission_option(option) for option in self.options)
+        return tuple(option for option in read if isinstance(option, PermissionOption))
+
     @property
     def title(self) -> str:
         """What the agent wants to do, in its words."""
-        return str(self.tool_call.get("title") or "a tool call")
+        return self.call.title or "a tool call"
 
     @property
     def kind(self) -> str:
         """The tool kind (read, edit, execute...), "other" when the agent gives none."""
-        return str(self.tool_call.get("kind") or "other")
+        return self.call.kind or "other"
 
     def diffs(self) -> list[Mapping[str, Any]]:
-        """The diff contents the request carries, for showing what would change."""
+        """The diff contents the request carries, as the agent sent them (the records
+        are `call.diffs`)."""
         return [
             item
             for item in listed(self.tool_call.get("content"))

@@ -18,6 +18,7 @@ from cockpit.api import (
     SessionEvent,
     Status,
     StatusEvent,
+    read_usage,
 )
 from cockpit.engine.exports import EXPORTS, export_target, write_export
 from cockpit.engine.unread import changed_session
@@ -131,18 +132,21 @@ def test_the_tokens_of_the_last_turn_show_as_the_agent_reported_them() -> None:
             "totalTokens": 71249,
         }
     }
-    assert turn_usage(usage) == (
+    assert turn_usage(read_usage(usage)) == (
         "last turn: 71.1k in · 117 out · 47.2k cache read · 23.8k cache write",
         "71.1k in · 117 out",
     )
-    assert turn_usage({"lastTurn": {"inputTokens": 2_500_000}}) == ("last turn: 2.5M in", "2.5M in")
-    assert turn_usage({"lastTurn": {"outputTokens": True}}) is None  # not a count
-    assert turn_usage({"used": 1, "size": 2}) is None
-    assert turn_usage(None) is None
+    assert turn_usage(read_usage({"lastTurn": {"inputTokens": 2_500_000}})) == (
+        "last turn: 2.5M in",
+        "2.5M in",
+    )
+    assert turn_usage(read_usage({"lastTurn": {"outputTokens": True}})) is None  # not a count
+    assert turn_usage(read_usage({"used": 1, "size": 2})) is None
+    assert turn_usage(read_usage(None)) is None
     record = session_record(usage={"used": 23843, "size": 200000, **usage})
     line = status_text(record, "Claude", Status.READY, 200)
     assert "23.8k/200k ctx" in line and "last turn: 71.1k in · 117 out" in line
-    assert usage_text({"used": 5, "size": 0}) is None
+    assert usage_text(read_usage({"used": 5, "size": 0})) is None
 
 
 # -- unread ------------------------------------------------------------------------------------

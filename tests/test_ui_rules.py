@@ -23,12 +23,15 @@ from cockpit.api import (
     FramesEvent,
     LinkEvent,
     PermissionEvent,
+    PermissionOption,
     PermissionRequest,
     ProblemEvent,
     ResyncEvent,
     SavingEvent,
     SessionEvent,
     StatusEvent,
+    read_permission_option,
+    read_tool_call,
 )
 from cockpit.text.textout import command_of
 from cockpit.ui.alert_sequences import (
@@ -366,25 +369,30 @@ def request(
     return PermissionRequest("r1", "s1", tool_call, options, created=0.0)
 
 
+def label(number: int, option: object) -> Content:
+    """The label of an option as the agent sent it."""
+    return option_label(number, read_permission_option(option))
+
+
 def test_option_label() -> None:
-    assert option_label(1, {"name": "Allow once", "optionId": "a"}) == "1 Allow once"
-    assert option_label(9, {"optionId": "a"}) == "9 option"
-    assert option_label(2, {"name": ""}) == "2 option"
-    assert option_label(3, {"name": 42}) == "3 42"
-    assert option_label(4, "not a mapping") == "4 option"
-    assert option_label(5, {"name": "Allow\x1b]2;pwned\x07 \x1b[31mred"}) == "5 Allow red"
+    assert label(1, {"name": "Allow once", "optionId": "a"}) == "1 Allow once"
+    assert label(9, {"optionId": "a"}) == "9 option"
+    assert label(2, {"name": "", "optionId": "a"}) == "2 option"
+    assert label(3, {"name": 42, "optionId": "a"}) == "3 42"
+    assert label(4, "not a mapping") == "4 option"
+    assert label(5, {"name": "Allow\x1b]2;pwned\x07 \x1b[31mred", "optionId": "a"}) == "5 Allow red"
 
 
 @given(st.integers(1, len(KEYS)), HOSTILE)
 def test_option_label_never_carries_escapes(number: int, name: str) -> None:
-    label = option_label(number, {"name": name}).plain
+    label = option_label(number, PermissionOption("a", name, "")).plain
     assert label.startswith(f"{number} ")
     assert ESC not in label and BEL not in label and "\x9b" not in label
 
 
 @pytest.mark.parametrize("name", ["Allow [bold]all[/bold] edits", "Reject [/]"])
 def test_an_option_name_shows_literally_on_its_button(name: str) -> None:
-    label = Button(option_label(1, {"name": name})).label
+    label = Button(option_label(1, PermissionOption("a", name, ""))).label
     assert isinstance(label, Content)
     assert label.plain == f"1 {name}"
 
@@ -491,10 +499,12 @@ def test_which_cards_open_by_themselves(
 
 
 def test_a_card_knows_when_it_embeds_a_terminal() -> None:
-    assert has_terminal({"content": [{"type": "terminal", "terminalId": "t"}]})
-    assert not has_terminal({"content": [{"type": "diff", "path": "a", "newText": ""}]})
-    assert not has_terminal(None)
-    assert not has_terminal({"content": ["junk"]})
+    assert has_terminal(read_tool_call({"content": [{"type": "terminal", "terminalId": "t"}]}))
+    assert not has_terminal(
+        read_tool_call({"content": [{"type": "diff", "path": "a", "newText": ""}]})
+    )
+    assert not has_terminal(read_tool_call(None))
+    assert not has_terminal(read_tool_call({"content": ["junk"]}))
 
 
 # --- tool card lines and the rail's title (cockpit.ui.cards, cockpit.ui.rail) ------------
@@ -520,12 +530,15 @@ def test_a_card_line_names_the_file_first_at_80_columns() -> None:
         "status": "completed",
         "locations": [{"path": "/tmp/x/proj/README.md"}],
     }
-    assert card_line(payload, "/tmp/x/proj") == "[read] Read README.md - done"
+    assert card_line(read_tool_call(payload), "/tmp/x/proj") == "[read] Read README.md - done"
     payload["locations"] = [{"path": "/tmp/x/proj/src/store.py", "line": 120}]
-    assert card_line(payload, "/tmp/x/proj") == "[read] Read README.md (src/store.py:120) - done"
+    assert (
+        card_line(read_tool_call(payload), "/tmp/x/proj")
+        == "[read] Read README.md (src/store.py:120) - done"
+    )
     codex = {"kind": "edit", "title": "Edit /tmp/x/proj/notes.md", "status": "pending"}
-    assert card_line(codex, "/tmp/x/proj") == "[edit] Edit notes.md - pending"
-    assert card_line(codex, None) == "[edit] Edit /tmp/x/proj/notes.md - pending"
+    assert card_line(read_tool_call(codex), "/tmp/x/proj") == "[edit] Edit notes.md - pending"
+    assert card_line(read_tool_call(codex), None) == "[edit] Edit /tmp/x/proj/notes.md - pending"
 
 
 def terminal_payload(status: str, exit_status: dict[str, Any] | None) -> dict[str, Any]:
@@ -540,17 +553,17 @@ def terminal_payload(status: str, exit_status: dict[str, Any] | None) -> dict[st
 
 def test_a_finished_command_card_shows_its_exit_code() -> None:
     done = terminal_payload("completed", {"exitCode": 0, "signal": None})
-    assert card_line(done, None) == "[execute] Run the tests - done · exit 0"
+    assert card_line(read_tool_call(done), None) == "[execute] Run the tests - done · exit 0"
     failed = terminal_payload("failed", {"exitCode": 2, "signal": None})
-    assert card_line(failed, None) == "[execute] Run the tests - FAILED · exit 2"
+    assert card_line(read_tool_call(failed), None) == "[execute] Run the tests - FAILED · exit 2"
     running = terminal_payload("in_progress", None)
-    assert card_line(running, None) == "[execute] Run the tests - running"
+    assert card_line(read_tool_call(running), None) == "[execute] Run the tests - running"
     killed = terminal_payload("failed", {"exitCode": None, "signal": "SIGKILL"})
-    assert exit_code(killed) is None
+    assert exit_code(read_tool_call(killed)) is None
     raw = {"kind": "execute", "title": "ls", "status": "completed", "rawOutput": {"exit_code": 1}}
-    assert card_line(raw, None) == "[execute] ls - done · exit 1"
-    assert exit_code({"rawOutput": {"exitCode": True}}) is None
-    assert exit_code(None) is None
+    assert card_line(read_tool_call(raw), None) == "[execute] ls - done · exit 1"
+    assert exit_code(read_tool_call({"rawOutput": {"exitCode": True}})) is None
+    assert exit_code(read_tool_call(None)) is None
 
 
 def test_the_rail_title_fits_the_compact_rail() -> None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cockpit.api import Status
+from cockpit.api import ConfigOption, Status, read_config_option, read_usage
 from cockpit.engine.exports import export_path, safe_file_name
 from cockpit.text.mentions import completion_query, find_mentions
 from cockpit.text.textout import age, session_title
@@ -291,12 +291,19 @@ def test_session_title_has_a_placeholder_before_the_first_prompt() -> None:
     assert session_title(record(title="")) == "New session"
 
 
+def option(value: Mapping[str, Any]) -> ConfigOption:
+    """A config option as the agent sent it, read."""
+    read = read_config_option({"id": "o", **value})
+    assert isinstance(read, ConfigOption)
+    return read
+
+
 def test_option_value_name_reads_groups_and_falls_back_to_the_value() -> None:
-    assert option_value_name(MODEL_OPTION) == "Opus"
-    assert option_value_name({**MODEL_OPTION, "currentValue": "local"}) == "Local model"
-    assert option_value_name({**MODEL_OPTION, "currentValue": "sonnet"}) == "sonnet"
-    assert option_value_name({**MODEL_OPTION, "currentValue": "gone"}) == "gone"
-    assert option_value_name({"options": []}) is None
+    assert option_value_name(option(MODEL_OPTION)) == "Opus"
+    assert option_value_name(option({**MODEL_OPTION, "currentValue": "local"})) == "Local model"
+    assert option_value_name(option({**MODEL_OPTION, "currentValue": "sonnet"})) == "sonnet"
+    assert option_value_name(option({**MODEL_OPTION, "currentValue": "gone"})) == "gone"
+    assert option_value_name(option({"options": []})) is None
 
 
 def test_current_mode_prefers_the_mode_option_then_the_modes() -> None:
@@ -332,12 +339,12 @@ def test_current_model_is_the_model_option() -> None:
     ],
 )
 def test_usage_text(usage: Mapping[str, Any] | None, expected: str | None) -> None:
-    assert usage_text(usage) == expected
+    assert usage_text(read_usage(usage)) == expected
 
 
 def test_usage_text_matches_its_documented_example() -> None:
     usage = {"used": 12300, "size": 200000, "cost": {"amount": 0.42, "currency": "USD"}}
-    assert usage_text(usage) == "12.3k/200k ctx · $0.42"
+    assert usage_text(read_usage(usage)) == "12.3k/200k ctx · $0.42"
 
 
 def test_every_live_status_has_turn_words() -> None:

@@ -3,10 +3,18 @@ and exports. No terminal handling here; callers sanitise for terminals."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cockpit.records import (
+    DiffContent,
+    Plan,
+    TextContent,
+    ToolCall,
+    Unknown,
+    read_plan,
+    read_tool_call,
+)
 from store import Row, SessionRecord
 
 TOOL_MARKS = {
@@ -30,17 +38,8 @@ def listed(value: Any) -> list[Any]:
 def command_of(tool_call: Mapping[str, Any]) -> str | None:
     """The command line a tool call would run, when the agent says (`rawInput.command`,
     with `rawInput.args` when it splits them out)."""
-    raw = tool_call.get("rawInput")
-    if not isinstance(raw, Mapping):
-        return None
-    command, args = raw.get("command"), raw.get("args")
-    if isinstance(command, list):
-        return shlex.join(str(part) for part in command)
-    if not isinstance(command, str) or not command:
-        return None
-    if isinstance(args, list) and args:
-        return shlex.join([command, *(str(arg) for arg in args)])
-    return command
+    call = read_tool_call(tool_call)
+    return call.command if isinstance(call, ToolCall) else None
 
 
 def describe_error(error: BaseException) -> str:
@@ -50,64 +49,58 @@ def describe_error(error: BaseException) -> str:
 
 
 def tool_line(payload: Mapping[str, Any] | None) -> str:
+    """One line for a tool row's payload: kind, title, status and where it acts."""
+    return call_line(read_tool_call(payload))
+
+
+def call_line(call: ToolCall | Unknown) -> str:
     """One line for a tool call: kind, title, status and where it acts."""
-    payload = payload or {}
-    kind = payload.get("kind") or "tool"
-    title = payload.get("title") or payload.get("toolCallId") or "a tool call"
-    status = str(payload.get("status") or "pending")
-    locations = [
-        f"{loc.get('path')}{':' + str(loc['line']) if loc.get('line') else ''}"
-        for loc in listed(payload.get("locations"))
-        if isinstance(loc, Mapping) and loc.get("path")
-    ]
-    where = (
-        f" ({', '.join(locations)})" if locations and str(locations[0]) not in str(title) else ""
-    )
-    return f"[{kind}] {title}{where} - {TOOL_MARKS.get(status, status)}"
+    if isinstance(call, Unknown):
+        return f"[unknown] {call.sentence}"
+    title = call.title or call.id or "a tool call"
+    locations = [f"{loc.path}{':' + str(loc.line) if loc.line else ''}" for loc in call.locations]
+    where = f" ({', '.join(locations)})" if locations and locations[0] not in title else ""
+    return f"[{call.kind or 'tool'}] {title}{where} - {TOOL_MARKS.get(call.status, call.status)}"
 
 
 def tool_output(payload: Mapping[str, Any] | None) -> str:
+    """What a tool row's payload says its call produced (see `call_output`)."""
+    return call_output(read_tool_call(payload))
+
+
+def call_output(call: ToolCall | Unknown) -> str:
     """What a tool call produced: its text content, diffs in short, terminal output or raw
     output (Codex reports only `rawOutput`)."""
-    payload = payload or {}
+    if isinstance(call, Unknown):
+        return ""
     parts: list[str] = []
-    for item in listed(payload.get("content")):
-        if not isinstance(item, Mapping):
-            continue
-        if item.get("type") == "content":
-            block = item.get("content") or {}
-            if isinstance(block, Mapping) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        elif item.get("type") == "diff":
-            old = item.get("oldText")
-            new = str(item.get("newText") or "")
+    for item in call.content:
+        if isinstance(item, TextContent):
+            parts.append(item.text)
+        elif isinstance(item, DiffContent):
+            old, new = item.old_text, item.new_text
             change = (
                 "new file"
                 if old is None
-                else f"{len(str(old).splitlines())} -> {len(new.splitlines())} lines"
+                else f"{len(old.splitlines())} -> {len(new.splitlines())} lines"
             )
-            parts.append(f"diff {item.get('path')}: {change}")
-    for terminal in (payload.get("terminalOutput") or {}).values():
-        if isinstance(terminal, Mapping):
-            parts.append(str(terminal.get("output") or ""))
-    raw = payload.get("rawOutput")
-    if not parts and isinstance(raw, Mapping):
-        for name in ("stdout", "stderr", "output", "formatted_output"):
-            if isinstance(raw.get(name), str) and raw[name]:
-                parts.append(raw[name])
-    elif not parts and isinstance(raw, str):
-        parts.append(raw)
+            parts.append(f"diff {item.path}: {change}")
+    parts.extend(terminal.output for terminal in (call.terminals or {}).values())
+    if not parts and call.raw_output is not None:
+        parts.extend(call.raw_output.texts)
     return "\n".join(part.rstrip("\n") for part in parts if part)
 
 
 def plan_lines(payload: Mapping[str, Any] | None) -> list[str]:
-    """A plan as a checklist."""
-    entries = listed((payload or {}).get("entries"))
-    return [
-        f"{PLAN_MARKS.get(str(entry.get('status')), '[ ]')} {entry.get('content', '')}"
-        for entry in entries
-        if isinstance(entry, Mapping)
-    ]
+    """A plan row's payload as a checklist."""
+    return plan_checklist(read_plan(payload))
+
+
+def plan_checklist(plan: Plan | Unknown) -> list[str]:
+    """A plan as a checklist (an unreadable one says so)."""
+    if isinstance(plan, Unknown):
+        return [plan.sentence]
+    return [f"{PLAN_MARKS.get(entry.status, '[ ]')} {entry.content}" for entry in plan.entries]
 
 
 def row_text(row: Row) -> str:

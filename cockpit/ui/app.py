@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Mapping
 from typing import ClassVar
 
 from textual.actions import SkipAction
@@ -32,6 +31,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
+from cockpit.api import AgentCommand, read_command
 from cockpit.paths import bundled_dir
 from cockpit.text.mentions import format_mention
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
@@ -215,13 +215,10 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
         if token.trigger == "/":
             agent = [
                 SlashCommand(
-                    clean_line(str(c.get("name"))),
-                    clean_line(str(c.get("description") or "")),
-                    clean_line(str((c.get("input") or {}).get("hint") or "")),
-                    cockpit=False,
+                    clean_line(c.name), clean_line(c.description), clean_line(c.hint), cockpit=False
                 )
-                for c in record.commands or ()
-                if isinstance(c, Mapping) and c.get("name")
+                for c in map(read_command, record.commands or ())
+                if isinstance(c, AgentCommand)
             ]
             found = matching([*agent, *COCKPIT_COMMANDS], token.query)
             return [

@@ -17,8 +17,9 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
+from cockpit.api import read_plan
 from cockpit.text.sanitize import StreamCleaner, printable
-from cockpit.text.textout import plan_lines
+from cockpit.text.textout import plan_checklist
 from cockpit.ui.markdown_lines import finished_markdown, render_markdown
 from cockpit.ui.mdblocks import BlockSplitter
 from cockpit.ui.repaint import RepaintPacer, ReplyLines, changed_lines
@@ -181,12 +182,21 @@ class ThoughtBubble(BubbleWidget):
 class PlanBubble(BubbleWidget):
     """The plan as a checklist."""
 
+    def __init__(self, bubble: Bubble) -> None:
+        super().__init__(bubble)
+        self.plan = read_plan(bubble.payload)
+        """The plan, read from the row's payload once per update."""
+
+    def refresh_from(self, bubble: Bubble) -> None:
+        self.plan = read_plan(bubble.payload)
+        super().refresh_from(bubble)
+
     def render(self) -> Text:
-        lines = plan_lines(self.payload)
+        lines = plan_checklist(self.plan)
         return Text("Plan\n" + "\n".join(printable(line) for line in lines))
 
     def copy_text(self) -> str:
-        return "\n".join(plan_lines(self.payload))
+        return "\n".join(plan_checklist(self.plan))
 
 
 class AgentBubble(BubbleWidget):

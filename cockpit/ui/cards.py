@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
 
-from cockpit.text.textout import listed, tool_line
+from cockpit.api import ToolCall, Unknown
+from cockpit.text.textout import call_line
 
 STATUS_CLASSES = {
     "completed": "-done",
@@ -23,12 +24,9 @@ TOOL_MARKS = {"completed": "✓", "failed": "✗", "cancelled": "⊘", "in_progr
 """The mark a card's line starts with, for its tool call's status."""
 
 
-def has_terminal(payload: Mapping[str, Any] | None) -> bool:
+def has_terminal(call: ToolCall | Unknown) -> bool:
     """True when a tool call embeds a terminal."""
-    return any(
-        isinstance(item, Mapping) and item.get("type") == "terminal"
-        for item in listed((payload or {}).get("content"))
-    )
+    return isinstance(call, ToolCall) and call.has_terminal
 
 
 def short_path(path: str, root: str | None, home: str | None = None) -> str:
@@ -54,41 +52,36 @@ def session_root(app: object, session: object) -> str | None:
     return root if isinstance(root, str) else None
 
 
-def exit_code(payload: Mapping[str, Any] | None) -> int | None:
+def exit_code(call: ToolCall | Unknown) -> int | None:
     """How a finished command ended: the exit code of its (last) terminal, or the one in
     its raw output (agents without client terminals report it there)."""
-    payload = payload or {}
+    if isinstance(call, Unknown):
+        return None
     code = None
-    terminals = payload.get("terminalOutput")
-    for data in terminals.values() if isinstance(terminals, Mapping) else ():
-        status = data.get("exitStatus") if isinstance(data, Mapping) else None
-        if isinstance(status, Mapping) and isinstance(status.get("exitCode"), int):
-            code = status["exitCode"]
-    raw = payload.get("rawOutput")
-    if code is None and isinstance(raw, Mapping):
-        found = raw.get("exit_code", raw.get("exitCode"))
-        code = found if isinstance(found, int) and not isinstance(found, bool) else None
+    for terminal in (call.terminals or {}).values():
+        if terminal.exit_status is not None and terminal.exit_status.code is not None:
+            code = terminal.exit_status.code
+    if code is None and call.raw_output is not None:
+        code = call.raw_output.exit_code
     return code
 
 
-def card_line(payload: Mapping[str, Any] | None, root: str | None) -> str:
-    """A card's one line: `tool_line` with its paths (locations, and the title's) short
+def card_line(call: ToolCall | Unknown, root: str | None) -> str:
+    """A card's one line: `call_line` with its paths (locations, and the title's) short
     for the session's folder at `root`, and a finished command's exit code."""
-    payload = dict(payload or {})
-    locations = payload.get("locations")
-    if isinstance(locations, list):
-        payload["locations"] = [
-            {**loc, "path": short_path(loc["path"], root)}
-            if isinstance(loc, Mapping) and isinstance(loc.get("path"), str)
-            else loc
-            for loc in locations
-        ]
-    title = payload.get("title")
-    if isinstance(title, str) and root and root.rstrip("/"):
-        payload["title"] = title.replace(root.rstrip("/") + "/", "")
-    line = tool_line(payload)
-    code = exit_code(payload)
-    if code is not None and payload.get("status") in ("completed", "failed"):
+    if isinstance(call, Unknown):
+        return call_line(call)
+    title = call.title
+    if title and root and root.rstrip("/"):
+        title = title.replace(root.rstrip("/") + "/", "")
+    shown = replace(
+        call,
+        title=title,
+        locations=tuple(replace(loc, path=short_path(loc.path, root)) for loc in call.locations),
+    )
+    line = call_line(shown)
+    code = exit_code(call)
+    if code is not None and call.status in ("completed", "failed"):
         line += f" · exit {code}"
     return line
 

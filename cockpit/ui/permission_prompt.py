@@ -19,9 +19,8 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
-from cockpit.api import PermissionRequest
+from cockpit.api import PermissionOption, PermissionRequest, Unknown
 from cockpit.text.sanitize import printable
-from cockpit.text.textout import command_of
 from cockpit.ui.cards import session_root, short_path
 from cockpit.ui.diffs.model import diff_lines
 from cockpit.ui.diffs.palette import diff_styles
@@ -31,11 +30,11 @@ from cockpit.ui.keys_in_order import ran_own_binding
 KEYS = "123456789"
 
 
-def option_label(number: int, option: object) -> Content:
+def option_label(number: int, option: PermissionOption | Unknown) -> Content:
     """A button's label: its key and the agent's own name for the option, shown as
     written (never read as markup)."""
-    name = option.get("name") if isinstance(option, dict) else None
-    return Content(f"{number} {printable(str(name or 'option'))}")
+    name = option.name if isinstance(option, PermissionOption) else None
+    return Content(f"{number} {printable(name or 'option')}")
 
 
 def variant_of(kind: str) -> ButtonVariant:
@@ -52,7 +51,7 @@ def request_summary(request: PermissionRequest) -> Text:
     text = Text("⚑ ", style="bold")
     text.append(f"The agent asks to: {printable(request.title)}", style="bold")
     text.append(f"  [{request.kind}]", style="dim")
-    command = command_of(request.tool_call)
+    command = request.call.command
     if command and command not in request.title:
         text.append(f"\n  $ {printable(command)}")
     return text
@@ -61,8 +60,7 @@ def request_summary(request: PermissionRequest) -> Text:
 def folds(request: PermissionRequest, limit: int) -> bool:
     """True when one of the request's diffs is too long to show whole in `limit` lines."""
     return any(
-        len(diff_lines(diff.get("oldText"), str(diff.get("newText") or ""))) > limit + 1
-        for diff in request.diffs()
+        len(diff_lines(diff.old_text, diff.new_text)) > limit + 1 for diff in request.call.diffs
     )
 
 
@@ -102,15 +100,15 @@ class RequestDiff(Widget):
         return Group(
             *(
                 render_diff(
-                    short_path(str(diff.get("path") or ""), root),
-                    diff.get("oldText"),
-                    str(diff.get("newText") or ""),
+                    short_path(diff.path or "", root),
+                    diff.old_text,
+                    diff.new_text,
                     width=width,
                     folded=not self.unfolded,
                     limit=DIFF_LINES,
                     styles=styles,
                 )
-                for diff in self.request.diffs()
+                for diff in self.request.call.diffs
             )
         )
 
@@ -188,14 +186,14 @@ class PermissionPrompt(Widget):
 
     def compose(self) -> ComposeResult:
         yield Static(request_summary(self.request), classes="summary")
-        if self.request.diffs():
+        if self.request.call.diffs:
             yield RequestDiff(self.request)
         with Horizontal(classes="options"):
-            for number, option in enumerate(self.request.options[: len(KEYS)], 1):
+            for number, option in enumerate(self.request.choices[: len(KEYS)], 1):
                 yield Button(
-                    option_label(number, dict(option)),
+                    option_label(number, option),
                     id=f"option-{number}",
-                    variant=variant_of(str(option.get("kind", ""))),
+                    variant=variant_of(option.kind),
                     compact=True,
                 )
         yield Static(hint_text(self.request, waiting=self.waiting), classes="hint")
@@ -213,8 +211,8 @@ class PermissionPrompt(Widget):
 
     def action_choose(self, number: int) -> None:
         """Answer with the agent's option `number` (1-based)."""
-        if 1 <= number <= len(self.request.options) and not self.answered:
-            option_id = str(self.request.options[number - 1].get("optionId"))
+        if 1 <= number <= len(self.request.choices) and not self.answered:
+            option_id = self.request.choices[number - 1].option_id
             self.answered = True
             self.post_message(self.Answered(self.request, option_id))
 

@@ -4,12 +4,11 @@ tested without an app."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from rich.cells import cell_len
 
-from cockpit.api import Status
+from cockpit.api import Status, Usage, read_usage
 from cockpit.ui.agent_options import current_mode, current_model, other_options
 from cockpit.ui.one_line import clean_line, clip_cells, clip_middle
 from store import SessionRecord
@@ -22,49 +21,40 @@ MIN_CLIPPED = 6
 """The fewest cells worth showing of a piece that is cut with an ellipsis."""
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def usage_text(usage: Mapping[str, Any] | None) -> str | None:
+def usage_text(usage: Usage) -> str | None:
     """Context use and cost, as far as the agent reports them: "12.3k/200k ctx · $0.42"."""
-    if not usage:
-        return None
     parts = []
-    used: Any = usage.get("used")
-    size: Any = usage.get("size")
-    if _number(used) and _number(size) and size:
-        parts.append(f"{_kilo(float(used))}/{_kilo(float(size))} ctx")
-    cost = usage.get("cost")
-    if isinstance(cost, Mapping) and _number(cost.get("amount")):
-        currency = cost.get("currency") or "USD"
-        symbol = "$" if currency == "USD" else f"{clean_line(str(currency))} "
-        parts.append(f"{symbol}{cost['amount']:.2f}")
+    if usage.used is not None and usage.size:
+        parts.append(f"{_kilo(float(usage.used))}/{_kilo(float(usage.size))} ctx")
+    if usage.cost is not None:
+        currency = usage.cost.currency
+        symbol = "$" if currency == "USD" else f"{clean_line(currency)} "
+        parts.append(f"{symbol}{usage.cost.amount:.2f}")
     return " · ".join(parts) or None
 
 
 TOKEN_FIELDS = (
-    ("inputTokens", "in"),
-    ("outputTokens", "out"),
-    ("thoughtTokens", "thinking"),
-    ("cachedReadTokens", "cache read"),
-    ("cachedWriteTokens", "cache write"),
+    ("input", "in"),
+    ("output", "out"),
+    ("thought", "thinking"),
+    ("cached_read", "cache read"),
+    ("cached_write", "cache write"),
 )
-"""The token counts a turn's usage may carry (ACP's `Usage`), and how the status line
-names them."""
+"""The token counts a turn's usage may carry (ACP's `Usage`, as `TurnTokens`), and how the
+status line names them."""
 
 
-def turn_usage(usage: Mapping[str, Any] | None) -> StatusPart | None:
+def turn_usage(usage: Usage) -> StatusPart | None:
     """The tokens of the last turn, as the agent reported them with its stop reason (the
     built-in Claude agent, claude-agent-acp): "last turn: 71.1k in · 117 out · 47.2k cache
     read", shortened to "71.1k in · 117 out"."""
-    last = (usage or {}).get("lastTurn")
-    if not isinstance(last, Mapping):
+    last = usage.last_turn
+    if last is None:
         return None
     counts = [
-        f"{_kilo(float(last[name]))} {word}"
+        f"{_kilo(float(count))} {word}"
         for name, word in TOKEN_FIELDS
-        if _number(last.get(name))
+        if (count := getattr(last, name)) is not None
     ]
     if not counts:
         return None
@@ -147,9 +137,10 @@ def status_parts(
     if model := current_model(record):
         parts.append((f"model: {clean_line(model)}", clean_line(model)))
     parts.extend((f"{name}: {value}", f"{name}: {value}") for name, value in other_options(record))
-    if usage := usage_text(record.usage):
-        parts.append((usage, usage))
-    if tokens := turn_usage(record.usage):
+    usage = read_usage(record.usage)
+    if used := usage_text(usage):
+        parts.append((used, used))
+    if tokens := turn_usage(usage):
         parts.append(tokens)
     parts.append((clean_line(agent_title), clean_line(agent_title)))
     return parts

@@ -5,7 +5,6 @@ the card opens by itself are `cockpit.ui.cards`' rules; its diffs are `cockpit.u
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
 from rich.console import Group, RenderableType
@@ -15,8 +14,16 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 
+from cockpit.api import (
+    DiffContent,
+    TerminalOutput,
+    TextContent,
+    ToolCall,
+    Unknown,
+    read_tool_call,
+)
 from cockpit.text.sanitize import printable
-from cockpit.text.textout import listed, tool_output
+from cockpit.text.textout import call_output
 from cockpit.ui.bubbles import BubbleWidget
 from cockpit.ui.cards import (
     STATUS_CLASSES,
@@ -52,6 +59,8 @@ class ToolCard(BubbleWidget):
 
     def __init__(self, bubble: Bubble, policy: str | None = None) -> None:
         super().__init__(bubble)
+        self.call = read_tool_call(bubble.payload)
+        """The tool call, read from the row's payload once per update."""
         self.policy = policy or self.default_policy
         self._user_toggled = False
 
@@ -64,6 +73,7 @@ class ToolCard(BubbleWidget):
         self._auto_expand()
 
     def refresh_from(self, bubble: Bubble) -> None:
+        self.call = read_tool_call(bubble.payload)
         super().refresh_from(bubble)
         self._mark_status()
         self._auto_expand()
@@ -73,10 +83,10 @@ class ToolCard(BubbleWidget):
         runs (its output is live) and folds when it succeeds; the user's toggle wins."""
         if self._user_toggled:
             return
-        self.expanded = card_opens(self.policy, self._status(), has_terminal(self.payload))
+        self.expanded = card_opens(self.policy, self._status(), has_terminal(self.call))
 
     def _status(self) -> str:
-        return str((self.payload or {}).get("status") or "pending")
+        return self.call.status if isinstance(self.call, ToolCall) else "unknown"
 
     def _mark_status(self) -> None:
         status = STATUS_CLASSES.get(self._status())
@@ -103,7 +113,7 @@ class ToolCard(BubbleWidget):
 
     def render(self) -> RenderableType:
         mark = TOOL_MARKS.get(self._status(), "○")
-        line = card_line(self.payload, self._root())
+        line = card_line(self.call, self._root())
         header = Text(f"{'▾' if self.expanded else '▸'} {mark} {printable(line)}")
         if not self.expanded:
             return header
@@ -115,53 +125,46 @@ class ToolCard(BubbleWidget):
         return session_root(self.app, getattr(self.parent, "session", None))
 
     def _body(self, width: int) -> list[RenderableType]:
-        payload = self.payload or {}
+        if isinstance(self.call, Unknown):
+            return []
         parts: list[RenderableType] = []
         styles = diff_styles(self)
-        for item in listed(payload.get("content")):
-            if not isinstance(item, Mapping):
-                continue
-            if item.get("type") == "diff":
+        for item in self.call.content:
+            if isinstance(item, DiffContent):
                 parts.append(
                     render_diff(
-                        short_path(str(item.get("path") or ""), self._root()),
-                        item.get("oldText"),
-                        str(item.get("newText") or ""),
+                        short_path(item.path or "", self._root()),
+                        item.old_text,
+                        item.new_text,
                         width=width,
                         folded=not self.unfolded,
                         styles=styles,
                         layout=self.layout_choice,  # type: ignore[arg-type]
                     )
                 )
-            elif item.get("type") == "content":
-                block = item.get("content")
-                if isinstance(block, Mapping) and isinstance(block.get("text"), str):
-                    parts.append(  # no OSC 8 link to wherever the agent points
-                        RichMarkdown(
-                            printable(block["text"]), code_theme=CODE_THEME, hyperlinks=False
-                        )
-                    )
-            elif item.get("type") == "terminal":
-                parts.append(self._terminal(str(item.get("terminalId"))))
-        raw = payload.get("rawOutput")
-        if not parts and raw:
-            parts.append(Text(printable(tool_output({"rawOutput": raw})), style="dim"))
+            elif isinstance(item, TextContent):
+                parts.append(  # no OSC 8 link to wherever the agent points
+                    RichMarkdown(printable(item.text), code_theme=CODE_THEME, hyperlinks=False)
+                )
+            else:
+                parts.append(self._terminal(self.call.terminal(item.terminal_id)))
+        raw = self.call.raw_output
+        if not parts and raw is not None:
+            parts.append(Text(printable(call_output(ToolCall(raw_output=raw))), style="dim"))
         return [Padding(part, (0, 0, 0, 2)) for part in parts]
 
-    def _terminal(self, terminal_id: str) -> RenderableType:
+    def _terminal(self, data: TerminalOutput | None) -> RenderableType:
         """A terminal's output (the last lines) and how it ended, or that it still runs."""
-        terminals = (self.payload or {}).get("terminalOutput") or {}
-        data = terminals.get(terminal_id) if isinstance(terminals, Mapping) else None
-        if not isinstance(data, Mapping):
+        if data is None:
             return Text("⋯ waiting for output", style="dim")
-        lines = printable(str(data.get("output") or "")).splitlines()
+        lines = printable(data.output).splitlines()
         shown = lines[-TERMINAL_LINES:]
         text = Text("\n".join(shown))
-        if len(lines) > len(shown) or data.get("truncated"):
+        if len(lines) > len(shown) or data.truncated:
             text = Text("… earlier output not shown\n", style="dim") + text
-        status = data.get("exitStatus")
-        if isinstance(status, Mapping):
-            code, signal = status.get("exitCode"), status.get("signal")
+        status = data.exit_status
+        if status is not None:
+            code, signal = status.code, status.signal
             ending = f"exit {code}" if code is not None else f"killed by {signal}"
             text.append(f"\n[{ending}]", style="bold" if code == 0 else "bold bright_red")
         else:
@@ -169,8 +172,8 @@ class ToolCard(BubbleWidget):
         return text
 
     def copy_text(self) -> str:
-        line = card_line(self.payload, self._root())
-        return "\n".join(part for part in (line, tool_output(self.payload)) if part)
+        line = card_line(self.call, self._root())
+        return "\n".join(part for part in (line, call_output(self.call)) if part)
 
 
 TERMINAL_LINES = 30

@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from cockpit.api import PermissionRequest
 from cockpit.text.sanitize import printable
-from cockpit.text.textout import age, command_of
+from cockpit.text.textout import age
 from cockpit.ui.dialog import Dialog, closed_already
 from cockpit.ui.diffs.model import diff_stats
 from cockpit.ui.listing import Listing
@@ -123,14 +123,14 @@ class InboxScreen(Dialog[str | None]):
         request = self.items[index].request
         detail = Text()
         if request is not None:
-            command = command_of(request.tool_call)
+            command = request.call.command
             if command:
                 detail.append(f"$ {printable(command)}\n", style="bold")
-            for diff in request.diffs():
-                added, removed = diff_stats(diff.get("oldText"), str(diff.get("newText") or ""))
-                detail.append(f"{printable(str(diff.get('path')))}  +{added} -{removed}\n")
-            for number, option in enumerate(request.options[:9], 1):
-                detail.append(f"{number} {printable(str(option.get('name')))}   ")
+            for diff in request.call.diffs:
+                added, removed = diff_stats(diff.old_text, diff.new_text)
+                detail.append(f"{printable(str(diff.path))}  +{added} -{removed}\n")
+            for number, option in enumerate(request.choices[:9], 1):
+                detail.append(f"{number} {printable(str(option.name))}   ")
         self.query_one("#inbox-detail", Static).update(detail)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -143,9 +143,9 @@ class InboxScreen(Dialog[str | None]):
         if index is None or not 0 <= index < len(self.items):
             return
         request = self.items[index].request
-        if request is None or not 1 <= number <= len(request.options):
+        if request is None or not 1 <= number <= len(request.choices):
             return
-        await self._answer(request, str(request.options[number - 1].get("optionId")))
+        await self._answer(request, request.choices[number - 1].option_id)
         if not closed_already(self):  # Esc in the same burst may have closed the inbox
             self.refresh_items()
 

@@ -1,0 +1,532 @@
+"""The ACP shapes the clients read, as frozen records: a tool call and what it holds (text,
+diffs, terminals, raw output), a permission option, the agent's modes, config options and
+commands, a plan, and a session's usage. One pure function per shape (`read_...`) turns the
+JSON a row or a session stores into its record.
+
+The JSON itself does not change: rows and sessions travel and are stored as the agent sent
+them (the engine checks them with the SDK's models on the way in), and a client reads the
+records from them. So a stored value written by an older Cockpit, or edited by hand, is
+read too: a field of the wrong type reads as absent, and a value that is not even an
+object reads as `Unknown`, which the screen shows as such. No reader ever raises.
+
+Part of the contract (`cockpit.api` re-exports it): no Textual, no SDK, no engine.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "AgentCommand",
+    "ConfigOption",
+    "ConfigValue",
+    "Cost",
+    "DiffContent",
+    "ExitStatus",
+    "Location",
+    "Mode",
+    "Modes",
+    "PermissionOption",
+    "Plan",
+    "PlanEntry",
+    "RawOutput",
+    "TerminalContent",
+    "TerminalOutput",
+    "TextContent",
+    "ToolCall",
+    "ToolContent",
+    "TurnTokens",
+    "Unknown",
+    "Usage",
+    "read_command",
+    "read_config_option",
+    "read_modes",
+    "read_permission_option",
+    "read_plan",
+    "read_tool_call",
+    "read_usage",
+]
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A stored value that does not fit the record it should be (a tool call stored as a
+    list, say): the screen says so instead of failing."""
+
+    shape: str
+    """What it should have been ("tool call", "plan"...)."""
+    found: str
+    """How it was stored instead, in words ("as a list", "without an id")."""
+
+    @property
+    def sentence(self) -> str:
+        """What the screen says in its place."""
+        return f"Cockpit cannot read this {self.shape}: it was stored {self.found}."
+
+
+def _found(value: object) -> str:
+    """How a JSON value was stored, in words, for `Unknown` (never the value itself: it may
+    be anything, of any length)."""
+    if isinstance(value, Mapping):
+        return "without the fields it needs"
+    words = {list: "as a list", str: "as a text", bool: "as a truth value", int: "as a number"}
+    for kind, word in words.items():
+        if isinstance(value, kind):
+            return word
+    return "as a number" if isinstance(value, float) else "as something else"
+
+
+def _text(value: object) -> str | None:
+    """A field shown as text: None when absent or empty, else its words (an agent may send
+    a number where ACP says text; it shows as written)."""
+    return str(value) if value else None
+
+
+def _number(value: object) -> float | None:
+    """A count or an amount: None unless it is a number (a bool is not one)."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _items(value: object) -> list[Any]:
+    """The items of a field that should hold a list: none when it holds anything else."""
+    return value if isinstance(value, list) else []
+
+
+# -- tool calls ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiffContent:
+    """A change to one file: its text before (None for a new file) and after."""
+
+    path: str | None
+    old_text: str | None
+    new_text: str
+
+
+@dataclass(frozen=True)
+class TextContent:
+    """Text a tool call shows (Markdown)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class TerminalContent:
+    """A terminal whose output the tool call shows, live while it runs."""
+
+    terminal_id: str
+
+
+ToolContent = DiffContent | TextContent | TerminalContent
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place a tool call acts on."""
+
+    path: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    """How a terminal's command ended: its exit code, or the signal that killed it."""
+
+    code: int | None
+    signal: str | None
+
+
+@dataclass(frozen=True)
+class TerminalOutput:
+    """What a terminal printed, kept on its tool call (Cockpit's own field)."""
+
+    output: str
+    truncated: bool
+    exit_status: ExitStatus | None
+    """None while it runs."""
+
+
+@dataclass(frozen=True)
+class RawOutput:
+    """What an agent without client terminals reports a tool call produced (Codex does)."""
+
+    texts: tuple[str, ...]
+    """Its printed text, in the order `stdout`, `stderr`, `output`, `formatted_output`
+    (or the whole raw output when it is text)."""
+    exit_code: int | None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call with all its updates merged, as a tool row (or a permission request)
+    holds it."""
+
+    id: str | None = None
+    title: str | None = None
+    kind: str | None = None
+    status: str = "pending"
+    locations: tuple[Location, ...] = ()
+    content: tuple[ToolContent, ...] = ()
+    terminals: Mapping[str, TerminalOutput] | None = None
+    """Output of the terminals the call embeds, by terminal id."""
+    raw_output: RawOutput | None = None
+    """None when the agent reports none."""
+    command: str | None = None
+    """The command line it would run, when the agent says (`rawInput`)."""
+
+    @property
+    def diffs(self) -> tuple[DiffContent, ...]:
+        """The changes it makes (or would make)."""
+        return tuple(item for item in self.content if isinstance(item, DiffContent))
+
+    @property
+    def has_terminal(self) -> bool:
+        """True when it embeds a terminal."""
+        return any(isinstance(item, TerminalContent) for item in self.content)
+
+    def terminal(self, terminal_id: str) -> TerminalOutput | None:
+        """A terminal's output, None until it has some."""
+        return (self.terminals or {}).get(terminal_id)
+
+
+def read_tool_call(payload: object) -> ToolCall | Unknown:
+    """The tool call a row's payload (or a permission request) holds; an empty one for no
+    payload yet."""
+    if payload is None:
+        return ToolCall()
+    if not isinstance(payload, Mapping):
+        return Unknown("tool call", _found(payload))
+    content = (_content(item) for item in _items(payload.get("content")))
+    terminals = payload.get("terminalOutput")
+    return ToolCall(
+        id=_text(payload.get("toolCallId")),
+        title=_text(payload.get("title")),
+        kind=_text(payload.get("kind")),
+        status=str(payload.get("status") or "pending"),
+        locations=tuple(
+            Location(str(loc["path"]), _line(loc.get("line")))
+            for loc in _items(payload.get("locations"))
+            if isinstance(loc, Mapping) and loc.get("path")
+        ),
+        content=tuple(item for item in content if item is not None),
+        terminals={
+            str(key): _terminal(data)
+            for key, data in terminals.items()
+            if isinstance(data, Mapping)
+        }
+        if isinstance(terminals, Mapping)
+        else None,
+        raw_output=_raw_output(payload.get("rawOutput")),
+        command=_command(payload.get("rawInput")),
+    )
+
+
+def _line(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value else None
+
+
+def _content(item: object) -> ToolContent | None:
+    if not isinstance(item, Mapping):
+        return None
+    kind = item.get("type")
+    if kind == "diff":
+        path, old = item.get("path"), item.get("oldText")
+        return DiffContent(
+            None if path is None else str(path),
+            None if old is None else str(old),
+            str(item.get("newText") or ""),
+        )
+    if kind == "content":
+        block = item.get("content")
+        if isinstance(block, Mapping) and isinstance(block.get("text"), str):
+            return TextContent(block["text"])
+    if kind == "terminal":
+        return TerminalContent(str(item.get("terminalId")))
+    return None
+
+
+def _terminal(data: Mapping[str, Any]) -> TerminalOutput:
+    status = data.get("exitStatus")
+    exit_status = None
+    if isinstance(status, Mapping):
+        code, signal = status.get("exitCode"), status.get("signal")
+        exit_status = ExitStatus(
+            code if isinstance(code, int) else None, None if signal is None else str(signal)
+        )
+    return TerminalOutput(str(data.get("output") or ""), bool(data.get("truncated")), exit_status)
+
+
+RAW_TEXTS = ("stdout", "stderr", "output", "formatted_output")
+"""The fields of a raw output that hold what the command printed (Codex's names)."""
+
+
+def _raw_output(raw: object) -> RawOutput | None:
+    if not raw:
+        return None
+    if isinstance(raw, str):
+        return RawOutput((raw,), None)
+    if not isinstance(raw, Mapping):
+        return RawOutput((), None)
+    texts = tuple(raw[name] for name in RAW_TEXTS if isinstance(raw.get(name), str) and raw[name])
+    found = raw.get("exit_code", raw.get("exitCode"))
+    return RawOutput(
+        texts, found if isinstance(found, int) and not isinstance(found, bool) else None
+    )
+
+
+def _command(raw: object) -> str | None:
+    """The command line in a tool call's `rawInput` (`command`, with `args` when the agent
+    splits them out)."""
+    if not isinstance(raw, Mapping):
+        return None
+    command, args = raw.get("command"), raw.get("args")
+    if isinstance(command, list):
+        return shlex.join(str(part) for part in command)
+    if not isinstance(command, str) or not command:
+        return None
+    if isinstance(args, list) and args:
+        return shlex.join([command, *(str(arg) for arg in args)])
+    return command
+
+
+# -- permission options -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PermissionOption:
+    """One of the agent's answers to a permission request."""
+
+    option_id: str
+    name: str | None
+    kind: str
+    """allow_once, allow_always, reject_once, reject_always ("" when the agent gives none)."""
+
+
+def read_permission_option(value: object) -> PermissionOption | Unknown:
+    """One option of a permission request; Unknown without an id to answer with."""
+    if not isinstance(value, Mapping) or value.get("optionId") is None:
+        return Unknown("option", _found(value))
+    name, kind = value.get("name"), value.get("kind")
+    return PermissionOption(
+        str(value["optionId"]),
+        None if name is None else str(name),
+        "" if kind is None else str(kind),
+    )
+
+
+# -- modes, config options, commands ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One of the agent's modes."""
+
+    id: str
+    name: str | None
+
+
+@dataclass(frozen=True)
+class Modes:
+    """The agent's modes and the current one."""
+
+    current_id: str | None = None
+    available: tuple[Mode, ...] = ()
+
+    @property
+    def current(self) -> Mode | None:
+        """The current mode, when the agent lists it."""
+        return next((mode for mode in self.available if mode.id == self.current_id), None)
+
+
+def read_modes(value: object) -> Modes:
+    """A session's modes (none when it stores none, or something else)."""
+    if not isinstance(value, Mapping):
+        return Modes()
+    current = value.get("currentModeId")
+    return Modes(
+        _text(current),
+        tuple(
+            Mode(str(mode["id"]), _text(mode.get("name")))
+            for mode in _items(value.get("availableModes"))
+            if isinstance(mode, Mapping) and mode.get("id") is not None
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """One value a select option can take."""
+
+    value: str
+    name: str | None
+
+
+@dataclass(frozen=True)
+class ConfigOption:
+    """One of the agent's config options: a select (the model, a thinking level) or a
+    boolean."""
+
+    id: str
+    name: str | None
+    type: str | None
+    category: str | None
+    current: str | bool | None
+    values: tuple[ConfigValue, ...] = ()
+    """A select's values, groups flattened."""
+
+    @property
+    def label(self) -> str:
+        """Its name, or its id when it has none."""
+        return self.name or self.id
+
+    @property
+    def current_name(self) -> str | None:
+        """The display name of the current value."""
+        for value in self.values:
+            if value.value == self.current:
+                return value.name or value.value
+        return str(self.current) if self.current is not None else None
+
+
+def read_config_option(value: object) -> ConfigOption | Unknown:
+    """One config option of a session; Unknown without an id to set it by."""
+    if not isinstance(value, Mapping) or value.get("id") is None:
+        return Unknown("option", _found(value))
+    current = value.get("currentValue")
+    return ConfigOption(
+        str(value["id"]),
+        _text(value.get("name")),
+        _text(value.get("type")),
+        _text(value.get("category")),
+        current if isinstance(current, bool) or current is None else str(current),
+        tuple(_config_values(value.get("options"))),
+    )
+
+
+def _config_values(entries: object) -> list[ConfigValue]:
+    values: list[ConfigValue] = []
+    for entry in _items(entries):
+        if not isinstance(entry, Mapping):
+            continue
+        group = _items(entry.get("options")) if "options" in entry else [entry]
+        values.extend(
+            ConfigValue(str(choice.get("value")), _text(choice.get("name")))
+            for choice in group
+            if isinstance(choice, Mapping)
+        )
+    return values
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    """A slash command the agent offers."""
+
+    name: str
+    description: str = ""
+    hint: str = ""
+    """What its input is, when it takes one."""
+
+
+def read_command(value: object) -> AgentCommand | Unknown:
+    """One of the agent's commands; Unknown without a name."""
+    if not isinstance(value, Mapping) or not value.get("name"):
+        return Unknown("command", _found(value))
+    given = value.get("input")
+    hint = given.get("hint") if isinstance(given, Mapping) else None
+    return AgentCommand(str(value["name"]), str(value.get("description") or ""), str(hint or ""))
+
+
+# -- plans --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """One step of the agent's plan."""
+
+    content: str
+    status: str = "pending"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The agent's plan, as its plan row holds it."""
+
+    entries: tuple[PlanEntry, ...] = ()
+
+
+def read_plan(payload: object) -> Plan | Unknown:
+    """The plan a plan row's payload holds; an empty one for no payload."""
+    if payload is None:
+        return Plan()
+    if not isinstance(payload, Mapping):
+        return Unknown("plan", _found(payload))
+    return Plan(
+        tuple(
+            PlanEntry(
+                str(entry.get("content", "")),
+                "pending" if entry.get("status") is None else str(entry["status"]),
+            )
+            for entry in _items(payload.get("entries"))
+            if isinstance(entry, Mapping)
+        )
+    )
+
+
+# -- usage --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the session cost so far."""
+
+    amount: float
+    currency: str = "USD"
+
+
+@dataclass(frozen=True)
+class TurnTokens:
+    """The tokens of the last turn, as the agent reported them with its stop reason."""
+
+    input: float | None = None
+    output: float | None = None
+    thought: float | None = None
+    cached_read: float | None = None
+    cached_write: float | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How much of its context a session uses, what it cost, and its last turn's tokens."""
+
+    used: float | None = None
+    size: float | None = None
+    cost: Cost | None = None
+    last_turn: TurnTokens | None = None
+
+
+def read_usage(value: object) -> Usage:
+    """A session's usage (none when it stores none, or something else)."""
+    if not isinstance(value, Mapping):
+        return Usage()
+    cost, last = value.get("cost"), value.get("lastTurn")
+    amount = _number(cost.get("amount")) if isinstance(cost, Mapping) else None
+    return Usage(
+        _number(value.get("used")),
+        _number(value.get("size")),
+        None
+        if amount is None or not isinstance(cost, Mapping)
+        else Cost(amount, str(cost.get("currency") or "USD")),
+        None
+        if not isinstance(last, Mapping)
+        else TurnTokens(
+            _number(last.get("inputTokens")),
+            _number(last.get("outputTokens")),
+            _number(last.get("thoughtTokens")),
+            _number(last.get("cachedReadTokens")),
+            _number(last.get("cachedWriteTokens")),
+        ),
+    )
