@@ -34,6 +34,7 @@ __all__ = [
     "Frame",
     "FramesEvent",
     "Listener",
+    "NotSaved",
     "Page",
     "PermissionEvent",
     "PermissionRequest",
@@ -58,6 +59,12 @@ __all__ = [
 
 class StartError(RuntimeError):
     """The agent could not be started; the session holds an error row saying why."""
+
+
+class NotSaved(RuntimeError):
+    """The store could not take a write the client asked for (the disk is full, the file
+    turned read-only): what was asked is not stored. The message says why, in one line.
+    Clients catch this rather than the database's own errors, which stay the engine's."""
 
 
 DEFAULT_AGENT = "demo"
@@ -356,7 +363,8 @@ class EngineAPI(Protocol):
         """Call `listener` with every event; returns the function that unsubscribes."""
 
     async def close(self, reason: str = "Cockpit quit") -> None:
-        """Let go of the engine (in process: stop every agent and close the store)."""
+        """Let go of the engine (in process: stop every agent and close the store;
+        NotSaved when its last write fails)."""
 
     def now(self) -> float:
         """The engine's clock: what rows and sessions are stamped with."""
@@ -381,7 +389,8 @@ class EngineAPI(Protocol):
         run: bool = False,
     ) -> SessionRecord:
         """Store a new session for `agent` (a registry name or a spec) in folder `cwd`;
-        `run` marks it as made by `cockpit run` (see `is_run`)."""
+        `run` marks it as made by `cockpit run` (see `is_run`). NotSaved when the store
+        cannot take it."""
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""
@@ -430,7 +439,8 @@ class EngineAPI(Protocol):
         """Keep the prompt the user is writing for a session."""
 
     async def add_notice(self, session_id: str, text: str) -> None:
-        """A row of Cockpit's own in a session's transcript."""
+        """A row of Cockpit's own in a session's transcript (NotSaved when the store cannot
+        take it)."""
 
     async def report(self, session_id: str | None, message: str) -> None:
         """Tell the user something went wrong (an error row, else a problem event)."""
@@ -453,7 +463,8 @@ class EngineAPI(Protocol):
     async def prompt(self, session_id: str, text: str, *, then_stop: bool = False) -> str:
         """Send a prompt and wait for the turn; returns its stop reason. `then_stop` stops
         the agent once this turn ends, unless another prompt waits for it (`cockpit run`:
-        the engine does it, so it happens when the caller went away mid-turn too)."""
+        the engine does it, so it happens when the caller went away mid-turn too).
+        NotSaved when the prompt cannot be stored: it is then never sent."""
 
     def send(self, session_id: str, text: str) -> None:
         """Send a prompt and return at once: the turn runs in the engine."""

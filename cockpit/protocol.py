@@ -367,6 +367,8 @@ def raised(data: Any) -> BaseException:
         return api.UnknownSession(message)
     if kind == "StartError":
         return api.StartError(message)
+    if kind == "NotSaved":
+        return api.NotSaved(message)
     if kind in _OS_ERRORS or isinstance(data.get("errno"), int):
         return _os_error(_OS_ERRORS.get(kind, OSError), message, data)
     if kind in _PLAIN_ERRORS:

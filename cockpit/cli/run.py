@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import sqlite3
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -18,17 +17,17 @@ from cockpit.api import (
     EngineEvent,
     Frame,
     FramesEvent,
+    NotSaved,
     PermissionEvent,
     PermissionRequest,
     ProblemEvent,
     SavingEvent,
+    StartError,
     Status,
     StatusEvent,
 )
 from cockpit.cli.connect import (
     Reach,
-    StartError,
-    describe,
     open_engine,
     policy_choice,
     resolve_agent,
@@ -265,9 +264,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             await engine.start(record.id, handshake_timeout=args.timeout)
             # The engine stops the agent once the turn ends, even if this client is gone.
             stop_reason = await engine.prompt(record.id, prompt, then_stop=not args.keep)
-        except StartError:
-            stop_reason = "error"
-        except sqlite3.Error:  # the prompt could not be stored, so it was never sent
+        except (StartError, NotSaved):  # a prompt that could not be stored was never sent
             stop_reason = "error"
         printer.finish()
         status = engine.status(record.id)
@@ -282,8 +279,8 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         stopped = engine.service_stopped
         print(f"cockpit: {service_gone(stopped, error)}", file=sys.stderr)
         return EXIT_STORE if stopped is not None and stopped.store_gone else EXIT_SERVICE
-    except sqlite3.Error as error:  # the session itself could not be stored
-        print(f"cockpit: the session could not be stored: {describe(error)}", file=sys.stderr)
+    except NotSaved as error:  # the session itself could not be stored
+        print(f"cockpit: the session could not be stored: {error}", file=sys.stderr)
         return EXIT_STORE
     except OSError as error:
         if error.errno is not None:  # the store or the system failed: `main` says which
@@ -297,7 +294,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             engine.allow_automatically(printer.session, [])  # later turns ask again
         last_write = await close_engine(engine)
     if engine.saving_failure is not None:
-        why = describe(last_write) if last_write is not None else engine.saving_failure
+        why = str(last_write) if last_write is not None else engine.saving_failure
         lost = engine.unwritten() if last_write is not None else (0, 0)
         print(f"cockpit: {printable(saving_message(why, lost))}", file=sys.stderr)
         return EXIT_STORE
@@ -316,11 +313,11 @@ def session_folder(cwd: str | None) -> str:
     return cwd if cwd.startswith("~") else os.path.abspath(cwd)
 
 
-async def close_engine(engine: EngineAPI) -> sqlite3.Error | None:
+async def close_engine(engine: EngineAPI) -> NotSaved | None:
     """Close the engine; the error of a last write that failed (the disk is still full),
     which the caller reports, instead of a traceback."""
     try:
         await engine.close()
-    except sqlite3.Error as error:
+    except NotSaved as error:
         return error
     return None
