@@ -13,7 +13,7 @@ current; the others are requests.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,7 +23,10 @@ from store.errors import SchemaError, SessionBusy, StoreUnreadable, UnknownSessi
 from store.model import Frame, Page, Row, SessionRecord
 
 __all__ = [
+    "ALLOW_KINDS",
     "DEFAULT_AGENT",
+    "MISSING_FILE_POLICIES",
+    "REJECT_KINDS",
     "RUN_INFO",
     "AgentInfo",
     "AgentSpec",
@@ -54,6 +57,8 @@ __all__ = [
     "StoreUnreadable",
     "UnknownSession",
     "is_run",
+    "option_of_kind",
+    "policy_choice",
 ]
 
 
@@ -99,6 +104,30 @@ class Status:
     """The agent died; prompting restarts it."""
     ERROR = "error"
     """The agent could not be started."""
+
+
+ALLOW_KINDS = ("allow_once", "allow_always")
+"""The kinds of an agent's option that allow, the narrowest first."""
+REJECT_KINDS = ("reject_once", "reject_always")
+"""The kinds of an agent's option that reject, the narrowest first."""
+
+
+def option_of_kind(
+    options: Iterable[Mapping[str, Any]], kinds: Iterable[str]
+) -> Mapping[str, Any] | None:
+    """The first option whose kind is one of `kinds`, in the order of `kinds`."""
+    listed = list(options)
+    for kind in kinds:
+        for option in listed:
+            if option.get("kind") == kind:
+                return option
+    return None
+
+
+def policy_choice(options: Iterable[Mapping[str, Any]], allow: bool) -> Mapping[str, Any] | None:
+    """The option a blanket answer picks: the narrowest allow, or the narrowest reject (a
+    policy of the engine's, or a client with no one to ask)."""
+    return option_of_kind(options, ALLOW_KINDS if allow else REJECT_KINDS)
 
 
 @dataclass(frozen=True)
@@ -246,6 +275,10 @@ Listener = Callable[[EngineEvent], object]
 
 
 # -- agents -----------------------------------------------------------------------------------
+
+
+MISSING_FILE_POLICIES = frozenset({"error", "empty"})
+"""How an agent's read of a missing file may be answered (`AgentSpec.missing_file`)."""
 
 
 @dataclass(frozen=True)

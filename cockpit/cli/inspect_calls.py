@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from cockpit.cli.connect import Reach, open_reader
+from cockpit.client import Reach, open_reader
 from cockpit.text.sanitize import printable
 from store.chunk_log import CallRecord, ChunkLog, ChunkLogError, log_path
 from store.entries import Entry

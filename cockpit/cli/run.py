@@ -25,13 +25,9 @@ from cockpit.api import (
     StartError,
     Status,
     StatusEvent,
-)
-from cockpit.cli.connect import (
-    Reach,
-    open_engine,
     policy_choice,
-    resolve_agent,
 )
+from cockpit.cli.arguments import reach_of, resolve_agent
 from cockpit.cli.exits import (
     EXIT_OK,
     EXIT_SERVICE,
@@ -42,6 +38,7 @@ from cockpit.cli.exits import (
     saving_message,
     service_gone,
 )
+from cockpit.client import open_engine
 from cockpit.text.sanitize import StreamCleaner, printable
 from cockpit.text.textout import plan_lines, tool_line, tool_output
 from cockpit.text.undecodable import prompt_words
@@ -201,7 +198,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     asking = asyncio.Lock()
     allowed = allowed_kinds(args.yes, args.allow)
     try:
-        engine = await open_engine(home, reach=Reach.of(args))
+        engine = await open_engine(home, reach=reach_of(args))
     except ConnectionError as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
