@@ -37,6 +37,8 @@ __all__ = [
     "Frame",
     "FramesEvent",
     "Listener",
+    "ModelCall",
+    "ModelCalls",
     "NotSaved",
     "Page",
     "PermissionEvent",
@@ -332,6 +334,42 @@ class FileMatch:
     positions: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """One call the built-in Claude agent made to the model (`cockpit inspect`): the request
+    exactly as sent, rebuilt from its chunk log by the function that built it, the answer
+    or the failure, and the usage."""
+
+    number: int
+    turn: str
+    step: int
+    upto: int
+    """The last seq of the chunk log the request included."""
+    model: str
+    status: str
+    stop_reason: str | None
+    started: float
+    ended: float | None
+    usage: Mapping[str, int] | None
+    request: Mapping[str, Any]
+    response: Mapping[str, Any] | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ModelCalls:
+    """The model calls of one session of the built-in Claude agent."""
+
+    session: str | None
+    """The Cockpit session; None when it was named by the agent's own session id."""
+    agent_session: str
+    log: str
+    """The chunk log's file, where the engine read it."""
+    total: int
+    """How many calls the session made (`calls` may hold only the one asked for)."""
+    calls: tuple[ModelCall, ...]
+
+
 # -- the engine -------------------------------------------------------------------------------
 
 
@@ -356,6 +394,12 @@ class ReaderAPI(Protocol):
 
     async def rows(self, session_id: str) -> list[Row]:
         """Every row of a session, oldest first."""
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        """What the built-in Claude agent sent the model in `session` (a session, the start
+        of its id, or the agent's own session id), or only call number `call`. KeyError,
+        saying why, when there is no such session or it has no chunk log; ValueError when
+        its log cannot be read."""
 
 
 class EngineAPI(Protocol):
@@ -545,3 +589,6 @@ class EngineAPI(Protocol):
 
     async def last_row(self, session_id: str, kind: str) -> Row | None:
         """The session's newest row of this kind (its plan, its last error...)."""
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""

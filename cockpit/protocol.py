@@ -38,6 +38,8 @@ RECORDS: dict[str, type[Any]] = {
         api.AgentSpec,
         api.AgentInfo,
         api.FileMatch,
+        api.ModelCall,
+        api.ModelCalls,
         api.FramesEvent,
         api.StatusEvent,
         api.PermissionEvent,
@@ -130,6 +132,7 @@ CALLS = frozenset(
         "rows",
         "row",
         "last_row",
+        "model_calls",
         "unwritten",
     }
 )
@@ -148,6 +151,7 @@ READS = frozenset(
         "rows",
         "row",
         "last_row",
+        "model_calls",
         "unwritten",
         "running_elsewhere",
     }

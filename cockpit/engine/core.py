@@ -30,6 +30,7 @@ from cockpit.api import (
     FileMatch,
     FramesEvent,
     Listener,
+    ModelCalls,
     PermissionRequest,
     ProblemEvent,
     SavingEvent,
@@ -43,6 +44,7 @@ from cockpit.engine.automatic_answers import AutomaticAnswers
 from cockpit.engine.errors import describe, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
+from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.policy import (
     Policy,
@@ -334,6 +336,10 @@ class Engine:
     async def find_session(self, prefix: str) -> SessionRecord:
         """The session whose id starts with `prefix` (KeyError when none or several)."""
         return session_by_prefix(await self.store.list_sessions(), prefix)
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""
+        return await model_calls(self.data_dir, self, session, call)
 
     def agents(self) -> list[AgentInfo]:
         """Every agent of the registry as `agents.toml` says now, and whether its program
