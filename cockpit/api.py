@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,7 +27,10 @@ from store.errors import SchemaError, SessionBusy, StoreUnreadable, UnknownSessi
 from store.model import Frame, Page, Row, SessionRecord
 
 __all__ = [
+    "ALLOW_KINDS",
     "DEFAULT_AGENT",
+    "MISSING_FILE_POLICIES",
+    "REJECT_KINDS",
     "RUN_INFO",
     "AgentInfo",
     "AgentSpec",
@@ -38,6 +41,9 @@ __all__ = [
     "Frame",
     "FramesEvent",
     "Listener",
+    "ModelCall",
+    "ModelCalls",
+    "NotSaved",
     "Page",
     "PermissionEvent",
     "PermissionRequest",
@@ -57,12 +63,20 @@ __all__ = [
     "StoreUnreadable",
     "UnknownSession",
     "is_run",
+    "option_of_kind",
+    "policy_choice",
     *_records,
 ]
 
 
 class StartError(RuntimeError):
     """The agent could not be started; the session holds an error row saying why."""
+
+
+class NotSaved(RuntimeError):
+    """The store could not take a write the client asked for (the disk is full, the file
+    turned read-only): what was asked is not stored. The message says why, in one line.
+    Clients catch this rather than the database's own errors, which stay the engine's."""
 
 
 DEFAULT_AGENT = "demo"
@@ -97,6 +111,30 @@ class Status:
     """The agent died; prompting restarts it."""
     ERROR = "error"
     """The agent could not be started."""
+
+
+ALLOW_KINDS = ("allow_once", "allow_always")
+"""The kinds of an agent's option that allow, the narrowest first."""
+REJECT_KINDS = ("reject_once", "reject_always")
+"""The kinds of an agent's option that reject, the narrowest first."""
+
+
+def option_of_kind(
+    options: Iterable[Mapping[str, Any]], kinds: Iterable[str]
+) -> Mapping[str, Any] | None:
+    """The first option whose kind is one of `kinds`, in the order of `kinds`."""
+    listed = list(options)
+    for kind in kinds:
+        for option in listed:
+            if option.get("kind") == kind:
+                return option
+    return None
+
+
+def policy_choice(options: Iterable[Mapping[str, Any]], allow: bool) -> Mapping[str, Any] | None:
+    """The option a blanket answer picks: the narrowest allow, or the narrowest reject (a
+    policy of the engine's, or a client with no one to ask)."""
+    return option_of_kind(options, ALLOW_KINDS if allow else REJECT_KINDS)
 
 
 @dataclass(frozen=True)
@@ -260,6 +298,10 @@ Listener = Callable[[EngineEvent], object]
 # -- agents -----------------------------------------------------------------------------------
 
 
+MISSING_FILE_POLICIES = frozenset({"error", "empty"})
+"""How an agent's read of a missing file may be answered (`AgentSpec.missing_file`)."""
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """How to run one agent: a registry entry, or a command given on the command line."""
@@ -311,6 +353,42 @@ class FileMatch:
     positions: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """One call the built-in Claude agent made to the model (`cockpit inspect`): the request
+    exactly as sent, rebuilt from its chunk log by the function that built it, the answer
+    or the failure, and the usage."""
+
+    number: int
+    turn: str
+    step: int
+    upto: int
+    """The last seq of the chunk log the request included."""
+    model: str
+    status: str
+    stop_reason: str | None
+    started: float
+    ended: float | None
+    usage: Mapping[str, int] | None
+    request: Mapping[str, Any]
+    response: Mapping[str, Any] | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ModelCalls:
+    """The model calls of one session of the built-in Claude agent."""
+
+    session: str | None
+    """The Cockpit session; None when it was named by the agent's own session id."""
+    agent_session: str
+    log: str
+    """The chunk log's file, where the engine read it."""
+    total: int
+    """How many calls the session made (`calls` may hold only the one asked for)."""
+    calls: tuple[ModelCall, ...]
+
+
 # -- the engine -------------------------------------------------------------------------------
 
 
@@ -335,6 +413,12 @@ class ReaderAPI(Protocol):
 
     async def rows(self, session_id: str) -> list[Row]:
         """Every row of a session, oldest first."""
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        """What the built-in Claude agent sent the model in `session` (a session, the start
+        of its id, or the agent's own session id), or only call number `call`. KeyError,
+        saying why, when there is no such session or it has no chunk log; ValueError when
+        its log cannot be read."""
 
 
 class EngineAPI(Protocol):
@@ -375,7 +459,8 @@ class EngineAPI(Protocol):
         """Call `listener` with every event; returns the function that unsubscribes."""
 
     async def close(self, reason: str = "Cockpit quit") -> None:
-        """Let go of the engine (in process: stop every agent and close the store)."""
+        """Let go of the engine (in process: stop every agent and close the store;
+        NotSaved when its last write fails)."""
 
     def now(self) -> float:
         """The engine's clock: what rows and sessions are stamped with."""
@@ -400,7 +485,8 @@ class EngineAPI(Protocol):
         run: bool = False,
     ) -> SessionRecord:
         """Store a new session for `agent` (a registry name or a spec) in folder `cwd`;
-        `run` marks it as made by `cockpit run` (see `is_run`)."""
+        `run` marks it as made by `cockpit run` (see `is_run`). NotSaved when the store
+        cannot take it."""
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""
@@ -449,7 +535,8 @@ class EngineAPI(Protocol):
         """Keep the prompt the user is writing for a session."""
 
     async def add_notice(self, session_id: str, text: str) -> None:
-        """A row of Cockpit's own in a session's transcript."""
+        """A row of Cockpit's own in a session's transcript (NotSaved when the store cannot
+        take it)."""
 
     async def report(self, session_id: str | None, message: str) -> None:
         """Tell the user something went wrong (an error row, else a problem event)."""
@@ -472,7 +559,8 @@ class EngineAPI(Protocol):
     async def prompt(self, session_id: str, text: str, *, then_stop: bool = False) -> str:
         """Send a prompt and wait for the turn; returns its stop reason. `then_stop` stops
         the agent once this turn ends, unless another prompt waits for it (`cockpit run`:
-        the engine does it, so it happens when the caller went away mid-turn too)."""
+        the engine does it, so it happens when the caller went away mid-turn too).
+        NotSaved when the prompt cannot be stored: it is then never sent."""
 
     def send(self, session_id: str, text: str) -> None:
         """Send a prompt and return at once: the turn runs in the engine."""
@@ -520,3 +608,6 @@ class EngineAPI(Protocol):
 
     async def last_row(self, session_id: str, kind: str) -> Row | None:
         """The session's newest row of this kind (its plan, its last error...)."""
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""

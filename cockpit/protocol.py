@@ -38,6 +38,8 @@ RECORDS: dict[str, type[Any]] = {
         api.AgentSpec,
         api.AgentInfo,
         api.FileMatch,
+        api.ModelCall,
+        api.ModelCalls,
         api.FramesEvent,
         api.StatusEvent,
         api.PermissionEvent,
@@ -130,6 +132,7 @@ CALLS = frozenset(
         "rows",
         "row",
         "last_row",
+        "model_calls",
         "unwritten",
     }
 )
@@ -148,6 +151,7 @@ READS = frozenset(
         "rows",
         "row",
         "last_row",
+        "model_calls",
         "unwritten",
         "running_elsewhere",
     }
@@ -367,6 +371,8 @@ def raised(data: Any) -> BaseException:
         return api.UnknownSession(message)
     if kind == "StartError":
         return api.StartError(message)
+    if kind == "NotSaved":
+        return api.NotSaved(message)
     if kind in _OS_ERRORS or isinstance(data.get("errno"), int):
         return _os_error(_OS_ERRORS.get(kind, OSError), message, data)
     if kind in _PLAIN_ERRORS:

@@ -21,8 +21,10 @@ from typing import Any
 import pytest
 from acp import RequestError, text_block
 
+from cockpit import client
 from cockpit.api import PermissionRequest, StartError, Status
 from cockpit.engine.core import Engine
+from cockpit.engine.reading import StoreReader
 from cockpit.ui.bubbles import AgentBubble, UserBubble
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission_prompt import PermissionPrompt, RequestDiff
@@ -43,6 +45,7 @@ from tests.fake_anthropic import (
     tool,
 )
 from tests.forked_cockpit import run_command
+from tests.service_helpers import services_stopped
 from tests.ui_helpers import make_app, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1066,3 +1069,35 @@ async def test_through_the_tui_a_command_runs_and_the_session_resumes_in_a_new_a
     assert resumed[4]["content"] == [
         {"type": "text", "text": "still?", "cache_control": {"type": "ephemeral"}}
     ]
+
+
+async def test_inspect_reads_the_same_calls_through_the_service_as_from_the_store(
+    home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`model_calls` of the contract: the store read on its own (no service runs) and the
+    store's service, over its socket, answer the same calls, and `cockpit inspect` prints
+    the same document either way."""
+    session = await four_step_turn(home, project, fake)
+    alone = await StoreReader.open(home)
+    try:
+        read = await alone.model_calls(session[:6])
+    finally:
+        await alone.close()
+    assert (read.session, read.total, [c.number for c in read.calls]) == (session, 4, [1, 2, 3, 4])
+    assert [dict(c.request) for c in read.calls] == [r.body for r in fake.requests]
+    local = inspect(home, session, "--json")
+    assert local.returncode == 0, local.stderr
+    monkeypatch.delenv("COCKPIT_LOCAL")
+    with services_stopped(home):
+        await client.start_service(home)
+        engine = await client.open_engine(home, reach=client.Reach(), start=False)
+        try:
+            assert await engine.model_calls(session) == read
+            assert (await engine.model_calls(session, 2)).calls == read.calls[1:2]
+        finally:
+            await engine.close()
+        attached = await asyncio.to_thread(inspect, home, session, "--json")
+        assert attached.returncode == 0, attached.stderr
+        assert json.loads(attached.stdout) == json.loads(local.stdout)
+        refused = await asyncio.to_thread(inspect, home, "nothing-like-this")
+        assert refused.returncode == 2 and refused.stderr.startswith("cockpit: no session")

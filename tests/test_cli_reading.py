@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import Status
-from cockpit.cli.connect import SERVICE_READ_TIMEOUT
+from cockpit.client import SERVICE_READ_TIMEOUT
 from cockpit.paths import service_socket
 from store.store import Store
 from store.workload import benchmark_reply

@@ -4,6 +4,8 @@ newer Cockpit), and what --verbose prints."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import select
@@ -12,13 +14,23 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
+from cockpit import protocol
+from cockpit.cli.exits import EXIT_STORE
+from cockpit.cli.main import parser
+from cockpit.cli.run import run_command
+from cockpit.paths import service_socket
+from cockpit.remote.launch import query_service
+from cockpit.service import daemon
+from store.store import Store
 from tests.test_cli import ROOT, cockpit
 from tests.test_engine_restart import TINY
+from tests.waiting import eventually
 
 TINY_CMD = f"{sys.executable} {TINY}"
 
@@ -142,3 +154,60 @@ def test_a_store_from_a_newer_cockpit_is_one_clear_line(tmp_path: Path, project:
         assert result.stderr.startswith("cockpit: ")
         assert "newer Cockpit" in result.stderr
         assert result.stdout == ""
+
+
+# -- a store that refuses writes ---------------------------------------------------------------
+
+
+@pytest.fixture
+def writes_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every store this process opens refuses writes once it is open: SQLite's own
+    `query_only` on its writer, so a write fails as on a file turned read-only."""
+    opening = Store.open
+
+    async def refusing(path: str | os.PathLike[str], **options: Any) -> Store:
+        store = await opening(path, **options)
+        await store._writer.execute("PRAGMA query_only = 1")
+        return store
+
+    monkeypatch.setattr(Store, "open", refusing)
+
+
+@contextlib.asynccontextmanager
+async def service_here(home: Path) -> AsyncIterator[None]:
+    """The store's service in this process (its lock, its socket), stopped after."""
+    running = asyncio.ensure_future(daemon.serve(home, idle=600))
+    await eventually(lambda: service_socket(home).exists() or running.done(), 20, "it to listen")
+    try:
+        yield
+    finally:
+        if not running.done():
+            await query_service(home, protocol.STOP, {"restart": True}, answer_within=30)
+        await asyncio.wait_for(running, 30)
+
+
+@pytest.mark.parametrize("where", ["local", "attached"])
+async def test_a_session_the_store_refuses_is_one_clear_line_and_exit_5(
+    where: str,
+    isolated_home: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    writes_refused: None,
+) -> None:
+    """The engine words a write the store refused as the contract's NotSaved, in process
+    and across the service's socket alike: `cockpit run` says it in one line and exits 5,
+    as it did when it caught the database's own error."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    args = parser().parse_args(["run", "--cwd", str(project), "hello"])
+    if where == "local":
+        code = await run_command(args, isolated_home)
+    else:
+        monkeypatch.delenv("COCKPIT_LOCAL")
+        async with service_here(isolated_home):
+            code = await run_command(args, isolated_home)
+    err = capsys.readouterr().err
+    assert (code, err) == (
+        EXIT_STORE,
+        "cockpit: the session could not be stored: attempt to write a readonly database\n",
+    )

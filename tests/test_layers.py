@@ -68,6 +68,13 @@ def test_the_command_line_imports_no_textual_until_it_starts_the_tui() -> None:
     assert "textual" not in loaded
 
 
+def test_what_builds_a_clients_engine_imports_no_textual() -> None:
+    """`cockpit.client` opens the engine for the command line before any screen exists."""
+    loaded = loaded_after_import(["cockpit.client"])
+    assert {"cockpit", "store", "acp"} <= loaded
+    assert "textual" not in loaded
+
+
 SHARED_LAYERS = ["cockpit.api", "cockpit.text", "cockpit.paths", "cockpit.agentkit"]
 
 

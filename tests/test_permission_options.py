@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.engine.permission_rules import ALLOW_KINDS, REJECT_KINDS, ambiguity
+from cockpit.api import ALLOW_KINDS, REJECT_KINDS
+from cockpit.engine.permission_rules import ambiguity
 from tests.test_cli import cockpit
 from tests.test_engine_restart import TINY
 

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cockpit import api
 from cockpit.protocol import RemoteError, decode, encode, error_data, raised
 
 numbers = st.sampled_from(sorted(errno.errorcode)) | st.integers(-5, 10_000)
@@ -127,3 +128,9 @@ def test_a_path_crosses_as_its_text() -> None:
     """`export` answers with the file it wrote: "PosixPath cannot cross the wire"."""
     assert encode(Path("/tmp/x.md")) == "/tmp/x.md"
     assert decode(encode({"where": [Path("/a"), Path("b")]})) == {"where": ["/a", "b"]}
+
+
+def test_a_write_the_store_refused_comes_back_as_the_contracts_not_saved() -> None:
+    """A client tells a refused write by the contract's type, never the database's."""
+    got = across(api.NotSaved("database or disk is full"))
+    assert type(got) is api.NotSaved and str(got) == "database or disk is full"

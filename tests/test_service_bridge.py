@@ -24,7 +24,9 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import EngineAPI, ResyncEvent, StatusEvent
-from cockpit.cli.connect import (
+from cockpit.cli.arguments import reach_of
+from cockpit.cli.exits import INTERRUPTED
+from cockpit.client import (
     BRIDGE_PATIENCE,
     LOCAL_ENV,
     SSH_ENV,
@@ -32,7 +34,6 @@ from cockpit.cli.connect import (
     Reach,
     open_engine,
 )
-from cockpit.cli.exits import INTERRUPTED
 from cockpit.paths import ssh_control_path
 from cockpit.remote import engine as remote_engine
 from cockpit.remote.launch import BridgeUnusable
@@ -86,7 +87,7 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
     def reach(**given: object) -> Reach:
         args = argparse.Namespace(local=False, remote=None, via=None)
         vars(args).update(given)
-        return Reach.of(args)
+        return reach_of(args)
 
     remote = reach(remote="me@build-box")
     control = ssh_control_path()

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from cockpit.api import EngineAPI, ResyncEvent, SessionEvent, Status, StatusEvent
-from cockpit.cli.connect import Reach, open_engine
 from cockpit.cli.events import event_json
+from cockpit.client import Reach, open_engine
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.forked_cockpit import run_command
 from tests.service_helpers import (

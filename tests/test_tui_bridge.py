@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from cockpit.api import EngineAPI
-from cockpit.cli.connect import Reach, open_engine
+from cockpit.client import Reach, open_engine
 from cockpit.remote.engine import LINK_CUT
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.status_line import StatusLine

@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 from cockpit.agentkit.scenarios import read_scenarios, scenarios_path
-from cockpit.cli.connect import known_agents, load_registry
 from cockpit.cli.exits import EXIT_OK
+from cockpit.client import local_agents
 
 
 def demo_scenarios() -> dict[str, str]:
@@ -23,7 +23,7 @@ def demo_scenarios() -> dict[str, str]:
 
 
 def agents_command(args: argparse.Namespace) -> int:
-    registry = load_registry()
+    agents, problems = local_agents()
     rows: list[dict[str, Any]] = [
         {
             "name": info.spec.name,
@@ -34,13 +34,13 @@ def agents_command(args: argparse.Namespace) -> int:
             "description": info.spec.description,
             "source": info.spec.source,
         }
-        for info in known_agents(registry)
+        for info in agents
     ]
     scenarios = demo_scenarios()
     if args.json:
         print(
             json.dumps(
-                {"agents": rows, "problems": registry.problems, "demo_scenarios": scenarios},
+                {"agents": rows, "problems": problems, "demo_scenarios": scenarios},
                 indent=2,
             )
         )
@@ -55,7 +55,7 @@ def agents_command(args: argparse.Namespace) -> int:
         print("\nThe demo agent answers these words in a prompt:")
         for word, what in scenarios.items():
             print(f"  {word:<11} {what}")
-    for problem in registry.problems:
+    for problem in problems:
         print(f"\ncockpit: {problem}", file=sys.stderr)
     print('\nRun any other ACP agent with: cockpit run --agent-cmd "CMD ARGS" "prompt"')
     return EXIT_OK

@@ -30,7 +30,7 @@ from cockpit.api import (
     StatusEvent,
 )
 from cockpit.bounds import prompt_refusal, prompt_too_long
-from cockpit.cli.connect import Reach, open_engine
+from cockpit.cli.arguments import reach_of
 from cockpit.cli.events import events
 from cockpit.cli.exits import (
     EXIT_AGENT,
@@ -44,6 +44,7 @@ from cockpit.cli.exits import (
     service_gone,
     system_error_message,
 )
+from cockpit.client import open_engine
 from cockpit.text.sanitize import printable
 from cockpit.text.undecodable import decode_bytes, prompt_words, replaced_notice
 
@@ -172,7 +173,7 @@ async def attach(
 ) -> EngineAPI | None:
     """The store's service (None, said on stderr, when it cannot be reached). These commands
     make no sense with the engine in their own process: its agents would stop with them."""
-    reach = Reach.of(args)
+    reach = reach_of(args)
     if reach.local:
         print(f"cockpit: `cockpit {args.command}` needs the service (not --local)", file=sys.stderr)
         return None

@@ -32,10 +32,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cockpit import __version__
-from cockpit.api import DEFAULT_AGENT, SchemaError, SessionBusy, StoreUnreadable
+from cockpit.api import (
+    DEFAULT_AGENT,
+    MISSING_FILE_POLICIES,
+    SchemaError,
+    SessionBusy,
+    StoreUnreadable,
+)
 from cockpit.cli import interrupts
 from cockpit.cli.agents import agents_command
-from cockpit.cli.connect import MISSING_FILE_POLICIES
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
 from cockpit.cli.exits import (

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import sqlite3
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -18,21 +17,17 @@ from cockpit.api import (
     EngineEvent,
     Frame,
     FramesEvent,
+    NotSaved,
     PermissionEvent,
     PermissionRequest,
     ProblemEvent,
     SavingEvent,
+    StartError,
     Status,
     StatusEvent,
-)
-from cockpit.cli.connect import (
-    Reach,
-    StartError,
-    describe,
-    open_engine,
     policy_choice,
-    resolve_agent,
 )
+from cockpit.cli.arguments import reach_of, resolve_agent
 from cockpit.cli.exits import (
     EXIT_OK,
     EXIT_SERVICE,
@@ -43,6 +38,7 @@ from cockpit.cli.exits import (
     saving_message,
     service_gone,
 )
+from cockpit.client import open_engine
 from cockpit.text.sanitize import StreamCleaner, printable
 from cockpit.text.textout import plan_lines, tool_line, tool_output
 from cockpit.text.undecodable import prompt_words
@@ -202,7 +198,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
     asking = asyncio.Lock()
     allowed = allowed_kinds(args.yes, args.allow)
     try:
-        engine = await open_engine(home, reach=Reach.of(args))
+        engine = await open_engine(home, reach=reach_of(args))
     except ConnectionError as error:
         print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_SERVICE
@@ -265,9 +261,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             await engine.start(record.id, handshake_timeout=args.timeout)
             # The engine stops the agent once the turn ends, even if this client is gone.
             stop_reason = await engine.prompt(record.id, prompt, then_stop=not args.keep)
-        except StartError:
-            stop_reason = "error"
-        except sqlite3.Error:  # the prompt could not be stored, so it was never sent
+        except (StartError, NotSaved):  # a prompt that could not be stored was never sent
             stop_reason = "error"
         printer.finish()
         status = engine.status(record.id)
@@ -282,8 +276,8 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         stopped = engine.service_stopped
         print(f"cockpit: {service_gone(stopped, error)}", file=sys.stderr)
         return EXIT_STORE if stopped is not None and stopped.store_gone else EXIT_SERVICE
-    except sqlite3.Error as error:  # the session itself could not be stored
-        print(f"cockpit: the session could not be stored: {describe(error)}", file=sys.stderr)
+    except NotSaved as error:  # the session itself could not be stored
+        print(f"cockpit: the session could not be stored: {error}", file=sys.stderr)
         return EXIT_STORE
     except OSError as error:
         if error.errno is not None:  # the store or the system failed: `main` says which
@@ -297,7 +291,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             engine.allow_automatically(printer.session, [])  # later turns ask again
         last_write = await close_engine(engine)
     if engine.saving_failure is not None:
-        why = describe(last_write) if last_write is not None else engine.saving_failure
+        why = str(last_write) if last_write is not None else engine.saving_failure
         lost = engine.unwritten() if last_write is not None else (0, 0)
         print(f"cockpit: {printable(saving_message(why, lost))}", file=sys.stderr)
         return EXIT_STORE
@@ -316,11 +310,11 @@ def session_folder(cwd: str | None) -> str:
     return cwd if cwd.startswith("~") else os.path.abspath(cwd)
 
 
-async def close_engine(engine: EngineAPI) -> sqlite3.Error | None:
+async def close_engine(engine: EngineAPI) -> NotSaved | None:
     """Close the engine; the error of a last write that failed (the disk is still full),
     which the caller reports, instead of a traceback."""
     try:
         await engine.close()
-    except sqlite3.Error as error:
+    except NotSaved as error:
         return error
     return None

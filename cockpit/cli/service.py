@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.cli import interrupts
-from cockpit.cli.connect import (
+from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_STOPPED, EXIT_STORE, EXIT_USAGE
+from cockpit.client import (
     bridge_service,
     counted,
     open_engine,
@@ -21,7 +22,6 @@ from cockpit.cli.connect import (
     start_service,
     stop_service,
 )
-from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_STOPPED, EXIT_STORE, EXIT_USAGE
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cockpit.api import ReaderAPI, Row, SessionRecord, Status, is_run
-from cockpit.cli.connect import Reach, read_store
+from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
+from cockpit.client import read_store
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import RUN_MARK, age, transcript_markdown, transcript_text
 
@@ -49,7 +50,7 @@ async def read(
     stderr, when the service `--remote` or `--via` names cannot be reached (a store that
     cannot be read is `main`'s to say)."""
     try:
-        return await read_store(home, Reach.of(args), work)
+        return await read_store(home, reach_of(args), work)
     except ConnectionError as error:
         print(f"cockpit: {error or 'the Cockpit service could not be reached'}", file=sys.stderr)
         return EXIT_SERVICE

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from cockpit.api import AgentInfo, AgentSpec, EngineAPI
 from cockpit.cli import interrupts
-from cockpit.cli.connect import Reach, Registry, open_engine, resolve_agent
+from cockpit.cli.arguments import reach_of, resolve_agent
 from cockpit.cli.entry import noted
 from cockpit.cli.exits import EXIT_CANCELLED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
+from cockpit.client import agent_named, open_engine
 
 if TYPE_CHECKING:
     from cockpit.ui.app import CockpitApp
@@ -39,7 +40,7 @@ def unknown_agent(chosen: str | AgentSpec | None, agents: Sequence[AgentInfo]) -
     if not isinstance(chosen, str):
         return None
     try:
-        Registry({info.spec.name: info.spec for info in agents}).get(chosen)
+        agent_named(chosen, agents)
     except KeyError as error:
         return str(error.args[0])
     return None
@@ -61,7 +62,7 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
 
-    reach = Reach.of(args)
+    reach = reach_of(args)
 
     async def engine() -> EngineAPI:
         return await open_engine(home, reach=reach.under_screen())

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cockpit.api import PermissionRequest
+from cockpit.api import PermissionRequest, policy_choice
 from cockpit.engine.permission_broker import AutoAnswer
-from cockpit.engine.permission_rules import policy_choice
 
 
 class AutomaticAnswers:

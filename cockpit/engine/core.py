@@ -30,6 +30,7 @@ from cockpit.api import (
     FileMatch,
     FramesEvent,
     Listener,
+    ModelCalls,
     PermissionRequest,
     ProblemEvent,
     SavingEvent,
@@ -40,9 +41,10 @@ from cockpit.api import (
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
 from cockpit.engine.automatic_answers import AutomaticAnswers
-from cockpit.engine.errors import describe
+from cockpit.engine.errors import describe, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
+from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.policy import (
     Policy,
@@ -202,7 +204,8 @@ class Engine:
             live.discard()
         self._live.clear()
         await self._files.close()
-        await self.store.close()
+        with saved():  # the last flush: what it could not write, `unwritten` counts
+            await self.store.close()
 
     async def reattach(self) -> None:
         """Nothing to start again: the engine is in this process."""
@@ -303,15 +306,16 @@ class Engine:
         folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
         if not await asyncio.to_thread(folder.is_dir):
             raise NotADirectoryError(f"{folder} is not a folder")
-        record = await self.store.create_session(
-            agent=spec.name, command=spec.command, cwd=str(folder), title=title
-        )
-        info: dict[str, Any] = {RUN_INFO: True} if run else {}
-        if spec.overrides:  # settings given on the command line: the session keeps them
-            info[AGENT_SETTINGS] = dict(spec.overrides)
-        if info:
-            await self.store.update_session(record.id, info=info)
-            record = dataclasses.replace(record, info=info)
+        with saved():
+            record = await self.store.create_session(
+                agent=spec.name, command=spec.command, cwd=str(folder), title=title
+            )
+            info: dict[str, Any] = {RUN_INFO: True} if run else {}
+            if spec.overrides:  # settings given on the command line: the session keeps them
+                info[AGENT_SETTINGS] = dict(spec.overrides)
+            if info:
+                await self.store.update_session(record.id, info=info)
+                record = dataclasses.replace(record, info=info)
         if registry.agents.get(spec.name) != spec:  # not an entry: it runs as it was given
             self._specs[record.id] = spec
         self._remember(record.id, env)
@@ -332,6 +336,10 @@ class Engine:
     async def find_session(self, prefix: str) -> SessionRecord:
         """The session whose id starts with `prefix` (KeyError when none or several)."""
         return session_by_prefix(await self.store.list_sessions(), prefix)
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""
+        return await model_calls(self.data_dir, self, session, call)
 
     def agents(self) -> list[AgentInfo]:
         """Every agent of the registry as `agents.toml` says now, and whether its program
@@ -436,7 +444,8 @@ class Engine:
 
     async def add_notice(self, session_id: str, text: str) -> None:
         """A row of Cockpit's own in a session's transcript (where an export went...)."""
-        frames = await self.store.apply(note(session_id, "notice", text))
+        with saved():
+            frames = await self.store.apply(note(session_id, "notice", text))
         self._emit(FramesEvent(session_id, tuple(frames)))
 
     async def report(self, session_id: str | None, message: str) -> None:
@@ -575,7 +584,8 @@ class Engine:
         reason. `then_stop` stops the agent once this turn ends (see `Turns.prompt`)."""
         self._remember(session_id, env)
         live = await self._live_session(session_id)
-        return await live.prompt(text, blocks, then_stop=then_stop)
+        with saved():  # the prompt could not be stored, so it was never sent
+            return await live.prompt(text, blocks, then_stop=then_stop)
 
     def send(
         self,

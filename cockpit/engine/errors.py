@@ -4,12 +4,15 @@ start raises after its row is written."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import sqlite3
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from acp import RequestError
 from pydantic import ValidationError
 
+from cockpit.api import NotSaved
 from cockpit.text.textout import describe_error
 
 MESSAGE_KEYS = ("message", "details")
@@ -25,6 +28,16 @@ def describe(error: BaseException) -> str:
         first = error.errors()[0]["msg"]
         return f"it sent a reply Cockpit cannot read ({error.error_count()} problem(s): {first})"
     return describe_error(error)
+
+
+@contextlib.contextmanager
+def saved() -> Iterator[None]:
+    """Around a write a client asked for: a write the database refused becomes the
+    contract's NotSaved, worded as `describe` words it, so a client needs no database."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise NotSaved(describe(error)) from error
 
 
 def request_error_line(title: str, code: int, data: Any) -> str:

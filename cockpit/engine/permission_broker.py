@@ -18,7 +18,14 @@ from typing import Any, Protocol
 
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
-from cockpit.api import EngineEvent, PermissionEvent, PermissionRequest, Status
+from cockpit.api import (
+    EngineEvent,
+    PermissionEvent,
+    PermissionRequest,
+    Status,
+    option_of_kind,
+    policy_choice,
+)
 from cockpit.engine.errors import describe
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.permission_rules import (
@@ -27,8 +34,6 @@ from cockpit.engine.permission_rules import (
     ambiguity,
     decision_text,
     find_option,
-    option_of_kind,
-    policy_choice,
     remembered_key,
 )
 from cockpit.engine.policy import Policy, decide

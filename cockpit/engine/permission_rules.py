@@ -1,13 +1,15 @@
-"""Pure rules for permission requests: which option a policy or an earlier "always" picks,
-and how a decision reads in the transcript."""
+"""Pure rules for permission requests: which option an earlier "always" picks, which
+options cannot be answered safely, and how a decision reads in the transcript. The
+option kinds and the choice a blanket policy makes are the contract's (`cockpit.api`):
+a client with no one to ask picks as the engine does."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-ALLOW_KINDS = ("allow_once", "allow_always")
-REJECT_KINDS = ("reject_once", "reject_always")
+from cockpit.api import ALLOW_KINDS, REJECT_KINDS
+
 KNOWN_KINDS = frozenset(ALLOW_KINDS + REJECT_KINDS)
 
 REFUSED = "refused"
@@ -22,18 +24,6 @@ OUTCOME_WORDS = {
     "reject_once": "Rejected",
     "reject_always": "Always rejected",
 }
-
-
-def option_of_kind(
-    options: Iterable[Mapping[str, Any]], kinds: Iterable[str]
-) -> Mapping[str, Any] | None:
-    """The first option whose kind is one of `kinds`, in the order of `kinds`."""
-    listed = list(options)
-    for kind in kinds:
-        for option in listed:
-            if option.get("kind") == kind:
-                return option
-    return None
 
 
 def find_option(options: Iterable[Mapping[str, Any]], option_id: str) -> Mapping[str, Any] | None:
@@ -66,11 +56,6 @@ def ambiguity(options: Iterable[Mapping[str, Any]]) -> str | None:
 def remembered_key(kind: str, title: str) -> tuple[str, str]:
     """What an "allow always" answer is remembered by, per session: tool kind and title."""
     return kind, title
-
-
-def policy_choice(options: Iterable[Mapping[str, Any]], allow: bool) -> Mapping[str, Any] | None:
-    """The option a blanket policy picks: the narrowest allow, or the narrowest reject."""
-    return option_of_kind(options, ALLOW_KINDS if allow else REJECT_KINDS)
 
 
 def decision_text(

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from cockpit.api import Status
+from cockpit.api import ModelCalls, Status
+from cockpit.engine.model_calls import model_calls
 from cockpit.paths import DATABASE_NAME
 from store import Row, SessionRecord
 from store.readonly import ReadOnlyStore
@@ -27,14 +28,15 @@ def session_by_prefix(records: Iterable[SessionRecord], prefix: str) -> SessionR
 class StoreReader:
     """`cockpit.api.ReaderAPI` over the store in a data folder, read-only."""
 
-    def __init__(self, store: ReadOnlyStore) -> None:
+    def __init__(self, store: ReadOnlyStore, data_dir: Path) -> None:
         self.store = store
+        self.data_dir = data_dir
 
     @classmethod
     async def open(cls, data_dir: Path) -> StoreReader:
         """The store in `data_dir`, read-only (a missing one holds no session; SchemaError
         and StoreUnreadable say why one cannot be read)."""
-        return cls(await ReadOnlyStore.open(data_dir / DATABASE_NAME))
+        return cls(await ReadOnlyStore.open(data_dir / DATABASE_NAME), data_dir)
 
     async def close(self, reason: str = "Cockpit quit") -> None:
         await self.store.close()
@@ -53,3 +55,6 @@ class StoreReader:
 
     async def rows(self, session_id: str) -> list[Row]:
         return await self.store.all_rows(session_id)
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        return await model_calls(self.data_dir, self, session, call)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import AgentSpec
+from cockpit.api import MISSING_FILE_POLICIES, AgentSpec
 from cockpit.config_file import ConfigError, ConfigFile, Parsed, error_line
 from cockpit.engine.priority import MAX_NICE
 from cockpit.paths import agents_dir, config_dir
@@ -30,7 +30,6 @@ from cockpit.paths import agents_dir, config_dir
 FIELDS = frozenset(
     {"title", "command", "env", "description", "install", "missing_file", "nice", "terminal_env"}
 )
-MISSING_FILE_POLICIES = frozenset({"error", "empty"})
 
 
 def executable(spec: AgentSpec) -> str | None:

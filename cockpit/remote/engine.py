@@ -37,6 +37,7 @@ from cockpit.api import (
     FileMatch,
     LinkEvent,
     Listener,
+    ModelCalls,
     Page,
     PermissionEvent,
     PermissionRequest,
@@ -797,6 +798,10 @@ class RemoteEngine:
 
     async def rows(self, session_id: str) -> list[Row]:
         return list(await self._call("rows", session_id=session_id))
+
+    async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
+        calls: ModelCalls = await self._call("model_calls", session=session, call=call)
+        return calls
 
     async def row(self, session_id: str, key: str) -> Row | None:
         row: Row | None = await self._call("row", session_id=session_id, key=key)

@@ -5,7 +5,7 @@ A store of 20 sessions, each with a turn of its own. Each round measures, in a f
 process each, the time from the process's start to the first complete screen (every
 session on the rail, the session that reopens shown from its tail page, and a frame
 drawn after that), the TUI opened as `cockpit` opens it (`open_engine` from
-`cockpit.cli.connect`, inside the app, after `freeze_startup_objects`):
+`cockpit.client`, inside the app, after `freeze_startup_objects`):
 
 - attached to the store's service, which runs two of the sessions streaming meanwhile:
   at a model's pace (the demo's slow reply, 20 chunks a second; the figure the target
@@ -73,7 +73,7 @@ async def first_screen(home: Path, folder: Path, local: bool) -> float:
     """In a fresh process: open the TUI as `cockpit` does; when its first complete
     screen is drawn (time.time())."""
     from cockpit.api import EngineAPI
-    from cockpit.cli.connect import Reach, open_engine
+    from cockpit.client import Reach, open_engine
     from cockpit.ui.app import CockpitApp
     from cockpit.ui.transcript import TranscriptView
 

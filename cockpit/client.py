@@ -1,37 +1,34 @@
-"""Where the command line meets the engine: the one module of `cockpit.cli` that imports
-it. The engine is the store's service, reached over its socket (started, detached, when
-none runs), or through a command that speaks to a service elsewhere (`--remote`, `--via`);
-with `--local` it runs in this process. Every other module of the command line is typed
-against `cockpit.api`."""
+"""The engine a client uses (the TUI, the command line), built in one place: in its own
+process (`--local`), or the store's service, reached over its socket (started, detached,
+when none runs) or through a command that speaks to a service elsewhere (`--remote`,
+`--via`). Whatever it builds is typed as the contract (`cockpit.api.EngineAPI`, or
+`ReaderAPI` for what only reads), so the clients import no engine, no service and no
+client of the service: this module does it for them. It also answers what a client asks
+of this side without an engine (the agents `agents.toml` names here) and starts, asks
+and stops the service."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
 from cockpit.api import (
-    DEFAULT_AGENT,
     AgentInfo,
     AgentSpec,
     EngineAPI,
     LinkEvent,
     ReaderAPI,
-    StartError,
 )
 from cockpit.engine.core import Engine
-from cockpit.engine.errors import describe
-from cockpit.engine.permission_rules import policy_choice
 from cockpit.engine.reading import StoreReader
 from cockpit.engine.registry import (
-    MISSING_FILE_POLICIES,
     Registry,
     agent_from_command,
     executable,
@@ -54,27 +51,6 @@ from cockpit.remote.launch import (
 )
 from cockpit.service import daemon
 from cockpit.service.bridge import bridge
-
-__all__ = [
-    "MISSING_FILE_POLICIES",
-    "Reach",
-    "Registry",
-    "StartError",
-    "bridge_service",
-    "counted",
-    "describe",
-    "known_agents",
-    "load_registry",
-    "open_engine",
-    "open_reader",
-    "policy_choice",
-    "read_store",
-    "resolve_agent",
-    "run_service",
-    "service_status",
-    "start_service",
-    "stop_service",
-]
 
 LOCAL_ENV = "COCKPIT_LOCAL"
 """Set to 1: every command runs the engine in its own process, as `--local` does."""
@@ -159,19 +135,18 @@ class Reach:
     screen."""
 
     @classmethod
-    def of(cls, args: argparse.Namespace) -> Reach:
-        """What `--local`, `--remote HOST`, `--via CMD` and COCKPIT_LOCAL say."""
-        via: tuple[str, ...] = ()
-        remote = None
-        if getattr(args, "via", None):
-            via = tuple(shlex.split(args.via))
-        elif getattr(args, "remote", None):
-            remote = args.remote
-            via = remote_bridge(remote)
-        local = bool(getattr(args, "local", False)) or (
-            not via and os.environ.get(LOCAL_ENV, "") not in ("", "0")
-        )
-        return cls(local=local, via=via, remote=remote)
+    def chosen(
+        cls, *, local: bool = False, via: str | None = None, remote: str | None = None
+    ) -> Reach:
+        """What `--local`, `--remote HOST`, `--via CMD` and COCKPIT_LOCAL say: `via` is the
+        user's command (split as a shell would), `remote` a host reached with their ssh."""
+        command: tuple[str, ...] = ()
+        if via:
+            command, remote = tuple(shlex.split(via)), None
+        elif remote:
+            command = remote_bridge(remote)
+        local = local or (not command and os.environ.get(LOCAL_ENV, "") not in ("", "0"))
+        return cls(local=local, via=command, remote=remote or None)
 
     def under_screen(self) -> Reach:
         """This reach for a client that runs under the screen: a bridge's stderr is read,
@@ -466,24 +441,23 @@ def bridge_service(home: Path, idle: float | None) -> int:
     return asyncio.run(bridge(home, idle))
 
 
-def known_agents(registry: Registry) -> list[AgentInfo]:
-    """Every agent of `registry`, and whether its program is installed here."""
-    return [AgentInfo(spec, executable(spec) is not None) for spec in registry.agents.values()]
+def local_agents() -> tuple[list[AgentInfo], list[str]]:
+    """The agents this side's `agents.toml` names (over the bundled ones), whether each
+    one's program is installed here, and the problems met reading the file."""
+    registry = load_registry()
+    infos = [AgentInfo(spec, executable(spec) is not None) for spec in registry.agents.values()]
+    return infos, list(registry.problems)
 
 
-def resolve_agent(args: argparse.Namespace) -> str | AgentSpec:
-    """The agent a command line names. `--agent NAME` (or none: the default) is a name,
-    which the engine that runs the agents looks up in its own `agents.toml` as it is then
-    (the service's; with `--remote`, the far side's). `--agent-cmd "CMD ARGS"` is how it
-    runs, with the settings of the entry of this side's `agents.toml` whose program it
-    runs, and `--missing-file`. ValueError, saying why, when the
-    command line is wrong."""
-    if args.agent_cmd:
-        agents = load_registry().agents
-        return agent_from_command(args.agent_cmd, agents, missing_file=args.missing_file)
-    if args.missing_file is not None:
-        raise ValueError(
-            "--missing-file goes with --agent-cmd (set a registered agent's missing_file in"
-            " agents.toml in Cockpit's config folder)"
-        )
-    return str(args.agent or DEFAULT_AGENT)
+def agent_command(command: str, *, missing_file: str | None = None) -> AgentSpec:
+    """An agent given as a command (`--agent-cmd "CMD ARGS"`): how it runs, with the settings
+    of the entry of this side's `agents.toml` whose program it runs, and `missing_file`.
+    ValueError, saying why, when the command is wrong."""
+    agents = load_registry().agents
+    return agent_from_command(command, agents, missing_file=missing_file)
+
+
+def agent_named(name: str, agents: Sequence[AgentInfo]) -> AgentSpec:
+    """The agent called `name` among those an engine knows; a KeyError that lists the known
+    names otherwise."""
+    return Registry({info.spec.name: info.spec for info in agents}).get(name)
