@@ -335,6 +335,7 @@ PARTS_AND_OWNERS = {
     "cockpit/engine/lifecycle.py": ("cockpit.engine.session", "LiveSession"),
     "cockpit/engine/turns.py": ("cockpit.engine.session", "LiveSession"),
     "cockpit/engine/permission_broker.py": ("cockpit.engine.session", "LiveSession"),
+    "cockpit/agentkit/claude/turn.py": ("cockpit.agentkit.claude.agent", "ClaudeAgent"),
 }
 """Each part, and the object that builds it, which it must not reach back into."""
 
