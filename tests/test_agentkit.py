@@ -3,6 +3,7 @@ against its handler table; the settings, errors and layering every bundled agent
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -19,6 +20,10 @@ from cockpit.agentkit.claude.session import Session as ClaudeSession
 from cockpit.agentkit.claude.turn import Turn as ClaudeTurn
 from cockpit.agentkit.demo import main as demo_main
 from cockpit.agentkit.demo.handlers import HANDLERS
+from cockpit.agentkit.demo.history import Session as DemoSession
+from cockpit.agentkit.demo.tools import tool_execute
+from cockpit.agentkit.demo.turn import Turn as DemoTurn
+from cockpit.agentkit.demo.turn import TurnNeeds as DemoTurnNeeds
 from cockpit.agentkit.errors import error_text, resource_missing
 from cockpit.agentkit.scenarios import (
     ScenarioError,
@@ -192,3 +197,23 @@ async def test_a_claude_turn_alone_stops_at_its_step_limit_without_calling_the_m
     assert [(entry.role, entry.data["kind"]) for entry in session.entries] == [
         ("system", "max_turn_requests")
     ]
+
+
+async def test_a_demo_turn_alone_tells_a_client_without_terminals_it_ran_nothing(
+    tmp_path: Path,
+) -> None:
+    """Built from what it needs of the agent (the connection, the client's abilities),
+    without the agent: the command is asked for, allowed, and fails as not runnable."""
+    client = RecordingClient()
+    needs = DemoTurnNeeds(
+        conn=cast(AgentSideConnection, client),
+        writer=cast(asyncio.StreamWriter, None),
+        can=lambda ability: ability != "terminal",
+        scenarios={},
+        slow=False,
+    )
+    turn = DemoTurn(needs, DemoSession("s1", str(tmp_path)), "tools")
+    assert await tool_execute(turn) == "could not run the command: the client offers no terminal"
+    ended = client.updates[-1]
+    assert ended.status == "failed"
+    assert ended.content[-1].content.text == "The client offers no terminal."

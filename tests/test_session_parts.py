@@ -1,7 +1,9 @@
 """Each part of a live session built alone, from plain fakes of what it reads and the
 callbacks it changes its session through: the lifecycle, the turns and the permission
 broker each keep their own rules without a `LiveSession` around them. The store and the
-inbox are real; the agent's side (its connection, its process) is faked at the wire."""
+inbox are real; the agent's side (its connection, its process) is faked at the wire. And
+no part names the object that builds it: neither the session's parts nor the bundled
+agents' turns."""
 
 from __future__ import annotations
 
@@ -336,6 +338,9 @@ PARTS_AND_OWNERS = {
     "cockpit/engine/turns.py": ("cockpit.engine.session", "LiveSession"),
     "cockpit/engine/permission_broker.py": ("cockpit.engine.session", "LiveSession"),
     "cockpit/agentkit/claude/turn.py": ("cockpit.agentkit.claude.agent", "ClaudeAgent"),
+    "cockpit/agentkit/demo/turn.py": ("cockpit.agentkit.demo.agent", "DemoAgent"),
+    "cockpit/agentkit/demo/replies.py": ("cockpit.agentkit.demo.agent", "DemoAgent"),
+    "cockpit/agentkit/demo/tools.py": ("cockpit.agentkit.demo.agent", "DemoAgent"),
 }
 """Each part, and the object that builds it, which it must not reach back into."""
 
