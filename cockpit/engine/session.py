@@ -12,11 +12,12 @@
 The turn, permission answers and cancel go through the same inbox, so a decision row always
 lands in order, and is committed before the agent hears the answer.
 
-No part holds this object: each takes a small set of what it reads and callbacks for what
-it changes (`LifecycleNeeds`, `TurnNeeds`, the broker's `SessionState`), so that each can
-be read and tested alone. The session's status, its record and its agent spec are this
-object's; the agent's process, its connection and the agent's own session id are the
-lifecycle's; this object wires the parts together.
+No part holds this object: each takes a frozen set of what it reads and callbacks for what
+it changes (`LifecycleNeeds`, `TurnNeeds`, the broker's `SessionState`), which this object
+wires, so that each part can be read and tested alone. The session's status, its record
+and its agent spec are this object's, changed through those callbacks (and by the
+engine); the agent's process, its connection and the agent's own session id are the
+lifecycle's.
 """
 
 from __future__ import annotations
