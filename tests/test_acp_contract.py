@@ -200,7 +200,7 @@ async def test_a_recorded_agent_through_the_sdk_connection_leaves_the_rows_it_im
         async def started() -> None:
             """The agent was started above, on the socket pair."""
 
-        monkeypatch.setattr(live, "start", started)
+        monkeypatch.setattr(live.lifecycle, "start", started)
         for turn in turns_of(records):
             running = asyncio.ensure_future(live.prompt(turn.text))
             if turn.cancelled:

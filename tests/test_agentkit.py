@@ -3,16 +3,27 @@ against its handler table; the settings, errors and layering every bundled agent
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
-from acp.core import RequestError
+from acp.core import AgentSideConnection, RequestError
+from acp.schema import AllowedOutcome, RequestPermissionResponse
 
+from cockpit.agentkit.claude.config import MAX_STEPS as CLAUDE_MAX_STEPS
+from cockpit.agentkit.claude.config import models as claude_models
+from cockpit.agentkit.claude.session import Session as ClaudeSession
+from cockpit.agentkit.claude.turn import Turn as ClaudeTurn
 from cockpit.agentkit.demo import main as demo_main
 from cockpit.agentkit.demo.handlers import HANDLERS
+from cockpit.agentkit.demo.history import Session as DemoSession
+from cockpit.agentkit.demo.tools import tool_execute
+from cockpit.agentkit.demo.turn import Turn as DemoTurn
+from cockpit.agentkit.demo.turn import TurnNeeds as DemoTurnNeeds
 from cockpit.agentkit.errors import error_text, resource_missing
 from cockpit.agentkit.scenarios import (
     ScenarioError,
@@ -23,6 +34,7 @@ from cockpit.agentkit.scenarios import (
 )
 from cockpit.agentkit.settings import MODES, check_mode, select_option, session_modes
 from cockpit.cli.agents import demo_scenarios
+from store.chunk_log import ChunkLog
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -145,3 +157,63 @@ def test_a_bundled_agent_with_no_client_on_stdin_stops_at_once(script: str, tmp_
     )
     assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
     assert ran.stdout == b""
+
+
+class RecordingClient:
+    """The client's end of a bundled agent's connection: what a turn sent it, and an
+    answer "Allow once" to every permission request."""
+
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(self, **kwargs: Any) -> RequestPermissionResponse:
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id="allow")
+        )
+
+
+async def test_a_claude_turn_alone_stops_at_its_step_limit_without_calling_the_model(
+    tmp_path: Path,
+) -> None:
+    """Built from the client connection and the model's client, without the agent."""
+    log = await ChunkLog.open(tmp_path / "log.db")
+    session = ClaudeSession("s1", str(tmp_path), log, [], model=next(iter(claude_models())))
+    client = RecordingClient()
+
+    def no_model() -> Any:
+        raise AssertionError("the model was called past the step limit")
+
+    try:
+        turn = ClaudeTurn(cast(AgentSideConnection, client), no_model, session)
+        turn.step = CLAUDE_MAX_STEPS
+        assert await turn.loop() == "max_turn_requests"
+    finally:
+        await log.close()
+    [shown] = client.updates
+    assert f"I stopped after {CLAUDE_MAX_STEPS} model calls" in shown.content.text
+    assert [(entry.role, entry.data["kind"]) for entry in session.entries] == [
+        ("system", "max_turn_requests")
+    ]
+
+
+async def test_a_demo_turn_alone_tells_a_client_without_terminals_it_ran_nothing(
+    tmp_path: Path,
+) -> None:
+    """Built from what it needs of the agent (the connection, the client's abilities),
+    without the agent: the command is asked for, allowed, and fails as not runnable."""
+    client = RecordingClient()
+    needs = DemoTurnNeeds(
+        conn=cast(AgentSideConnection, client),
+        writer=cast(asyncio.StreamWriter, None),
+        can=lambda ability: ability != "terminal",
+        scenarios={},
+        slow=False,
+    )
+    turn = DemoTurn(needs, DemoSession("s1", str(tmp_path)), "tools")
+    assert await tool_execute(turn) == "could not run the command: the client offers no terminal"
+    ended = client.updates[-1]
+    assert ended.status == "failed"
+    assert ended.content[-1].content.text == "The client offers no terminal."

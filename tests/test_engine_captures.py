@@ -40,7 +40,7 @@ async def test_captures_through_the_tap_and_inbox(
             recorder(FramesEvent(session.id, tuple(frames)))
         elif record["dir"] == "agent->client":
             if "sessionId" in frame.get("result", {}):
-                live.agent_session_id = frame["result"]["sessionId"]
+                live.lifecycle.agent_session_id = frame["result"]["sessionId"]
             if "id" in frame and "method" in frame:  # a request: screened as the transport does
                 assert not await live.tap.screen(frame), "a valid request was refused"
             live.tap(frame)

@@ -165,7 +165,7 @@ async def test_a_failure_inside_cockpit_during_a_turn_is_a_row_and_the_session_g
         async def broken(text: str) -> list[Any]:
             raise RuntimeError("the mention index broke")
 
-        monkeypatch.setattr(live, "_mentions", broken)
+        monkeypatch.setattr(live.turns, "_mentions", broken)
         assert await engine.prompt(record.id, "hello") == "error"
         rows = await rows_of(engine, record.id)
         assert rows[-1].kind == "error"

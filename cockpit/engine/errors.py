@@ -1,6 +1,6 @@
 """How the engine words what went wrong for the user: one line per error, whatever raised
-it (the agent, the SDK reading its reply, the store, the system), and the error a failed
-start raises after its row is written."""
+it (the agent, the SDK reading its reply, the store, the system). The error a failed start
+raises after its row is written is the contract's `StartError` (`cockpit.api`)."""
 
 from __future__ import annotations
 

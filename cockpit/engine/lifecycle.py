@@ -2,8 +2,10 @@
 agent's own session (load, resume, or honestly a fresh one), noticing its death, and
 stopping it so that what it sent is stored and a running turn says why it ended.
 
-The SDK connection is made here, in `connect`: the agent's stdio through Cockpit's
-hardened transport, and the SDK's calls into Cockpit through the client adapter.
+The agent's process, its SDK connection (made by `sdk_connection`: the agent's stdio
+through Cockpit's hardened transport, the SDK's calls into Cockpit through the client
+adapter) and the agent's own session id are the lifecycle's; what it reads of its session
+and the callbacks for what it changes there come in one `LifecycleNeeds`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import asyncio
 import contextlib
 import logging
 import os
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, Protocol
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.core import ClientSideConnection
@@ -21,19 +26,17 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementatio
 from pydantic import ValidationError
 
 from cockpit import __version__
-from cockpit.api import SessionEvent, StartError, Status
+from cockpit.api import AgentSpec, EngineEvent, SessionEvent, StartError, Status
 from cockpit.compat.acp_private import Transport
 from cockpit.engine.agent_process import AgentProcess
-from cockpit.engine.client_adapter import ClientAdapter
 from cockpit.engine.errors import describe
+from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.processes import describe_exit
 from cockpit.engine.start_watch import StartWatch
 from cockpit.engine.transport import AgentTransport
-from cockpit.environment import agent_variables, runs_our_python
+from cockpit.environment import Environment, agent_variables, runs_our_python
 from store import SessionBusy, note
-
-if TYPE_CHECKING:
-    from cockpit.engine.session import LiveSession
+from store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +64,100 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
+Connect = Callable[[asyncio.StreamReader, asyncio.StreamWriter], ClientSideConnection]
+"""Makes the SDK's connection to an agent on its stdout and stdin."""
+
+
+def sdk_connection(
+    stdout: asyncio.StreamReader,
+    stdin: asyncio.StreamWriter,
+    *,
+    tap: Callable[[dict[str, Any]], bool],
+    screen: Callable[[dict[str, Any]], Awaitable[bool]],
+    on_dropped: Callable[[str], None],
+    client: Client,
+) -> ClientSideConnection:
+    """The SDK's connection to an agent on these streams: Cockpit's transport frames them
+    and taps every update into the session's inbox, and `client` answers the agent's
+    requests."""
+    transport: Transport = AgentTransport(
+        stdout, stdin, tap=tap, on_dropped=on_dropped, screen=screen
+    )
+    return ClientSideConnection(client, transport)
+
+
+class RunningTurn(Protocol):
+    """What a stop reads of the session's turn, and asks of it: one that runs ends first."""
+
+    @property
+    def active(self) -> bool:
+        """True while a prompt is with the agent."""
+        ...
+
+    @property
+    def idle(self) -> asyncio.Event:
+        """Set whenever no turn runs."""
+        ...
+
+    def will_stop(self, reason: str) -> None:
+        """A stop comes while the turn runs: its end says `reason`."""
+
+    async def cancel(self) -> bool:
+        """Cancel the running turn; False when none runs."""
+        ...
+
+
+@dataclass(frozen=True)
+class LifecycleNeeds:
+    """What the lifecycle reads of its session, and callbacks for what it changes there."""
+
+    session_id: str
+    root: Path
+    """The session's folder: the agent runs in it."""
+    store: Store
+    emit: Callable[[EngineEvent], None]
+    inbox: SessionInbox
+    """Where the rows it writes go, in order with the agent's updates."""
+    data_dir: Path
+    """Where the agent's log goes (`logs/`), handed to the agent too."""
+    spec: Callable[[], AgentSpec]
+    """How to run the agent, as it is at each start."""
+    environment: Callable[[], Environment | None]
+    """The user's world the agent starts with (None: no request brought one)."""
+    handshake_timeout: Callable[[], float]
+    """Seconds the agent may take to start, at most (read at each start)."""
+    stall_limit: float
+    """Seconds a starting agent may do nothing before it has failed."""
+    status: Callable[[], str]
+    """The session's live status."""
+    set_status: Callable[[str, str], None]
+    """Change the session's live status (and its detail) and tell the clients."""
+    connect: Connect
+    """The SDK's connection to an agent on its streams (see `sdk_connection`)."""
+    use_environment: Callable[[Environment], None]
+    """Give the agent's terminals the world the agent starts with."""
+    close_open: Callable[[str, str | None, str], Awaitable[None]]
+    """Answer every pending question and close every open tool call (see
+    `LiveSession.close_open`)."""
+    release_questions: Callable[[], None]
+    """Answer every pending question "cancelled", without a row."""
+    close_terminals: Callable[[], Awaitable[None]]
+    """End every terminal of the agent."""
+    turn: Callable[[], RunningTurn]
+    """The session's turns (built after the lifecycle: a turn starts the agent)."""
+
+
 class AgentLifecycle:
     """Starting, reloading and stopping the agent of one live session."""
 
-    def __init__(self, live: LiveSession) -> None:
-        self._live = live
+    def __init__(self, needs: LifecycleNeeds, agent_session_id: str | None) -> None:
+        self._needs = needs
+        self.process: AgentProcess | None = None
+        self.conn: ClientSideConnection | None = None
+        self.agent_session_id = agent_session_id
+        """The agent's own id of this session (the stored one until the agent gives one)."""
+        self.capabilities: dict[str, Any] = {}
+        """What the agent said in `initialize` it can do, as wire JSON."""
         self.ready = False
         """True once the handshake is done and the agent's session is open."""
         self.stopping = False
@@ -77,6 +169,13 @@ class AgentLifecycle:
         self._watcher: asyncio.Task[None] | None = None
         self._start_watch: StartWatch | None = None
 
+    @property
+    def running(self) -> bool:
+        """True while an agent process is attached and alive."""
+        return (
+            self.process is not None and self.process.returncode is None and self.conn is not None
+        )
+
     # -- starting -----------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -85,7 +184,7 @@ class AgentLifecycle:
         that fails, or that a stop cuts, raises StartError in every caller, with a row in
         the session that says why."""
         if self._starting is None or self._starting.done():
-            if self.ready and self._live.running:
+            if self.ready and self.running:
                 return
             self._starting = asyncio.ensure_future(self._start())
             self._starting.add_done_callback(_retrieve)
@@ -101,7 +200,7 @@ class AgentLifecycle:
 
     async def _start(self) -> None:
         """Spawn the agent, shake hands, and open (or reload) its ACP session."""
-        live = self._live
+        needs = self._needs
         async with self._stop_lock:
             # A stop under way ends first: one that went on beside this start would mark
             # the session closed, and wait for this start's agent to exit, which no one
@@ -111,33 +210,33 @@ class AgentLifecycle:
         await self.claim()
         self.stopping = False
         self.exit_reported = False
-        live.inbox.ensure_consumer()
-        live.set_status(Status.STARTING, live.spec.label)
-        log_path = live.data_dir / "logs" / f"{live.id}.log"
-        world = live.environment()
+        needs.inbox.ensure_consumer()
+        needs.set_status(Status.STARTING, needs.spec().label)
+        log_path = needs.data_dir / "logs" / f"{needs.session_id}.log"
+        world = needs.environment()
         if world is None:
             await self.fail(NO_ENVIRONMENT)
-        spec = live.spec
+        spec = needs.spec()
         variables = agent_variables(
             world.variables,
             spec.env,
             os.environ,
             bundled=runs_our_python(spec.command),
-            extra={"COCKPIT_DATA_DIR": str(live.data_dir)},
+            extra={"COCKPIT_DATA_DIR": str(needs.data_dir)},
         )
-        live.requests.use_environment(world)
+        needs.use_environment(world)
         try:
-            process = await AgentProcess.spawn(spec, live.root, log_path, variables, world.umask)
+            process = await AgentProcess.spawn(spec, needs.root, log_path, variables, world.umask)
         except (FileNotFoundError, NotADirectoryError, PermissionError) as error:
             await self.fail(str(error))
-        live.process = process
+        self.process = process
         self.connect(process.stdout, process.stdin)
-        self._watcher = asyncio.create_task(self._watch(process), name=f"watch-{live.id}")
+        self._watcher = asyncio.create_task(self._watch(process), name=f"watch-{needs.session_id}")
         watch = StartWatch(
             process.pid,
             lambda: process.written,
-            ceiling=live.handshake_timeout,
-            stall_limit=live.stall_limit,
+            ceiling=needs.handshake_timeout(),
+            stall_limit=needs.stall_limit,
         )
         try:
             async with watch:
@@ -157,61 +256,54 @@ class AgentLifecycle:
         except (RequestError, ValidationError, ConnectionError, OSError) as error:
             await self.fail(f"The agent failed while starting: {describe(error)}", stop=True)
         except Exception as error:  # a store error, or a bug: the session says so and goes on
-            log.exception("session %s did not start", live.id)
+            log.exception("session %s did not start", needs.session_id)
             await self.fail(f"Cockpit could not start the agent: {describe(error)}", stop=True)
         finally:
             self._start_watch = None
         self.ready = True
-        live.set_status(Status.READY)
+        needs.set_status(Status.READY, "")
 
     def connect(
         self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter
     ) -> ClientSideConnection:
-        """The SDK's connection to an agent on these streams: Cockpit's transport frames
-        them and taps every update into the session's inbox, and the client adapter
-        answers the agent's requests. It becomes the session's connection."""
-        live = self._live
-        transport: Transport = AgentTransport(
-            stdout, stdin, tap=live.tap, on_dropped=live.inbox.dropped, screen=live.tap.screen
-        )
-        client: Client = ClientAdapter(live.broker, live.requests)
-        live.conn = ClientSideConnection(client, transport)
-        return live.conn
+        """The SDK's connection to an agent on these streams (see `sdk_connection`). It
+        becomes the session's connection."""
+        self.conn = self._needs.connect(stdout, stdin)
+        return self.conn
 
     async def claim(self) -> None:
         """Become the session's only writer before an agent runs for it. When another
         Cockpit writes it, SessionBusy says so on the session's status (not as a row: the
         transcript is the other Cockpit's to write)."""
         try:
-            await self._live.store.claim(self._live.id)
+            await self._needs.store.claim(self._needs.session_id)
         except SessionBusy as error:
-            self._live.set_status(Status.ERROR, str(error))
+            self._needs.set_status(Status.ERROR, str(error))
             raise
 
     async def fail(self, message: str, *, stop: bool = False) -> NoReturn:
         """End a start that failed: an error row saying why (with the agent's last words on
         stderr), the session in error, and StartError for the callers."""
-        live = self._live
+        needs = self._needs
         if stop:
             await self.shutdown()
-        tail = live.process.stderr_tail() if live.process is not None else ""
+        tail = self.process.stderr_tail() if self.process is not None else ""
         if tail:
             message += f"\n\nLast lines the agent wrote to stderr:\n{tail}"
         self.exit_reported = True
-        await live.inbox.tell(note(live.id, "error", message))
+        await needs.inbox.tell(note(needs.session_id, "error", message))
         try:
-            await live.store.update_session(live.id, status=Status.ERROR)
+            await needs.store.update_session(needs.session_id, status=Status.ERROR)
         except Exception:
-            log.exception("could not store the status of session %s", live.id)
-        live.set_status(Status.ERROR, message.splitlines()[0])
+            log.exception("could not store the status of session %s", needs.session_id)
+        needs.set_status(Status.ERROR, message.splitlines()[0])
         raise StartError(message)
 
     async def handshake(self) -> None:
         """`initialize`, then open the agent's session: a new one, or the stored one again.
         How long it may take is the start's to watch (`StartWatch`), not each request's."""
-        live = self._live
-        assert live.conn is not None
-        init = await live.conn.initialize(
+        assert self.conn is not None
+        init = await self.conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
@@ -225,69 +317,69 @@ class AgentLifecycle:
                 f"{PROTOCOL_VERSION}.",
                 stop=True,
             )
-        live.capabilities = (
+        self.capabilities = (
             init.agent_capabilities.model_dump(by_alias=True, exclude_none=True)
             if init.agent_capabilities
             else {}
         )
-        if live.agent_session_id is None:
+        if self.agent_session_id is None:
             await self._new_session()
         else:
             await self._reopen()
 
     async def _new_session(self) -> None:
-        live = self._live
-        assert live.conn is not None
-        response = await live.conn.new_session(cwd=str(live.root), mcp_servers=[])
-        live.agent_session_id = response.session_id
+        needs = self._needs
+        assert self.conn is not None
+        response = await self.conn.new_session(cwd=str(needs.root), mcp_servers=[])
+        self.agent_session_id = response.session_id
         await self._save_session_state(response)
 
     async def _save_session_state(self, response: Any) -> None:
-        live = self._live
-        fields: dict[str, Any] = {"agent_session_id": live.agent_session_id, "status": Status.READY}
+        needs = self._needs
+        fields: dict[str, Any] = {"agent_session_id": self.agent_session_id, "status": Status.READY}
         if getattr(response, "modes", None) is not None:
             fields["modes"] = response.modes.model_dump(by_alias=True, exclude_none=True)
         if getattr(response, "config_options", None) is not None:
             fields["config_options"] = [
                 o.model_dump(by_alias=True, exclude_none=True) for o in response.config_options
             ]
-        await live.store.update_session(live.id, **fields)
-        live.emit(SessionEvent(live.id))
+        await needs.store.update_session(needs.session_id, **fields)
+        needs.emit(SessionEvent(needs.session_id))
 
     async def _reopen(self) -> None:
         """Reconnect to the agent's own session: load it (replay), resume it, or say honestly
         that the agent starts afresh."""
-        live = self._live
-        assert live.conn is not None
-        assert live.agent_session_id is not None
-        stored = await live.store.page_before(live.id, max_rows=1)
-        session_caps = live.capabilities.get("sessionCapabilities") or {}
-        if live.capabilities.get("loadSession"):
-            window = await live.store.begin_replay(live.id)
-            live.inbox.replayed_users = 0
+        needs = self._needs
+        assert self.conn is not None
+        assert self.agent_session_id is not None
+        stored = await needs.store.page_before(needs.session_id, max_rows=1)
+        session_caps = self.capabilities.get("sessionCapabilities") or {}
+        if self.capabilities.get("loadSession"):
+            window = await needs.store.begin_replay(needs.session_id)
+            needs.inbox.replayed_users = 0
             try:
                 if self._start_watch is not None:
                     self._start_watch.allow(LOAD_ALLOWANCE)
-                response = await live.conn.load_session(
-                    cwd=str(live.root), session_id=live.agent_session_id, mcp_servers=[]
+                response = await self.conn.load_session(
+                    cwd=str(needs.root), session_id=self.agent_session_id, mcp_servers=[]
                 )
             except RequestError as error:
-                await live.inbox.settle()
-                await live.store.end_replay(live.id)
+                await needs.inbox.settle()
+                await needs.store.end_replay(needs.session_id)
                 await self._fresh_session(
                     f"the agent could not load its session ({describe(error)})"
                 )
                 return
             except BaseException:  # it timed out, or died: what it sends next is live again
                 with contextlib.suppress(Exception):
-                    await live.store.end_replay(live.id)
+                    await needs.store.end_replay(needs.session_id)
                 raise
-            await live.inbox.settle()
+            await needs.inbox.settle()
             # The window stays open past the answer for what a late replay still recites
             # (gemini-cli sends most of its history after the next prompt).
-            await live.store.load_answered(live.id)
-            turns = live.store.turn_of(live.id) or 0
-            replayed = live.inbox.replayed_users
+            await needs.store.load_answered(needs.session_id)
+            turns = needs.store.turn_of(needs.session_id) or 0
+            replayed = needs.inbox.replayed_users
             if window.keep:
                 message = (
                     "Reconnected: the agent reloaded its session and replayed "
@@ -303,32 +395,32 @@ class AgentLifecycle:
                     "Reconnected: the agent reloaded its session; the transcript is "
                     "Cockpit's own record."
                 )
-            await live.inbox.tell(note(live.id, "notice", message))
+            await needs.inbox.tell(note(needs.session_id, "notice", message))
             await self._save_session_state(response)
         elif "resume" in session_caps:
             try:
-                resumed = await live.conn.resume_session(
-                    cwd=str(live.root), session_id=live.agent_session_id, mcp_servers=[]
+                resumed = await self.conn.resume_session(
+                    cwd=str(needs.root), session_id=self.agent_session_id, mcp_servers=[]
                 )
             except RequestError as error:
                 await self._fresh_session(
                     f"the agent could not resume its session ({describe(error)})"
                 )
                 return
-            await live.inbox.tell(
-                note(live.id, "notice", "Reconnected: the agent resumed its session.")
+            await needs.inbox.tell(
+                note(needs.session_id, "notice", "Reconnected: the agent resumed its session.")
             )
             await self._save_session_state(resumed)
         else:
             await self._fresh_session("the agent cannot reload sessions")
 
     async def _fresh_session(self, why: str) -> None:
-        live = self._live
-        live.agent_session_id = None
+        needs = self._needs
+        self.agent_session_id = None
         await self._new_session()
-        await live.inbox.tell(
+        await needs.inbox.tell(
             note(
-                live.id,
+                needs.session_id,
                 "notice",
                 f"Started a new agent session: {why}. The agent does not remember the earlier "
                 "turns; the transcript above is Cockpit's own record.",
@@ -342,7 +434,7 @@ class AgentLifecycle:
         code = await process.wait()
         if self.stopping or self.exit_reported:
             return
-        if self._live.turns.active:
+        if self._needs.turn().active:
             return  # the turn reports it, with the exit code
         await self.report_exit(code)
 
@@ -350,24 +442,24 @@ class AgentLifecycle:
         """The agent exited by itself: close what waited on it, and say so in a row."""
         if self.exit_reported:
             return
-        live = self._live
+        needs = self._needs
         self.exit_reported = True
         self.ready = False
-        await live.close_open("exit", "the agent exited", "failed")
-        tail = live.process.stderr_tail() if live.process is not None else ""
+        await needs.close_open("exit", "the agent exited", "failed")
+        tail = self.process.stderr_tail() if self.process is not None else ""
         message = f"The agent exited with {describe_exit(code)}."
         if tail:
             message += f"\n\nLast lines the agent wrote to stderr:\n{tail}"
         message += "\n\nSend a prompt to restart it."
-        await live.inbox.tell(note(live.id, "error", message))
+        await needs.inbox.tell(note(needs.session_id, "error", message))
         try:
-            await live.store.update_session(live.id, status=Status.EXITED)
+            await needs.store.update_session(needs.session_id, status=Status.EXITED)
         except Exception:
-            log.exception("could not store the status of session %s", live.id)
-        live.set_status(Status.EXITED, f"exited with {describe_exit(code)}")
-        if live.conn is not None:
-            await live.conn.close()
-        await live.requests.close()
+            log.exception("could not store the status of session %s", needs.session_id)
+        needs.set_status(Status.EXITED, f"exited with {describe_exit(code)}")
+        if self.conn is not None:
+            await self.conn.close()
+        await needs.close_terminals()
 
     # -- stopping -----------------------------------------------------------------------------
 
@@ -379,27 +471,27 @@ class AgentLifecycle:
             await self._stop(reason)
 
     async def _stop(self, reason: str) -> None:
-        live = self._live
-        turns = live.turns
+        needs = self._needs
+        turn = needs.turn()
         await self._cut_start(reason)
-        if turns.active:
-            turns.stop_reason = reason
+        if turn.active:
+            turn.will_stop(reason)
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(live.cancel(), 2)
+                await asyncio.wait_for(turn.cancel(), 2)
             with contextlib.suppress(TimeoutError):  # the agent may end the turn by itself
-                await asyncio.wait_for(turns.idle.wait(), STOP_GRACE)
+                await asyncio.wait_for(turn.idle.wait(), STOP_GRACE)
         await self.shutdown()
         with contextlib.suppress(TimeoutError):  # and the turn records how it ended
-            await asyncio.wait_for(turns.idle.wait(), STOP_GRACE)
-        if live.status not in (Status.ERROR, Status.EXITED):
+            await asyncio.wait_for(turn.idle.wait(), STOP_GRACE)
+        if needs.status() not in (Status.ERROR, Status.EXITED):
             with contextlib.suppress(Exception):
-                await live.store.update_session(live.id, status=Status.CLOSED)
-            live.set_status(Status.CLOSED)
+                await needs.store.update_session(needs.session_id, status=Status.CLOSED)
+            needs.set_status(Status.CLOSED, "")
         # Everything the agent sent before it stopped is stored and shown before the
         # session is let go.
-        await live.inbox.drain()
+        await needs.inbox.drain()
         with contextlib.suppress(Exception):
-            await live.store.release(live.id)  # another Cockpit may continue it now
+            await needs.store.release(needs.session_id)  # another Cockpit may continue it now
 
     async def _cut_start(self, reason: str) -> None:
         """End a start still under way before stopping: the agent it spawns is stopped with
@@ -410,35 +502,34 @@ class AgentLifecycle:
             return
         starting.cancel()
         await asyncio.wait({starting})
-        await self._live.inbox.tell(
-            note(self._live.id, "notice", f"The agent was stopped while it started: {reason}.")
-        )
+        said = f"The agent was stopped while it started: {reason}."
+        await self._needs.inbox.tell(note(self._needs.session_id, "notice", said))
 
     async def shutdown(self) -> None:
         """Stop the agent now: close what waits on it, close its session and the
         connection, end its process group and its terminals."""
-        live = self._live
+        needs = self._needs
         self.stopping = True
         self.ready = False
         # What is stopped is the agent of now, with its connection and its watcher, read
         # before the first await.
-        conn, process, watcher = live.conn, live.process, self._watcher
+        conn, process, watcher = self.conn, self.process, self._watcher
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
-                live.close_open("stop", "the session was stopped", "cancelled"), 2
+                needs.close_open("stop", "the session was stopped", "cancelled"), 2
             )
-        live.broker.release_all()
+        needs.release_questions()
         if (
             conn is not None
             and process is not None
             and process.returncode is None
             and (
-                "close" in (live.capabilities.get("sessionCapabilities") or {})
-                and live.agent_session_id
+                "close" in (self.capabilities.get("sessionCapabilities") or {})
+                and self.agent_session_id
             )
         ):
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.close_session(session_id=live.agent_session_id), 2)
+                await asyncio.wait_for(conn.close_session(session_id=self.agent_session_id), 2)
         if conn is not None:
             with contextlib.suppress(Exception):
                 await conn.close()
@@ -447,6 +538,6 @@ class AgentLifecycle:
         if watcher is not None:
             with contextlib.suppress(BaseException):
                 await watcher
-        await live.requests.close()
-        if live.conn is conn:
-            live.conn = None
+        await needs.close_terminals()
+        if self.conn is conn:
+            self.conn = None

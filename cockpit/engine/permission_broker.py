@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
@@ -49,24 +49,19 @@ AutoAnswer = Callable[[PermissionRequest], str | None]
 """Given a request, the optionId to answer without asking, or None to ask the user."""
 
 
-class SessionState(Protocol):
-    """What the broker reads and sets of the session it serves."""
+@dataclass(frozen=True)
+class SessionState:
+    """What the broker reads of the session it serves, and the one thing it changes there
+    (its status): callbacks, so that the broker can be built and tested alone."""
 
-    @property
-    def status(self) -> str:
-        """The session's live status."""
-        ...
-
-    def set_status(self, status: str, detail: str = "") -> None:
-        """Change the session's live status and tell the clients."""
-
-    def closing(self) -> bool:
-        """True while a cancel or a stop is under way: nothing more is asked."""
-        ...
-
-    def agent_gone(self) -> bool:
-        """True once the agent exited (or none runs): nobody would hear an answer."""
-        ...
+    status: Callable[[], str]
+    """The session's live status."""
+    set_status: Callable[[str, str], None]
+    """Change the session's live status (and its detail) and tell the clients."""
+    closing: Callable[[], bool]
+    """True while a cancel or a stop is under way: nothing more is asked."""
+    agent_gone: Callable[[], bool]
+    """True once the agent exited (or none runs): nobody would hear an answer."""
 
 
 @dataclass
@@ -257,8 +252,8 @@ class PermissionBroker:
             if not asked:
                 self._pending_by_tool.pop(request.tool_call_id, None)
             self._emit(PermissionEvent(request, resolved=True, option_id=option_id))
-            if not self.pending and self._session.status == Status.WAITING:
-                self._session.set_status(Status.WORKING)
+            if not self.pending and self._session.status() == Status.WAITING:
+                self._session.set_status(Status.WORKING, "")
 
     async def decide_pending(self, decided_by: str, reason: str | None) -> None:
         """Answer every pending request "cancelled", together: each still writes its row

@@ -10,17 +10,23 @@
 - `requests` (`AgentRequests`): the agent's `fs/*` and `terminal/*` requests.
 
 The turn, permission answers and cancel go through the same inbox, so a decision row always
-lands in order, and is committed before the agent hears the answer. The parts share the
-session's state through this object: its status, its process, its connection and the
-agent's own session id.
+lands in order, and is committed before the agent hears the answer.
+
+No part holds this object: each takes a frozen set of what it reads and callbacks for what
+it changes (`LifecycleNeeds`, `TurnNeeds`, the broker's `SessionState`), which this object
+wires, so that each part can be read and tested alone. The session's status, its record
+and its agent spec are this object's, changed through those callbacks (and by the
+engine); the agent's process, its connection and the agent's own session id are the
+lifecycle's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from acp.core import ClientSideConnection
 
@@ -28,17 +34,21 @@ from cockpit.acp_types import ContentBlock
 from cockpit.api import AgentSpec, EngineEvent, SessionEvent, Status, StatusEvent
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.agent_requests import AgentRequests
+from cockpit.engine.client_adapter import ClientAdapter
 from cockpit.engine.inbox import SessionInbox
-from cockpit.engine.lifecycle import AgentLifecycle
-from cockpit.engine.mention_blocks import mention_blocks
-from cockpit.engine.permission_broker import AutoAnswer, PendingRequest, PermissionBroker
+from cockpit.engine.lifecycle import AgentLifecycle, LifecycleNeeds, sdk_connection
+from cockpit.engine.permission_broker import (
+    AutoAnswer,
+    PendingRequest,
+    PermissionBroker,
+    SessionState,
+)
 from cockpit.engine.policy import Policy
 from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
-from cockpit.engine.turns import Turns
+from cockpit.engine.turns import TurnNeeds, Turns
 from cockpit.environment import Environment
-from cockpit.text.mentions import find_mentions
-from store import Chunk, SessionRecord, note
+from store import Chunk, SessionRecord
 from store.store import Store
 
 
@@ -63,23 +73,12 @@ class LiveSession:
         self.record = record
         self.spec = spec
         self.root = Path(record.cwd)
-        self.store = store
         self.emit = emit
-        self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
         """Seconds its agent may take to start, at most."""
-        self.stall_limit = stall_limit
-        """Seconds its starting agent may do nothing before it has failed."""
-        self.environment = environment
-        """The user's world the agent starts with: that of the last request that may start
-        it (None: no request brought one)."""
         self.status = Status.CLOSED
         self.detail = ""
         """What the last status change said (why the agent failed to start...)."""
-        self.process: AgentProcess | None = None
-        self.conn: ClientSideConnection | None = None
-        self.agent_session_id: str | None = record.agent_session_id
-        self.capabilities: dict[str, Any] = {}
         self.inbox = SessionInbox(self.id, store, emit)
         self.broker = PermissionBroker(
             self.id,
@@ -87,16 +86,66 @@ class LiveSession:
             emit,
             self.inbox,
             self.root,
-            self,
+            SessionState(
+                status=lambda: self.status,
+                set_status=self.set_status,
+                closing=self.closing,
+                agent_gone=self.agent_gone,
+            ),
             auto_answer=auto_answer,
             policy=policy,
         )
         self.requests = AgentRequests(
             self.id, self.root, lambda: self.spec, data_dir, self.inbox, self.broker
         )
-        self.tap = AgentTap(self.id, self.inbox, self.broker, lambda: self.agent_session_id)
-        self.lifecycle = AgentLifecycle(self)
-        self.turns = Turns(self)
+        self.tap = AgentTap(
+            self.id, self.inbox, self.broker, lambda: self.lifecycle.agent_session_id
+        )
+        self.lifecycle = AgentLifecycle(
+            LifecycleNeeds(
+                session_id=self.id,
+                root=self.root,
+                store=store,
+                emit=emit,
+                inbox=self.inbox,
+                data_dir=data_dir,
+                spec=lambda: self.spec,
+                environment=environment,
+                handshake_timeout=lambda: self.handshake_timeout,
+                stall_limit=stall_limit,
+                status=lambda: self.status,
+                set_status=self.set_status,
+                connect=functools.partial(
+                    sdk_connection,
+                    tap=self.tap,
+                    screen=self.tap.screen,
+                    on_dropped=self.inbox.dropped,
+                    client=ClientAdapter(self.broker, self.requests),
+                ),
+                use_environment=self.requests.use_environment,
+                close_open=self.close_open,
+                release_questions=self.broker.release_all,
+                close_terminals=self.requests.close,
+                turn=lambda: self.turns,
+            ),
+            record.agent_session_id,
+        )
+        self.turns = Turns(
+            TurnNeeds(
+                session_id=self.id,
+                root=self.root,
+                store=store,
+                emit=emit,
+                inbox=self.inbox,
+                agent=self.lifecycle,
+                status=lambda: self.status,
+                set_status=self.set_status,
+                titled=self._titled,
+                new_turn=self.broker.new_turn,
+                close_unanswered=self.broker.close_unanswered,
+                close_open=self.close_open,
+            )
+        )
 
     # -- status -------------------------------------------------------------------------------
 
@@ -106,12 +155,31 @@ class LiveSession:
         self.detail = detail
         self.emit(StatusEvent(self.id, status, detail, turn_ended))
 
+    def _titled(self, title: str) -> None:
+        """The first prompt titled the session: `service status` reads it from memory."""
+        self.record = dataclasses.replace(self.record, title=title)
+
+    # -- the agent (the lifecycle's) ----------------------------------------------------------
+
     @property
     def running(self) -> bool:
         """True while an agent process is attached and alive."""
-        return (
-            self.process is not None and self.process.returncode is None and self.conn is not None
-        )
+        return self.lifecycle.running
+
+    @property
+    def process(self) -> AgentProcess | None:
+        """The agent's process (None before the first start)."""
+        return self.lifecycle.process
+
+    @property
+    def conn(self) -> ClientSideConnection | None:
+        """The SDK's connection to the agent (None when none runs)."""
+        return self.lifecycle.conn
+
+    @property
+    def agent_session_id(self) -> str | None:
+        """The agent's own id of this session."""
+        return self.lifecycle.agent_session_id
 
     def closing(self) -> bool:
         """True while a cancel or a stop is under way: the agent is asked nothing more."""
@@ -176,17 +244,6 @@ class LiveSession:
     async def cancel(self) -> bool:
         """Cancel the running turn; False when none runs."""
         return await self.turns.cancel()
-
-    async def _mentions(self, text: str) -> list[ContentBlock]:
-        """Files the prompt mentions with `@path`: embedded when the agent takes embedded
-        context, else as links; a mention that cannot be sent becomes a notice row."""
-        if not find_mentions(text):
-            return []
-        embedded = bool((self.capabilities.get("promptCapabilities") or {}).get("embeddedContext"))
-        blocks, problems = await asyncio.to_thread(mention_blocks, text, self.root, embedded)
-        for problem in problems:
-            await self.inbox.tell(note(self.id, "notice", problem))
-        return list(blocks)
 
     async def set_mode(self, mode_id: str) -> None:
         """Switch the agent's session mode."""

@@ -1,29 +1,36 @@
 """A session's turns: a prompt stored before anything else happens, sent to the agent, and
 ended with a row saying why when it did not end normally (a cancel, a limit, a refusal,
 an agent that died, a stop, a failure inside Cockpit); and the cancel the spec asks for.
+
+A turn reads its session and changes it through one `TurnNeeds`; it asks the agent's
+lifecycle (`Agent`) for the connection, and to start, stop and report the agent's exit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
 from acp import RequestError, text_block
+from acp.core import ClientSideConnection
 from pydantic import ValidationError
 
 from cockpit.acp_types import ContentBlock
-from cockpit.api import FramesEvent, ProblemEvent, SessionEvent, StartError, Status
+from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, SessionEvent, StartError, Status
+from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.errors import describe
+from cockpit.engine.inbox import SessionInbox
+from cockpit.engine.mention_blocks import mention_blocks
+from cockpit.text.mentions import find_mentions
 from cockpit.text.undecodable import replace_undecodable, replaced_notice
 from store import Chunk, note
-
-if TYPE_CHECKING:
-    from cockpit.engine.session import LiveSession
+from store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +68,79 @@ def _usage_of(response: Any) -> dict[str, Any]:
     return usage
 
 
+class Agent(Protocol):
+    """What a turn reads of the session's agent (`AgentLifecycle`), and asks of it."""
+
+    @property
+    def conn(self) -> ClientSideConnection | None:
+        """The SDK's connection to the agent (None when none runs)."""
+        ...
+
+    @property
+    def agent_session_id(self) -> str | None:
+        """The agent's own id of this session."""
+        ...
+
+    @property
+    def process(self) -> AgentProcess | None:
+        """The agent's process (None before the first start)."""
+        ...
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What the agent said in `initialize` it can do, as wire JSON."""
+        ...
+
+    async def claim(self) -> None:
+        """Become the session's only writer (SessionBusy when another Cockpit is)."""
+
+    async def start(self) -> None:
+        """Start the agent unless it is up (StartError when it fails)."""
+
+    async def stop(self, reason: str) -> None:
+        """Stop the agent; a running turn ends with a row saying `reason`."""
+
+    async def report_exit(self, code: int) -> None:
+        """The agent exited by itself: close what waited on it, and say so in a row."""
+
+
+class SetStatus(Protocol):
+    """Changes the session's live status and tells the clients."""
+
+    def __call__(self, status: str, detail: str = "", *, turn_ended: bool = False) -> None: ...
+
+
+@dataclass(frozen=True)
+class TurnNeeds:
+    """What the turns read of their session, and callbacks for what they change there."""
+
+    session_id: str
+    root: Path
+    """The session's folder: the files a prompt mentions are read from it."""
+    store: Store
+    emit: Callable[[EngineEvent], None]
+    inbox: SessionInbox
+    """Where the rows a turn writes go, in order with the agent's updates."""
+    agent: Agent
+    status: Callable[[], str]
+    """The session's live status."""
+    set_status: SetStatus
+    titled: Callable[[str], None]
+    """The session was titled after its first prompt (the stored record has the title)."""
+    new_turn: Callable[[], None]
+    """A turn begins: the permission answers that last one turn start again."""
+    close_unanswered: Callable[[], Awaitable[None]]
+    """The agent ended its turn: the questions still waiting are closed."""
+    close_open: Callable[[str, str | None, str], Awaitable[None]]
+    """Answer every pending question and close every open tool call (see
+    `LiveSession.close_open`)."""
+
+
 class Turns:
     """The turns of one live session, one at a time."""
 
-    def __init__(self, live: LiveSession) -> None:
-        self._live = live
+    def __init__(self, needs: TurnNeeds) -> None:
+        self._needs = needs
         self._lock = asyncio.Lock()
         self.active = False
         """True while a prompt is with the agent."""
@@ -78,6 +153,11 @@ class Turns:
         """Why Cockpit is stopping a turn that runs (the session closed, Cockpit quit)."""
         self._queued = 0
         """Prompts waiting for the turn that runs to end."""
+
+    def will_stop(self, reason: str) -> None:
+        """A stop comes while a turn runs: its end says `reason` (the session closed,
+        Cockpit quit)."""
+        self.stop_reason = reason
 
     async def prompt(
         self, text: str, blocks: Sequence[ContentBlock] = (), *, then_stop: bool = False
@@ -99,26 +179,27 @@ class Turns:
         finally:
             try:
                 if then_stop and not self._queued:
-                    await self._live.stop(RUN_ENDED)
+                    await self._needs.agent.stop(RUN_ENDED)
             finally:
                 self._lock.release()
 
     async def _prompt(self, text: str, blocks: Sequence[ContentBlock]) -> str:
-        live = self._live
-        await live.lifecycle.claim()  # SessionBusy before the prompt is stored or sent
+        needs = self._needs
+        await needs.agent.claim()  # SessionBusy before the prompt is stored or sent
         payload = (
             {"blocks": [b.model_dump(by_alias=True, exclude_none=True) for b in blocks]}
             if blocks
             else None
         )
         text, replaced = replace_undecodable(text)  # never stored nor sent as it came
-        _, frames = await live.store.begin_turn(live.id, text, payload)
-        live.emit(FramesEvent(live.id, tuple(frames)))
+        _, frames = await needs.store.begin_turn(needs.session_id, text, payload)
+        needs.emit(FramesEvent(needs.session_id, tuple(frames)))
         if replaced:
-            await live.inbox.tell(note(live.id, "notice", replaced_notice("The prompt", replaced)))
+            said = replaced_notice("The prompt", replaced)
+            await needs.inbox.tell(note(needs.session_id, "notice", said))
         await self._name_after(text)
         try:
-            await live.start()  # the prompt is stored first: a failed start loses no word
+            await needs.agent.start()  # the prompt is stored first: a failed start loses no word
         except StartError:
             await self._end_turn("error")
             return "error"
@@ -126,11 +207,11 @@ class Turns:
 
     async def run(self, text: str, blocks: Sequence[ContentBlock]) -> str:
         """Send a stored prompt to the started agent and see its turn to the end."""
-        live = self._live
-        conn, agent_session_id = live.conn, live.agent_session_id
+        needs = self._needs
+        conn, agent_session_id = needs.agent.conn, needs.agent.agent_session_id
         if conn is None or agent_session_id is None:  # it died between its start and now
-            await live.inbox.tell(
-                note(live.id, "error", "The agent stopped before the prompt went out.")
+            await needs.inbox.tell(
+                note(needs.session_id, "error", "The agent stopped before the prompt went out.")
             )
             await self._end_turn("error")
             return "error"
@@ -138,50 +219,50 @@ class Turns:
         self.idle.clear()
         self.cancelling = False
         self.stop_reason = None
-        live.broker.new_turn()
-        live.set_status(Status.WORKING)
+        needs.new_turn()
+        needs.set_status(Status.WORKING)
         stop_reason = "error"
         try:
-            await live.store.update_session(live.id, status=Status.WORKING)
-            mentioned = await live._mentions(text)
+            await needs.store.update_session(needs.session_id, status=Status.WORKING)
+            mentioned = await self._mentions(text)
             response = await conn.prompt(
                 session_id=agent_session_id,
                 prompt=[text_block(text), *blocks, *mentioned],
             )
             stop_reason = str(response.stop_reason)
-            await live.inbox.settle()
-            await live.broker.close_unanswered()
+            await needs.inbox.settle()
+            await needs.close_unanswered()
             usage = _usage_of(response)
             if usage:
-                await live.inbox.tell(Chunk(live.id, "usage_update", data={"lastTurn": usage}))
-                live.emit(SessionEvent(live.id))
+                chunk = Chunk(needs.session_id, "usage_update", data={"lastTurn": usage})
+                await needs.inbox.tell(chunk)
+                needs.emit(SessionEvent(needs.session_id))
             if self.stop_reason is not None:
                 await self._tell_stopped()
             elif stop_reason != "end_turn":  # a reply cut short says so, read back too
                 words = _STOP_WORDS.get(stop_reason, f"The turn stopped: {stop_reason}.")
-                await live.inbox.tell(note(live.id, "notice", words))
+                await needs.inbox.tell(note(needs.session_id, "notice", words))
         except ConnectionError:
             stop_reason = "error"
             code = await self._exit_code()
-            await live.inbox.settle()
+            await needs.inbox.settle()
             if self.stop_reason is not None:
                 await self._tell_stopped()
             else:
-                await live.lifecycle.report_exit(code if code is not None else -1)
+                await needs.agent.report_exit(code if code is not None else -1)
         except (RequestError, ValidationError) as error:
             stop_reason = "error"
-            await live.inbox.settle()
-            await live.inbox.tell(
-                note(live.id, "error", f"The agent failed the turn: {describe(error)}")
+            await needs.inbox.settle()
+            await needs.inbox.tell(
+                note(needs.session_id, "error", f"The agent failed the turn: {describe(error)}")
             )
         except Exception as error:  # a store error, or a bug: the turn fails visibly
             stop_reason = "error"
-            log.exception("the turn of session %s failed", live.id)
+            log.exception("the turn of session %s failed", needs.session_id)
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(live.inbox.settle(), 2)
-            await live.inbox.tell(
-                note(live.id, "error", f"The turn failed inside Cockpit: {describe(error)}")
-            )
+                await asyncio.wait_for(needs.inbox.settle(), 2)
+            said = f"The turn failed inside Cockpit: {describe(error)}"
+            await needs.inbox.tell(note(needs.session_id, "error", said))
         finally:
             self.active = False
             self.idle.set()
@@ -192,19 +273,20 @@ class Turns:
         """The agent's exit code once the connection to it broke. It is given a moment to
         exit by itself, and then stopped: an agent that closed its output and lives on
         held the turn, and `cockpit run`, forever."""
-        live = self._live
-        process = live.process
+        needs = self._needs
+        process = needs.agent.process
         if process is None:
             return None
         try:
             return await asyncio.wait_for(asyncio.shield(process.wait()), EXIT_GRACE)
         except TimeoutError:
             log.warning(
-                "session %s: the connection broke and the agent lives; stopping it", live.id
+                "session %s: the connection broke and the agent lives; stopping it",
+                needs.session_id,
             )
-            await live.inbox.tell(
+            await needs.inbox.tell(
                 note(
-                    live.id,
+                    needs.session_id,
                     "notice",
                     "The connection to the agent broke while it went on running: Cockpit "
                     "stopped it.",
@@ -213,9 +295,9 @@ class Turns:
             return await process.stop()
 
     async def _tell_stopped(self) -> None:
-        await self._live.inbox.tell(
+        await self._needs.inbox.tell(
             note(
-                self._live.id,
+                self._needs.session_id,
                 "notice",
                 f"The turn was stopped: {self.stop_reason}. The reply above is cut short.",
             )
@@ -224,39 +306,53 @@ class Turns:
     async def _end_turn(self, stop_reason: str) -> None:
         """Seal the turn's last message and say the session is ready again; a store that
         fails here is reported, and the session still leaves the working state."""
-        live = self._live
+        needs = self._needs
         try:
-            kept = await live.store.end_turn(live.id)  # what a late replay's window held
+            kept = await needs.store.end_turn(needs.session_id)  # what a late replay's window held
             if kept:
-                live.emit(FramesEvent(live.id, tuple(kept)))
-            if live.status not in (Status.EXITED, Status.ERROR):
-                await live.store.update_session(live.id, status=Status.READY)
+                needs.emit(FramesEvent(needs.session_id, tuple(kept)))
+            if needs.status() not in (Status.EXITED, Status.ERROR):
+                await needs.store.update_session(needs.session_id, status=Status.READY)
         except Exception as error:
-            log.exception("could not end the turn of session %s", live.id)
+            log.exception("could not end the turn of session %s", needs.session_id)
             problem = f"Could not save the end of the turn: {describe(error)}"
-            live.emit(ProblemEvent(live.id, problem))
+            needs.emit(ProblemEvent(needs.session_id, problem))
         self.cancelling = False
-        if live.status not in (Status.EXITED, Status.ERROR, Status.CLOSED):
-            live.set_status(Status.READY, stop_reason, turn_ended=True)
+        if needs.status() not in (Status.EXITED, Status.ERROR, Status.CLOSED):
+            needs.set_status(Status.READY, stop_reason, turn_ended=True)
 
     async def _name_after(self, prompt: str) -> None:
         """A session is titled by its first prompt line until the user or the agent names it."""
-        live = self._live
-        record = await live.store.get_session(live.id)
+        needs = self._needs
+        record = await needs.store.get_session(needs.session_id)
         if record is not None and record.title is None:
             title = first_line(prompt)
-            await live.store.update_session(live.id, title=title)
-            live.record = dataclasses.replace(live.record, title=title)  # `service status`'s
-            live.emit(SessionEvent(live.id))
+            await needs.store.update_session(needs.session_id, title=title)
+            needs.titled(title)
+            needs.emit(SessionEvent(needs.session_id))
 
     async def cancel(self) -> bool:
         """Cancel the running turn as the spec says; the prompt still returns its stop reason."""
-        live = self._live
-        if not self.active or live.conn is None or live.agent_session_id is None:
+        needs = self._needs
+        conn, agent_session_id = needs.agent.conn, needs.agent.agent_session_id
+        if not self.active or conn is None or agent_session_id is None:
             return False
         self.cancelling = True
-        live.set_status(Status.CANCELLING)
+        needs.set_status(Status.CANCELLING)
         with contextlib.suppress(ConnectionError):
-            await live.conn.cancel(session_id=live.agent_session_id)
-        await live.close_open("cancel", None, "cancelled")
+            await conn.cancel(session_id=agent_session_id)
+        await needs.close_open("cancel", None, "cancelled")
         return True
+
+    async def _mentions(self, text: str) -> list[ContentBlock]:
+        """Files the prompt mentions with `@path`: embedded when the agent takes embedded
+        context, else as links; a mention that cannot be sent becomes a notice row."""
+        if not find_mentions(text):
+            return []
+        needs = self._needs
+        prompts = needs.agent.capabilities.get("promptCapabilities") or {}
+        embedded = bool(prompts.get("embeddedContext"))
+        blocks, problems = await asyncio.to_thread(mention_blocks, text, needs.root, embedded)
+        for problem in problems:
+            await needs.inbox.tell(note(needs.session_id, "notice", problem))
+        return list(blocks)

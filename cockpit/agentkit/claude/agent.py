@@ -256,7 +256,7 @@ class ClaudeAgent(ConnectedAgent[Session]):
         prompt: str | None = text
         try:
             while True:
-                turn = Turn(self, session, usage)
+                turn = Turn(self.connection(), self.client, session, usage)
                 try:
                     response = await turn.run(prompt)
                 finally:

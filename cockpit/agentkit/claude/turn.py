@@ -1,7 +1,8 @@
 """One Claude turn: the step loop (a model call, the tool calls it made, the prompts that
 arrived meanwhile, until the model stops), the model's stream relayed to the client and
 sealed block by block into the log, and every call recorded for `cockpit inspect`. The
-tools themselves are `ToolCalls` (`tool_calls.py`)."""
+tools themselves are `ToolCalls` (`tool_calls.py`). A turn gets the client connection and
+the model's API client, never the agent that runs it."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from acp.core import AgentSideConnection
 from acp.helpers import start_tool_call
 from acp.schema import PromptResponse, StopReason, ToolCallLocation, Usage
 
@@ -26,7 +29,7 @@ from store import entries as log_entries
 from store.requests import compose_request
 
 if TYPE_CHECKING:
-    from cockpit.agentkit.claude.agent import ClaudeAgent
+    import anthropic
 
 log = logging.getLogger("claude-agent")
 
@@ -61,11 +64,16 @@ class Turn(ToolCalls):
     """One prompt being answered: the step loop, the stream, the tools."""
 
     def __init__(
-        self, agent: ClaudeAgent, session: Session, usage: dict[str, int] | None = None
+        self,
+        conn: AgentSideConnection,
+        model_client: Callable[[], anthropic.AsyncAnthropic],
+        session: Session,
+        usage: dict[str, int] | None = None,
     ) -> None:
-        self.agent = agent
+        self.conn = conn
+        self.model_client = model_client
+        """The API client, made at the first model call (see `ClaudeAgent.client`)."""
         self.session = session
-        self.conn = agent.connection()
         self.id = uuid.uuid4().hex[:16]
         self.spec = session.spec()
         """The model and thinking settings, fixed for the whole turn: with thinking on, the
@@ -211,7 +219,7 @@ class Turn(ToolCalls):
         import anthropic  # at the first call: see `cockpit.agentkit.claude.agent`
 
         try:
-            client = self.agent.client()
+            client = self.model_client()
             stream = await cast(Any, client.messages).create(**request)
             async with stream:
                 async for event in stream:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable
-from typing import Any, Literal
+from typing import Any
 
 from acp.core import RequestError
 from acp.helpers import update_agent_message_text, update_user_message_text
@@ -38,7 +38,7 @@ from cockpit.agentkit.demo.options import (
     config_options,
 )
 from cockpit.agentkit.demo.prompts import mentions, prompt_text, scenario_words
-from cockpit.agentkit.demo.turn import Turn, TurnCancelled, Update
+from cockpit.agentkit.demo.turn import Ability, Turn, TurnCancelled, TurnNeeds, Update
 from cockpit.agentkit.settings import DEFAULT_MODE, MODES, check_mode, session_modes
 
 AGENT_NAME = "cockpit-demo"
@@ -67,7 +67,7 @@ class DemoAgent(ConnectedAgent[Session]):
         """The scenario words and what each does, in running order (the tour lists them)."""
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def can(self, ability: Literal["read", "write", "terminal"]) -> bool:
+    def can(self, ability: Ability) -> bool:
         """Whether the client advertised `ability` in initialize."""
         caps = self.client_caps
         if caps is None:
@@ -210,7 +210,8 @@ class DemoAgent(ConnectedAgent[Session]):
         session.cancel = asyncio.Event()  # before any await, so an early cancel is kept
         await self.commands_if_due(session_id)
         text = prompt_text(prompt)
-        turn = Turn(self, session, text)
+        needs = TurnNeeds(self.connection(), self.writer, self.can, self.scenarios, self.slow)
+        turn = Turn(needs, session, text)
         texts = (block.text for block in prompt if isinstance(block, TextContentBlock))
         # joined apart: block ends are word ends
         words = scenario_words("\n".join(texts), self.scenarios)

@@ -45,7 +45,7 @@ CRASH_CODE = 3
 
 async def run_tour(turn: Turn) -> None:
     """The default reply."""
-    await turn.say(tour_text(turn.agent.scenarios))
+    await turn.say(tour_text(turn.scenarios))
 
 
 async def run_think(turn: Turn) -> None:
@@ -163,7 +163,7 @@ async def run_bench(turn: Turn) -> None:
     """The streaming benchmark's reply, in 4-character chunks as fast as they can go."""
     sizes = [int(number) for number in re.findall(r"\b(\d{3,7})\b", turn.prompt)]
     await turn.stream(benchmark_reply(sizes[0] if sizes else BENCH_SIZE), piece_size=4)
-    await flush_protocol(turn.agent.writer)
+    await flush_protocol(turn.writer)
     write_stderr(f"demo agent: bench reply sent at {time.time():.3f}\n")  # for latency figures
 
 
@@ -188,7 +188,7 @@ async def run_crash(turn: Turn) -> None:
     """Part of a reply, then a deliberate crash with exit code 3."""
     await turn.say(CRASH_TEXT)
     turn.commit()
-    await flush_protocol(turn.agent.writer)
+    await flush_protocol(turn.writer)
     write_stderr("demo agent: crashing on purpose\n")
     sys.stdout.flush()
     os._exit(CRASH_CODE)

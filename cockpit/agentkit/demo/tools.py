@@ -156,7 +156,7 @@ async def tool_execute(
     if decision not in DECISIONS:
         await turn.finish_tool(call_id, False, "You rejected the command; nothing ran.")
         return "did not run the command: you rejected it"
-    if not turn.agent.can("terminal"):
+    if not turn.can("terminal"):
         await turn.finish_tool(call_id, False, "The client offers no terminal.")
         return "could not run the command: the client offers no terminal"
     try:

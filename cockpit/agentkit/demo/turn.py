@@ -1,6 +1,10 @@
 """One demo turn: the primitives every scenario streams with (text pieces, tool calls,
 permission requests, reads and writes through the client, raw protocol lines), the pace
-and cancel checks between them, and the record of the reply for the session's history."""
+and cancel checks between them, and the record of the reply for the session's history.
+
+A turn gets what it needs of the agent that runs it (`TurnNeeds`), never the agent: the
+scenarios it runs are in `replies.py` and `tools.py`, which the agent's handler table
+imports."""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ import os
 import random
 import sys
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from acp.core import RequestError
+from acp.core import AgentSideConnection, RequestError
 from acp.helpers import (
     start_tool_call,
     text_block,
@@ -41,9 +46,6 @@ from cockpit.agentkit.demo.history import Session, save_session
 from cockpit.agentkit.demo.prompts import turn_seed
 from cockpit.agentkit.permission_options import PERMISSION_OPTIONS
 from store.workload import token_pieces
-
-if TYPE_CHECKING:
-    from cockpit.agentkit.demo.agent import DemoAgent
 
 SLOW_DELAY = 0.05
 """Seconds between chunks in a slow turn: long enough for a client to cancel mid-stream
@@ -73,6 +75,8 @@ Update = (
     | CurrentModeUpdate
 )
 TextKind = Literal["agent", "thought"]
+Ability = Literal["read", "write", "terminal"]
+"""What a client may advertise in `initialize` that a scenario needs."""
 
 
 class TurnCancelled(Exception):
@@ -106,19 +110,37 @@ async def flush_protocol(writer: asyncio.StreamWriter) -> None:
         await asyncio.sleep(0.01)
 
 
+@dataclass(frozen=True)
+class TurnNeeds:
+    """What a turn needs of the agent that runs it."""
+
+    conn: AgentSideConnection
+    """The client connection."""
+    writer: asyncio.StreamWriter
+    """The protocol stream itself, for the scenarios that write raw lines on it."""
+    can: Callable[[Ability], bool]
+    """Whether the client advertised an ability in `initialize`."""
+    scenarios: dict[str, str]
+    """The scenario words and what each does, in running order (the tour lists them)."""
+    slow: bool
+    """True when every turn streams slowly (the agent's `--slow`)."""
+
+
 class Turn:
     """One prompt being answered: the streaming primitives, cancel checks and the record
     of the reply messages as a client folds them (for the session history)."""
 
-    def __init__(self, agent: DemoAgent, session: Session, text: str) -> None:
-        self.agent = agent
+    def __init__(self, needs: TurnNeeds, session: Session, text: str) -> None:
         self.prompt = text
-        self.conn = agent.connection()
+        self.conn = needs.conn
+        self.writer = needs.writer
+        self.can = needs.can
+        self.scenarios = needs.scenarios
         self.session = session
         self.session_id = session.session_id
         self.cancel = session.cancel
         self.rng = random.Random(turn_seed(text))
-        self.slow = agent.slow
+        self.slow = needs.slow
         self.delay = slow_delay()
         self.replies: list[str] = []
         self.reply_open = False
@@ -189,9 +211,8 @@ class Turn:
 
     async def raw_line(self, line: str) -> None:
         """Write one whole line straight onto the protocol stream, bypassing the SDK."""
-        writer = self.agent.writer
-        writer.write(line.encode("utf-8") + b"\n")
-        await writer.drain()
+        self.writer.write(line.encode("utf-8") + b"\n")
+        await self.writer.drain()
 
     # -- tool calls
 
@@ -261,7 +282,7 @@ class Turn:
 
     async def read_file(self, path: str, limit: int | None = None) -> str:
         """Read through the client (fs/read_text_file); a RequestError when it refuses."""
-        if not self.agent.can("read"):
+        if not self.can("read"):
             raise RequestError.method_not_found("fs/read_text_file")
         response = await self.conn.read_text_file(
             session_id=self.session_id, path=path, limit=limit
@@ -270,7 +291,7 @@ class Turn:
 
     async def write_file(self, path: str, content: str) -> None:
         """Write through the client (fs/write_text_file); a RequestError when it refuses."""
-        if not self.agent.can("write"):
+        if not self.can("write"):
             raise RequestError.method_not_found("fs/write_text_file")
         await self.conn.write_text_file(session_id=self.session_id, path=path, content=content)
 
