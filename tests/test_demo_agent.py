@@ -57,7 +57,8 @@ async def test_a_command_past_the_output_limit_keeps_the_tail(
         # The card shows the end of the output and says the start was cut.
         bubble = recorder.view(record.id).get(tool.key)
         assert bubble is not None
-        rendered = ToolCard(bubble)._terminal(terminal_id)
+        card = ToolCard(bubble)
+        rendered = card._terminal(card.call.terminal(terminal_id))
         assert isinstance(rendered, Text)
         shown = rendered.plain
         assert shown.startswith("… earlier output not shown\n")
