@@ -39,6 +39,7 @@ from cockpit.engine.registry import (
 )
 from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
+from cockpit.remote.bridge import bridge
 from cockpit.remote.engine import ProtocolMismatch, RemoteEngine, ServiceFull
 from cockpit.remote.last_words import hear
 from cockpit.remote.launch import (
@@ -53,7 +54,6 @@ from cockpit.remote.launch import (
     wait_gone,
 )
 from cockpit.service import daemon
-from cockpit.service.bridge import bridge
 
 __all__ = [
     "MISSING_FILE_POLICIES",

@@ -51,9 +51,9 @@ from cockpit.api import (
     StatusEvent,
 )
 from cockpit.bounds import REQUEST_BYTES
+from cockpit.channel.transport import LineTransport
 from cockpit.environment import current
 from cockpit.remote.launch import Streams
-from cockpit.remote.transport import LineTransport
 
 log = logging.getLogger(__name__)
 
