@@ -507,11 +507,6 @@ class Engine:
         live = self._live.get(session_id)
         return (live.record.title or "") if live is not None else ""
 
-    def detail(self, session_id: str) -> str:
-        """What the session's last status change said (why its agent failed to start...)."""
-        live = self._live.get(session_id)
-        return live.detail if live is not None else ""
-
     def status(self, session_id: str) -> str:
         """The live state of a session (CLOSED when no agent runs for it)."""
         live = self._live.get(session_id)

@@ -160,7 +160,6 @@ class RemoteEngine:
         self._turned_away: str | None = None
         """Why the service turned the last connection away unread (it was full), if it did."""
         self._statuses: dict[str, str] = {}
-        self._details: dict[str, str] = {}
         self._pending: dict[str, PermissionRequest] = {}
         self._unread: set[str] = set()
         self._agents: list[AgentInfo] = []
@@ -292,7 +291,6 @@ class RemoteEngine:
         self._saving_problem = state.get("saving_problem")
         self._saving_failure = self._saving_failure or state.get("saving_failure")
         self._statuses = dict(state.get("statuses") or {})
-        self._details = dict(state.get("details") or {})
         pending = protocol.decode(state.get("pending") or [], list[PermissionRequest])
         self._pending = {request.id: request for request in pending}
         self._unread = set(state.get("unread") or ())
@@ -411,7 +409,6 @@ class RemoteEngine:
         """Keep the mirror current."""
         if isinstance(event, StatusEvent):
             self._statuses[event.session] = event.status
-            self._details[event.session] = event.detail
         elif isinstance(event, PermissionEvent):
             if event.resolved:
                 self._pending.pop(event.request.id, None)
@@ -657,10 +654,6 @@ class RemoteEngine:
 
     def status(self, session_id: str) -> str:
         return self._statuses.get(session_id, Status.CLOSED)
-
-    def detail(self, session_id: str) -> str:
-        """What the session's last status change said."""
-        return self._details.get(session_id, "")
 
     def pending_permissions(self, session_id: str | None = None) -> list[PermissionRequest]:
         requests = [
