@@ -4,19 +4,22 @@ dataclasses.
 
 The UI and the command line are typed against this module and import nothing else of the
 engine's; the engine implements it in process (`cockpit.engine.core.Engine`), and the
-service will implement it a second time over a socket. So everything here is plain data
-that can cross a wire: the records are the store's own (`store.model`, pure dataclasses),
-and nothing here does I/O. Methods that return at once answer from state the events keep
-current; the others are requests.
+client of the service implements it a second time over a socket (`cockpit.remote`). So
+everything here is plain data that can cross a wire: the records are the store's own
+(`store.model`, pure dataclasses), and nothing here does I/O. Methods that return at once
+answer from state the events keep current; the others are requests. `METHODS` lists every
+member of the contract once, with how it reaches an engine in the service.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from cockpit.records import *  # noqa: F403 (the records are part of the contract)
@@ -31,15 +34,18 @@ __all__ = [
     "DEFAULT_AGENT",
     "MISSING_FILE_POLICIES",
     "REJECT_KINDS",
+    "METHODS",
     "RUN_INFO",
     "AgentInfo",
     "AgentSpec",
     "AttentionEvent",
+    "CallKind",
     "EngineAPI",
     "EngineEvent",
     "FileMatch",
     "Frame",
     "FramesEvent",
+    "LinkEvent",
     "Listener",
     "ModelCall",
     "ModelCalls",
@@ -611,3 +617,87 @@ class EngineAPI(Protocol):
 
     async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
         """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""
+
+
+# -- how each method of the contract reaches the engine --------------------------------------
+
+
+class CallKind(enum.Enum):
+    """How a member of `EngineAPI` reaches an engine that runs in the service."""
+
+    LOCAL = "local"
+    """Answered by the client itself, from the state the events keep current or from its
+    own (a property, `subscribe`, `show`): never a call."""
+    READ = "read"
+    """A call that changes nothing: one a cut cuts short is sent again once the client has
+    attached again (twice is as good as once), so a screen reading its transcript as the
+    link blinks gets its page, not an error. The service drops a read whose client has
+    gone (no one waits for it)."""
+    ONCE = "once"
+    """A call sent once: the service may have run it when the link is cut, so the caller
+    hears of the cut. The service finishes it even when its client has gone."""
+    START = "start"
+    """A call sent once that may start an agent: the service runs it with the environment
+    its client's hello brought (the engine's `env` argument, which never crosses the wire
+    as an argument)."""
+
+
+METHODS: Mapping[str, CallKind] = MappingProxyType(
+    {
+        "problems": CallKind.LOCAL,
+        "detaches": CallKind.LOCAL,
+        "saving_problem": CallKind.LOCAL,
+        "saving_failure": CallKind.LOCAL,
+        "link_problem": CallKind.LOCAL,
+        "service_stopped": CallKind.LOCAL,
+        "reattach": CallKind.LOCAL,
+        "subscribe": CallKind.LOCAL,
+        "close": CallKind.LOCAL,
+        "now": CallKind.LOCAL,
+        "unwritten": CallKind.READ,
+        # A client asks for the list in the background each time it lists it; after a cut
+        # the state it attaches with brings the list, so a call cut short is not sent again.
+        "agents": CallKind.ONCE,
+        "agent_of": CallKind.READ,
+        "create_session": CallKind.START,
+        "sessions": CallKind.READ,
+        "session": CallKind.READ,
+        "find_session": CallKind.READ,
+        "rename": CallKind.ONCE,
+        "delete": CallKind.ONCE,
+        "set_session_policy": CallKind.ONCE,
+        "session_policy": CallKind.READ,
+        "export": CallKind.ONCE,
+        "find_files": CallKind.READ,
+        "show": CallKind.LOCAL,
+        "watch": CallKind.LOCAL,
+        "unread": CallKind.LOCAL,
+        "save_draft": CallKind.ONCE,
+        "add_notice": CallKind.ONCE,
+        "report": CallKind.ONCE,
+        "status": CallKind.LOCAL,
+        "running_elsewhere": CallKind.READ,
+        "start": CallKind.START,
+        "stop": CallKind.ONCE,
+        "prompt": CallKind.START,
+        "send": CallKind.START,
+        "cancel": CallKind.ONCE,
+        "set_mode": CallKind.START,
+        "set_config_option": CallKind.START,
+        "allow_automatically": CallKind.ONCE,
+        "pending_permissions": CallKind.LOCAL,
+        "pending_count": CallKind.LOCAL,
+        "first_pending": CallKind.LOCAL,
+        "answer_permission": CallKind.ONCE,
+        "page": CallKind.READ,
+        "rows_after": CallKind.READ,
+        "rows": CallKind.READ,
+        "row": CallKind.READ,
+        "last_row": CallKind.READ,
+        "model_calls": CallKind.READ,
+    }
+)
+"""Every member of `EngineAPI`, by name, and how it reaches the engine: the contract's one
+list of methods. The service runs by name the calls in it (every kind but LOCAL) and
+nothing else (`cockpit.protocol.CALLS`); a client over the socket sends reads again after a
+cut (`cockpit.protocol.READS`). `show` and `watch` travel as notifications of their own."""

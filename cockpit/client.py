@@ -36,6 +36,7 @@ from cockpit.engine.registry import (
 )
 from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
+from cockpit.remote.bridge import bridge
 from cockpit.remote.engine import ProtocolMismatch, RemoteEngine, ServiceFull
 from cockpit.remote.last_words import hear
 from cockpit.remote.launch import (
@@ -50,7 +51,6 @@ from cockpit.remote.launch import (
     wait_gone,
 )
 from cockpit.service import daemon
-from cockpit.service.bridge import bridge
 
 LOCAL_ENV = "COCKPIT_LOCAL"
 """Set to 1: every command runs the engine in its own process, as `--local` does."""

@@ -21,7 +21,7 @@ from typing import Any
 from cockpit import api
 from store.model import Frame
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 """Bumped whenever a method, a parameter or a record changes shape: a client and a service of
 different versions refuse each other with a message that says so."""
 
@@ -67,7 +67,8 @@ requests start run with; the first hello of a connection that brings one sets it
 A client reached over a link to another machine sends none: the far side's bridge puts its
 own in."""
 CALL = "cockpit/call"
-"""A request of the contract: `{name, args}` -> `{result}` (a method of `EngineAPI`)."""
+"""A request of the contract: `{name, args}` -> `{result}`, `name` one of its calls (`CALLS`,
+from `api.METHODS`) and `args` its arguments by name."""
 WATCH = "cockpit/watch"
 """Notification: the sessions whose frames this client wants (the ones it shows)."""
 SHOW = "cockpit/show"
@@ -100,71 +101,16 @@ FULL = "service/full"
 client says the message; `status` and `stop` try again. A hello over the cap that is read
 is refused with the same message (an error of type ServiceFull)."""
 
-CALLS = frozenset(
-    {
-        "agents",
-        "agent_of",
-        "create_session",
-        "sessions",
-        "session",
-        "find_session",
-        "rename",
-        "delete",
-        "set_session_policy",
-        "session_policy",
-        "export",
-        "find_files",
-        "save_draft",
-        "add_notice",
-        "report",
-        "running_elsewhere",
-        "start",
-        "stop",
-        "prompt",
-        "send",
-        "cancel",
-        "set_mode",
-        "set_config_option",
-        "allow_automatically",
-        "answer_permission",
-        "page",
-        "rows_after",
-        "rows",
-        "row",
-        "last_row",
-        "model_calls",
-        "unwritten",
-    }
-)
-"""The engine's methods a client may call through `cockpit/call`."""
+CALLS = frozenset(name for name, kind in api.METHODS.items() if kind is not api.CallKind.LOCAL)
+"""The engine's methods a client may call through `cockpit/call`: the contract's calls
+(`api.METHODS`), and nothing else of the engine's."""
 
-READS = frozenset(
-    {
-        "sessions",
-        "session",
-        "find_session",
-        "session_policy",
-        "find_files",
-        "agent_of",
-        "page",
-        "rows_after",
-        "rows",
-        "row",
-        "last_row",
-        "model_calls",
-        "unwritten",
-        "running_elsewhere",
-    }
-)
-"""The calls that change nothing: one a cut cuts short is sent again once this client has
-attached again (twice is as good as once), so a screen reading its transcript as the link
-blinks gets its page, not an error. A call that changes something (a prompt) is not: the
-service may have run it, and the caller hears of the cut. The service drops a read whose
-client has gone (no one waits for it), and finishes a change."""
+READS = frozenset(name for name, kind in api.METHODS.items() if kind is api.CallKind.READ)
+"""The calls that change nothing, sent again after a cut (`api.CallKind.READ`)."""
 
-STARTS = frozenset({"create_session", "start", "prompt", "send", "set_mode", "set_config_option"})
-"""The calls that may start an agent: the service runs them with the environment its client's
-hello brought (the engine's `env` argument, which never crosses the wire as an argument)."""
+STARTS = frozenset(name for name, kind in api.METHODS.items() if kind is api.CallKind.START)
+"""The calls that may start an agent, run with the client's environment
+(`api.CallKind.START`)."""
 
 ERROR_CODE = -32000
 """The JSON-RPC error code of an engine error; its data names the error's type."""
@@ -266,7 +212,7 @@ _FRAMES_EVENT_FIELDS = frozenset({TAG, "session", "frames"})
 
 
 def _frames_event(data: dict[str, Any]) -> api.FramesEvent:
-    """A FramesEvent, the short way (see `encode_frames`)."""
+    """A FramesEvent, the short way (see `encode_frames_event`)."""
     frames = data.get("frames")
     if data.keys() != _FRAMES_EVENT_FIELDS or not isinstance(frames, list):
         raise ProtocolError(f"not a FramesEvent: {str(data)[:80]}")

@@ -29,11 +29,11 @@ from cockpit.bounds import (
     encoded,
     prompt_too_long,
 )
+from cockpit.channel.transport import OVERSIZED, LineTransport
 from cockpit.cli.logfile import log_to_file
 from cockpit.lines import HEAD_BYTES, read_line
 from cockpit.logfiles import LOG_BACKUPS, LOG_BYTES, OutputLog, RotatingLog, writes_to
 from cockpit.paths import service_log
-from cockpit.remote.transport import OVERSIZED, LineTransport
 
 # -- what a draft and a prompt weigh -----------------------------------------------------------
 

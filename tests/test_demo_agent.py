@@ -14,6 +14,7 @@ from rich.text import Text
 from cockpit.agentkit.demo import history
 from cockpit.agentkit.demo.texts import TOUR_INTRO
 from cockpit.paths import ForeignFolder
+from cockpit.records import ToolCall
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.tool_card import ToolCard
 from store.workload import benchmark_reply
@@ -58,6 +59,7 @@ async def test_a_command_past_the_output_limit_keeps_the_tail(
         bubble = recorder.view(record.id).get(tool.key)
         assert bubble is not None
         card = ToolCard(bubble)
+        assert isinstance(card.call, ToolCall)
         rendered = card._terminal(card.call.terminal(terminal_id))
         assert isinstance(rendered, Text)
         shown = rendered.plain

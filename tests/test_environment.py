@@ -22,7 +22,7 @@ from cockpit.environment import (
     current_umask,
     runs_our_python,
 )
-from cockpit.service.bridge import with_environment
+from cockpit.remote.bridge import with_environment
 from tests.test_engine_restart import TINY
 
 names = st.text(st.characters(min_codepoint=65, max_codepoint=90) | st.just("_"), min_size=1)

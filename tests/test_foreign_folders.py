@@ -23,11 +23,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cockpit import protocol
+from cockpit.channel.startup import REPORT_ENV, Reporter, ReportPipe
+from cockpit.channel.transport import LineTransport
 from cockpit.paths import ForeignFolder, owner_name, private_dir, service_log, service_socket
 from cockpit.remote import launch
 from cockpit.remote.launch import ServiceUnavailable, connect_or_start
-from cockpit.remote.startup import REPORT_ENV, Reporter, ReportPipe
-from cockpit.remote.transport import LineTransport
 from tests import agent_forks
 from tests.service_helpers import cockpit, pids_of, service_pid, services_stopped
 from tests.waiting import eventually

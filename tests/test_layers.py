@@ -1,5 +1,7 @@
 """The layers stay apart at run time: importing a layer, module by module, in a fresh
-interpreter loads no Textual (and, for `store`, neither Rich nor any SDK).
+interpreter loads no Textual (and, for `store`, neither Rich nor any SDK); the service
+loads none of its clients, a client none of the service or the engine, and the contract
+and its wire no side at all.
 
 The import rules themselves are `lint-imports` contracts in pyproject.toml, checked by CI;
 this is the run-time side of them (a lazy or dynamic import escapes a static graph). The
@@ -75,16 +77,69 @@ def test_what_builds_a_clients_engine_imports_no_textual() -> None:
     assert "textual" not in loaded
 
 
-SHARED_LAYERS = ["cockpit.api", "cockpit.text", "cockpit.paths", "cockpit.agentkit"]
+SHARED_LAYERS = [
+    "cockpit.api",
+    "cockpit.protocol",
+    "cockpit.channel",
+    "cockpit.listeners",
+    "cockpit.pending",
+    "cockpit.bounds",
+    "cockpit.lines",
+    "cockpit.text",
+    "cockpit.paths",
+    "cockpit.environment",
+    "cockpit.agentkit",
+]
 
 
 @pytest.mark.parametrize("layer", SHARED_LAYERS)
 def test_shared_layers_import_no_textual(layer: str) -> None:
-    if importlib.util.find_spec(layer) is None:
-        pytest.skip(f"{layer} does not exist yet")
     loaded = loaded_after_import(modules_of(layer))
     assert "cockpit" in loaded
     assert "textual" not in loaded
+
+
+def cockpit_modules_after_import(modules: list[str]) -> set[str]:
+    """Import `modules` in a fresh interpreter; return every module of Cockpit it loaded."""
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('cockpit'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return set(result.stdout.split())
+
+
+def under(modules: set[str], package: str) -> set[str]:
+    return {name for name in modules if name == package or name.startswith(f"{package}.")}
+
+
+def test_the_service_loads_none_of_its_clients_and_no_textual() -> None:
+    modules = modules_of("cockpit.service")
+    assert not under(cockpit_modules_after_import(modules), "cockpit.remote")
+    assert "textual" not in loaded_after_import(modules)
+
+
+def test_a_client_of_the_service_loads_no_engine_no_service_and_no_textual() -> None:
+    modules = modules_of("cockpit.remote")
+    loaded = cockpit_modules_after_import(modules)
+    assert not under(loaded, "cockpit.service")
+    assert not under(loaded, "cockpit.engine")
+    assert not loaded_after_import(modules) & {"textual", "aiosqlite"}
+
+
+def test_the_contract_and_its_wire_load_no_side() -> None:
+    loaded = cockpit_modules_after_import(["cockpit.api", "cockpit.protocol", "cockpit.channel"])
+    for side in (
+        "cockpit.engine",
+        "cockpit.service",
+        "cockpit.remote",
+        "cockpit.ui",
+        "cockpit.cli",
+    ):
+        assert not under(loaded, side), side
 
 
 def test_acp_folder_is_not_an_importable_package() -> None:

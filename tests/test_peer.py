@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.remote.peer import (
+from cockpit.channel.peer import (
     SOL_LOCAL,
     UnreadablePeer,
     foreign_peer,

@@ -24,7 +24,7 @@ bytes itself; but the protocol's module is private. Cockpit's `AgentTransport` i
 so that Cockpit frames the agent's stdout itself (a line that is valid JSON but not an
 object kills the SDK's own framing) and takes every `session/update` in arrival order
 before the SDK dispatches it (as one task each, which may reorder them); its
-`LineTransport` (`cockpit.remote.transport`) implements it for the service's socket, whose
+`LineTransport` (`cockpit.channel.transport`) implements it for the service's socket, whose
 lines it reads with a bound and without a traceback for each one that is no message."""
 
 

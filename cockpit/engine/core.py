@@ -17,7 +17,7 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,8 +62,10 @@ from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.engine.unread import Unread
 from cockpit.environment import Environment, current
+from cockpit.listeners import Listeners
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
+from cockpit.pending import first_waiting, waiting, waiting_count
 from cockpit.text.textout import session_title, transcript_markdown
 from store import Page, Row, SessionBusy, SessionRecord, note
 from store.paging import PAGE_BYTES, PAGE_ROWS
@@ -119,7 +121,7 @@ class Engine:
         self.stall_limit = stall_limit
         self._answers = AutomaticAnswers(auto_answer)
         self._live: dict[str, LiveSession] = {}
-        self._listeners: list[Listener] = []
+        self._listeners = Listeners()
         self._specs: dict[str, AgentSpec] = {}
         self._environments: dict[str, Environment] = {}
         """For each session, the world of the last request that may start its agent: the
@@ -227,8 +229,7 @@ class Engine:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every event; returns the function that unsubscribes."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.subscribe(listener)
 
     def _on_writes(self, failure: Exception | None) -> None:
         """The store's writes started failing, or work again. A row cannot say so (it could
@@ -246,11 +247,7 @@ class Engine:
 
     def _emit(self, event: EngineEvent) -> None:
         self._unread.noticed(event)
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("an engine listener failed")
+        self._listeners.emit(event)
 
     # -- configuration ------------------------------------------------------------------------
 
@@ -516,11 +513,6 @@ class Engine:
         live = self._live.get(session_id)
         return (live.record.title or "") if live is not None else ""
 
-    def detail(self, session_id: str) -> str:
-        """What the session's last status change said (why its agent failed to start...)."""
-        live = self._live.get(session_id)
-        return live.detail if live is not None else ""
-
     def status(self, session_id: str) -> str:
         """The live state of a session (CLOSED when no agent runs for it)."""
         live = self._live.get(session_id)
@@ -642,30 +634,26 @@ class Engine:
 
     # -- permissions --------------------------------------------------------------------------
 
+    def _requests(self, session_id: str | None) -> Iterator[PermissionRequest]:
+        """The requests waiting in one live session (or in all: None), in the order asked."""
+        lives = self._live.values() if session_id is None else [self._live.get(session_id)]
+        for live in lives:
+            if live is not None:
+                for pending in live.pending.values():
+                    yield pending.request
+
     def pending_permissions(self, session_id: str | None = None) -> list[PermissionRequest]:
         """Requests waiting for the user, oldest first."""
-        requests = [
-            pending.request
-            for live in self._live.values()
-            if session_id is None or live.id == session_id
-            for pending in live.pending.values()
-        ]
-        return sorted(requests, key=lambda request: request.created)
+        return waiting(self._requests(session_id), session_id)
 
     def pending_count(self, session_id: str | None = None) -> int:
         """How many requests wait for the user, in one session or in all, without listing
         them (the rail, the status line and the title ask at every event)."""
-        if session_id is None:
-            return sum(len(live.pending) for live in self._live.values())
-        live = self._live.get(session_id)
-        return len(live.pending) if live is not None else 0
+        return waiting_count(self._requests(session_id), session_id)
 
     def first_pending(self, session_id: str) -> PermissionRequest | None:
         """The request of a session that has waited longest: the one its prompt shows."""
-        live = self._live.get(session_id)
-        if live is None or not live.pending:
-            return None
-        return next(iter(live.pending.values())).request
+        return first_waiting(self._requests(session_id), session_id)
 
     async def answer_permission(
         self, request_id: str, option_id: str | None, decided_by: str = "user"

@@ -9,8 +9,9 @@ replaces what they hold, and the frames after it are guarded by length, so nothi
 or doubled across the cut. A read the cut cut short is sent again on the next connection
 (`protocol.READS`): the screen gets its page, not an error.
 
-It is longer than this project's other modules because the contract is long: about half of
-it is one short method per `EngineAPI` request, each a `cockpit/call` of the same name.
+The mirror is `cockpit.remote.mirror`, the sending in order `cockpit.remote.sending`; this
+module holds the connection, attaching again, and the contract's methods, each request a
+`cockpit/call` of its own name (`cockpit.api.METHODS`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from acp import RequestError
 from acp.connection import Connection
@@ -31,7 +32,6 @@ from cockpit import __version__, protocol
 from cockpit.api import (
     AgentInfo,
     AgentSpec,
-    AttentionEvent,
     EngineAPI,
     EngineEvent,
     FileMatch,
@@ -39,28 +39,26 @@ from cockpit.api import (
     Listener,
     ModelCalls,
     Page,
-    PermissionEvent,
     PermissionRequest,
     ProblemEvent,
     ResyncEvent,
     Row,
-    SavingEvent,
     ServiceStopped,
-    SessionEvent,
     SessionRecord,
     Status,
-    StatusEvent,
 )
 from cockpit.bounds import REQUEST_BYTES
+from cockpit.channel.transport import LineTransport
 from cockpit.environment import current
+from cockpit.listeners import Listeners
+from cockpit.pending import first_waiting, waiting, waiting_count
 from cockpit.remote.launch import Streams
-from cockpit.remote.transport import LineTransport
+from cockpit.remote.mirror import Mirror
+from cockpit.remote.sending import Sending, before_the_end
 
 log = logging.getLogger(__name__)
 
 Connector = Callable[[], Awaitable[Streams]]
-
-T = TypeVar("T")
 
 HELLO_TIMEOUT = 30.0
 """Seconds the service may take to answer a client that attaches (a hung one never does)."""
@@ -138,20 +136,13 @@ class RemoteEngine:
         self._state_came = asyncio.Event()
         """Set when the service's state (protocol.STATE) was taken, after each hello."""
         self._closing = False
-        self._listeners: list[Listener] = []
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._listeners = Listeners()
+        self._sending = Sending()
+        self._mirror = Mirror()
         self._shown: str | None = None
         self._watched: frozenset[str] = frozenset()
         self._writer: asyncio.StreamWriter | None = None
         """The connection's socket (closed when this client lets go of it)."""
-        self._sending: asyncio.Future[None] | None = None
-        """The last notification on its way (the next one, or a request, goes after it)."""
-        self._ordered: set[asyncio.Future[Any]] = set()
-        """The tasks of `_in_order` not done yet."""
-        self._clock_offset = 0.0
-        self._problems: list[str] = []
-        self._saving_problem: str | None = None
-        self._saving_failure: str | None = None
         self._link_problem: str | None = None
         self._stopped: ServiceStopped | None = None
         """Why the service stopped for good, when it said so: no attaching again by itself."""
@@ -160,13 +151,7 @@ class RemoteEngine:
         "Connection refused"): said in place of LINK_CUT while the link is cut."""
         self._turned_away: str | None = None
         """Why the service turned the last connection away unread (it was full), if it did."""
-        self._statuses: dict[str, str] = {}
-        self._details: dict[str, str] = {}
-        self._pending: dict[str, PermissionRequest] = {}
-        self._unread: set[str] = set()
-        self._agents: list[AgentInfo] = []
         self._asking_agents = False
-        self._specs: dict[str, AgentSpec] = {}
         self._unwritten = (0, 0)
         self.service: dict[str, Any] = {}
         """What the service said of itself when this client attached (pid, version)."""
@@ -287,20 +272,6 @@ class RemoteEngine:
         """Cut off, and the service still gone after a few attempts to attach again."""
         return self._settled.is_set() and not self._attached.is_set()
 
-    def _take_state(self, state: dict[str, Any]) -> None:
-        self._clock_offset = float(state.get("now") or time.time()) - time.time()
-        self._problems = [str(p) for p in state.get("problems") or ()]
-        self._saving_problem = state.get("saving_problem")
-        self._saving_failure = self._saving_failure or state.get("saving_failure")
-        self._statuses = dict(state.get("statuses") or {})
-        self._details = dict(state.get("details") or {})
-        pending = protocol.decode(state.get("pending") or [], list[PermissionRequest])
-        self._pending = {request.id: request for request in pending}
-        self._unread = set(state.get("unread") or ())
-        self._agents = protocol.decode(state.get("agents") or [], list[AgentInfo])
-        specs = state.get("specs") or {}
-        self._specs = {session: protocol.decode(spec) for session, spec in specs.items()}
-
     async def _receive(self, conn: Connection, ended: asyncio.Event) -> None:
         """Read until the connection ends; then attach again, unless closing (or not
         attached yet: `_attach` then sees `ended` and tries again itself)."""
@@ -329,9 +300,7 @@ class RemoteEngine:
             await conn.close()  # its sending task ends with it (left pending, it leaks)
 
     def _reattach_soon(self) -> None:
-        task = asyncio.ensure_future(self._reattach())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._sending.keep(asyncio.ensure_future(self._reattach()))
 
     async def _reattach(self) -> None:
         loop = asyncio.get_running_loop()
@@ -378,10 +347,12 @@ class RemoteEngine:
         is awaited before an event is applied and told)."""
         if method == protocol.EVENT and isinstance(params, dict):
             event = protocol.decode(params.get("event"))
-            self._apply(event)
+            unknown = self._mirror.apply(event)
+            if unknown is not None:
+                self._sending.background(self._learn_spec(unknown))
             self._emit(event)
         elif method == protocol.STATE and isinstance(params, dict):
-            self._take_state(params)
+            self._mirror.take(params)
             self._state_came.set()
         elif method == protocol.RESYNC:
             self._reread_state()
@@ -406,43 +377,18 @@ class RemoteEngine:
             finally:
                 self._emit(ResyncEvent("this client fell behind the Cockpit service"))
 
-        self._background(reread())
-
-    def _apply(self, event: EngineEvent) -> None:
-        """Keep the mirror current."""
-        if isinstance(event, StatusEvent):
-            self._statuses[event.session] = event.status
-            self._details[event.session] = event.detail
-        elif isinstance(event, PermissionEvent):
-            if event.resolved:
-                self._pending.pop(event.request.id, None)
-            else:
-                self._pending[event.request.id] = event.request
-        elif isinstance(event, AttentionEvent):
-            if event.unread:
-                self._unread.add(event.session)
-            else:
-                self._unread.discard(event.session)
-        elif isinstance(event, SavingEvent):
-            self._saving_problem = event.problem
-            self._saving_failure = self._saving_failure or event.problem
-        elif isinstance(event, SessionEvent) and event.session not in self._specs:
-            self._background(self._learn_spec(event.session))
+        self._sending.background(reread())
 
     async def _learn_spec(self, session_id: str) -> None:
         try:
             record = await self.session(session_id)
         except KeyError:
-            self._specs.pop(session_id, None)  # deleted
+            self._mirror.specs.pop(session_id, None)  # deleted
             return
-        self._specs[session_id] = await self._call("agent_of", record=record)
+        self._mirror.specs[session_id] = await self._call("agent_of", record=record)
 
     def _emit(self, event: EngineEvent) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("a listener of the engine failed")
+        self._listeners.emit(event)
 
     async def _request(
         self, method: str, params: dict[str, Any], deadline: float | None = None
@@ -452,7 +398,7 @@ class RemoteEngine:
         a service that is gone)."""
         loop = asyncio.get_running_loop()
         until = loop.time() + ATTACH_WAIT if deadline is None else deadline
-        in_order = asyncio.current_task() in self._ordered  # sent in its turn already
+        in_order = self._sending.in_turn()  # sent in its turn already
         while True:
             if not self._attached.is_set():
                 with contextlib.suppress(TimeoutError):
@@ -463,7 +409,7 @@ class RemoteEngine:
                     raise ConnectionError("the Cockpit service cannot be reached")
             if self._closing:
                 raise ConnectionError("this client has detached from the Cockpit service")
-            sending = self._sending
+            sending = self._sending.last
             if in_order or sending is None or sending.done():
                 break
             # What was sent before goes first. Then look again: attached again meanwhile,
@@ -514,57 +460,21 @@ class RemoteEngine:
             with contextlib.suppress(ConnectionError, OSError):
                 await before_the_end(ended, conn.send_notification(method, params))
 
-        self._in_order(send)
-
-    def _in_order(
-        self, work: Callable[[], Awaitable[Any]], failed: Callable[[Exception], None] | None = None
-    ) -> None:
-        """Run `work` (a notification, or a request no one waits for) after what was sent
-        before it in the same way; every request made later waits for it. So a page read
-        after a `watch` cannot overtake it (the frames between the two would be missed),
-        nor a prompt the `allow_automatically` before it."""
-        previous = self._sending
-
-        async def run() -> None:
-            if previous is not None:
-                with contextlib.suppress(Exception):
-                    await previous
-            try:
-                await work()
-            except Exception as error:
-                if failed is None:
-                    raise
-                failed(error)
-
-        self._sending = task = asyncio.ensure_future(run())
-        self._ordered.add(task)
-        task.add_done_callback(self._ordered.discard)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
-
-    def _background(self, work: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("a request to the service failed", exc_info=task.exception())
+        self._sending.in_order(send)
 
     # -- the contract: state ------------------------------------------------------------------
 
     @property
     def problems(self) -> Sequence[str]:
-        return self._problems
+        return self._mirror.problems
 
     @property
     def saving_problem(self) -> str | None:
-        return self._saving_problem
+        return self._mirror.saving_problem
 
     @property
     def saving_failure(self) -> str | None:
-        return self._saving_failure
+        return self._mirror.saving_failure
 
     @property
     def link_problem(self) -> str | None:
@@ -586,8 +496,7 @@ class RemoteEngine:
         self._emit(ResyncEvent("attached to the Cockpit service started again"))
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.subscribe(listener)
 
     async def close(self, reason: str = "Cockpit quit") -> None:
         """Detach: the service and its agents go on."""
@@ -597,8 +506,7 @@ class RemoteEngine:
             if self._attached.is_set():
                 self._unwritten = await asyncio.wait_for(self._call("unwritten"), 2)
         self._closing = True
-        for task in list(self._tasks):
-            task.cancel()
+        self._sending.cancel()
         if self._conn is not None:
             with contextlib.suppress(Exception):
                 await self._conn.close()
@@ -609,7 +517,7 @@ class RemoteEngine:
                 await self._receiver
 
     def now(self) -> float:
-        return time.time() + self._clock_offset
+        return time.time() + self._mirror.clock_offset
 
     def unwritten(self) -> tuple[int, int]:
         return tuple(self._unwritten)  # type: ignore[return-value]
@@ -620,19 +528,19 @@ class RemoteEngine:
         shown again shows what the file says now."""
         if self._attached.is_set() and not self._asking_agents and _loop_runs():
             self._asking_agents = True
-            self._background(self._ask_agents())
-        return list(self._agents)
+            self._sending.background(self._ask_agents())
+        return list(self._mirror.agents)
 
     async def _ask_agents(self) -> None:
         try:
-            self._agents = list(await self._call("agents"))
+            self._mirror.agents = list(await self._call("agents"))
         except (ConnectionError, OSError):  # cut: attaching again brings the list
             pass
         finally:
             self._asking_agents = False
 
     def agent_of(self, record: SessionRecord) -> AgentSpec:
-        known = self._specs.get(record.id)
+        known = self._mirror.specs.get(record.id)
         if known is not None:
             return known
         return AgentSpec(record.agent, tuple(record.command), source="stored session")
@@ -642,7 +550,7 @@ class RemoteEngine:
         self._send_watch()
         self._notify(protocol.SHOW, {"session": session_id})
         if session_id is not None:
-            self._unread.discard(session_id)
+            self._mirror.unread.discard(session_id)
 
     def watch(self, session_ids: Collection[str]) -> None:
         self._watched = frozenset(session_ids)
@@ -654,33 +562,19 @@ class RemoteEngine:
         self._notify(protocol.WATCH, {"sessions": sorted(sessions)})
 
     def unread(self, session_id: str) -> bool:
-        return session_id in self._unread
+        return session_id in self._mirror.unread
 
     def status(self, session_id: str) -> str:
-        return self._statuses.get(session_id, Status.CLOSED)
-
-    def detail(self, session_id: str) -> str:
-        """What the session's last status change said."""
-        return self._details.get(session_id, "")
+        return self._mirror.statuses.get(session_id, Status.CLOSED)
 
     def pending_permissions(self, session_id: str | None = None) -> list[PermissionRequest]:
-        requests = [
-            request
-            for request in self._pending.values()
-            if session_id is None or request.session == session_id
-        ]
-        return sorted(requests, key=lambda request: request.created)
+        return waiting(self._mirror.pending.values(), session_id)
 
     def pending_count(self, session_id: str | None = None) -> int:
-        if session_id is None:
-            return len(self._pending)
-        return sum(request.session == session_id for request in self._pending.values())
+        return waiting_count(self._mirror.pending.values(), session_id)
 
     def first_pending(self, session_id: str) -> PermissionRequest | None:
-        for request in self._pending.values():  # in the order they were asked
-            if request.session == session_id:
-                return request
-        return None
+        return first_waiting(self._mirror.pending.values(), session_id)
 
     # -- the contract: requests ---------------------------------------------------------------
 
@@ -696,7 +590,7 @@ class RemoteEngine:
             "create_session", agent=agent, cwd=str(cwd), title=title, run=run
         )
         if isinstance(agent, AgentSpec):
-            self._specs[record.id] = agent
+            self._mirror.specs[record.id] = agent
         return record
 
     async def sessions(self) -> list[SessionRecord]:
@@ -733,7 +627,7 @@ class RemoteEngine:
         return list(await self._call("find_files", session_id=session_id, query=query, limit=limit))
 
     def save_draft(self, session_id: str, text: str) -> None:
-        self._in_order(lambda: self._call("save_draft", session_id=session_id, text=text))
+        self._sending.in_order(lambda: self._call("save_draft", session_id=session_id, text=text))
 
     async def add_notice(self, session_id: str, text: str) -> None:
         await self._call("add_notice", session_id=session_id, text=text)
@@ -762,7 +656,7 @@ class RemoteEngine:
         def failed(error: Exception) -> None:
             self._emit(ProblemEvent(session_id, f"The prompt could not be sent: {error}"))
 
-        self._in_order(lambda: self._call("send", session_id=session_id, text=text), failed)
+        self._sending.in_order(lambda: self._call("send", session_id=session_id, text=text), failed)
 
     async def cancel(self, session_id: str) -> bool:
         return bool(await self._call("cancel", session_id=session_id))
@@ -777,7 +671,7 @@ class RemoteEngine:
 
     def allow_automatically(self, session_id: str, kinds: Sequence[str] | None = None) -> None:
         kinds_sent = list(kinds) if kinds is not None else None
-        self._in_order(
+        self._sending.in_order(
             lambda: self._call("allow_automatically", session_id=session_id, kinds=kinds_sent)
         )
 
@@ -810,24 +704,6 @@ class RemoteEngine:
     async def last_row(self, session_id: str, kind: str) -> Row | None:
         row: Row | None = await self._call("last_row", session_id=session_id, kind=kind)
         return row
-
-
-async def before_the_end(ended: asyncio.Event, work: Awaitable[T]) -> T:
-    """`work` (a send on a connection, or a wait for what it brings), abandoned with a
-    ConnectionError once the connection has ended. The SDK's sends wait on its sending
-    task, which the first failed write ends for good: a send queued behind that write
-    waited forever, and every request after it too (a screen stuck reading its session)."""
-    task = asyncio.ensure_future(work)
-    end = asyncio.ensure_future(ended.wait())
-    try:
-        await asyncio.wait((task, end), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        end.cancel()
-        if not task.done():
-            task.cancel()
-    if task.done() and not task.cancelled():
-        return task.result()
-    raise ConnectionError("the connection to the Cockpit service ended")
 
 
 def _meets_the_contract(engine: RemoteEngine) -> EngineAPI:

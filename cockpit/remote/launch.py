@@ -25,17 +25,13 @@ from acp.connection import Connection
 
 from cockpit import protocol
 from cockpit.api import SchemaError
+from cockpit.channel.peer import foreign_peer
+from cockpit.channel.startup import ALREADY_RUNNING, ReportPipe
+from cockpit.channel.transport import LineTransport
 from cockpit.paths import ForeignFolder, private_dir, service_lock, service_log, service_socket
-from cockpit.remote.peer import foreign_peer
-from cockpit.remote.startup import ReportPipe
-from cockpit.remote.transport import LineTransport
 
 START_TIMEOUT = 15.0
 """Seconds a service started here may take to listen."""
-
-ALREADY_RUNNING = 75
-"""The exit code of `cockpit service` when another service holds the store's lock (two
-clients started one at the same instant: the other one serves them both)."""
 
 IDLE_ENV = "COCKPIT_SERVICE_IDLE"
 """Seconds a service started in the background waits idle before it stops (its default
@@ -134,7 +130,7 @@ def service_command(data: Path, idle: float | None = None) -> list[str]:
 
 class Starting:
     """A service this client started in the background, and the pipe it tells its start's
-    outcome on (`cockpit.remote.startup`)."""
+    outcome on (`cockpit.channel.startup`)."""
 
     def __init__(self, data: Path, idle: float | None) -> None:
         self.data = data

@@ -24,11 +24,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from cockpit.channel.startup import ALREADY_RUNNING, Reporter
 from cockpit.engine.core import Engine
 from cockpit.logfiles import FORMAT, OutputLog, writes_to
 from cockpit.paths import private_dir, service_lock, service_log, service_socket
-from cockpit.remote.launch import ALREADY_RUNNING
-from cockpit.remote.startup import Reporter
 from cockpit.service.server import MAX_CLIENTS, Service
 
 log = logging.getLogger(__name__)

@@ -26,11 +26,11 @@ from acp.connection import Connection
 from cockpit import __version__, protocol
 from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, ServiceStopped, Status
 from cockpit.bounds import REQUEST_BYTES, request_refusal
+from cockpit.channel.peer import foreign_peer
+from cockpit.channel.transport import OVERSIZED, LineTransport
 from cockpit.engine.core import Engine
 from cockpit.engine.wire import MAX_DEPTH, envelope_problem, nested_deeper
 from cockpit.environment import Environment
-from cockpit.remote.peer import foreign_peer
-from cockpit.remote.transport import OVERSIZED, LineTransport
 from cockpit.service.calls import call_engine, snapshot
 from cockpit.service.link import ClientLink
 

@@ -23,6 +23,10 @@ from typing import Any
 
 from cockpit.protocol import error_data
 
+ALREADY_RUNNING = 75
+"""The exit code of `cockpit service` when another service holds the store's lock (two
+clients started one at the same instant: the other one serves them both)."""
+
 REPORT_ENV = "COCKPIT_SERVICE_REPORT"
 """The descriptor a service started by a client writes its start's outcome on."""
 

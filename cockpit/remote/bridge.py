@@ -1,9 +1,10 @@
 """`cockpit service --stdio`: the store's service, reached through this process's stdin and
 stdout (what `ssh HOST cockpit service --stdio` gives a client on another machine).
 
-It does not serve anything itself: it attaches to the store's service (starting it, detached,
-when none runs) and copies bytes both ways. So the agents belong to the service, not to
-this bridge: when the SSH connection drops, the bridge ends and the agents go on.
+It does not serve anything itself: it is a client that attaches to the store's service
+(starting it, detached, when none runs) and copies bytes both ways. So the agents belong to
+the service, not to this bridge: when the SSH connection drops, the bridge ends and the
+agents go on.
 
 One thing it changes on the way: the client's hello goes on with THIS machine's environment
 in it. The client on the other machine sends none (its variables are not this machine's,
