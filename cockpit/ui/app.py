@@ -124,7 +124,7 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
             self.notify(problem, severity="warning", timeout=10, markup=False)
         transcript = TranscriptView(self.engine, id="transcript")
         await self.query_one("#main", Vertical).mount(transcript, before=0)
-        self.engine.subscribe(self._engine_listener)
+        self.engine.subscribe(self.engine_listener)
         self.query_one("#new-output").display = False
         composer = self.query_one(Composer)
         composer.menu = self.query_one(CompletionMenu)

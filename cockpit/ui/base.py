@@ -147,7 +147,7 @@ class CockpitBase(App[None]):
         self._title_shown = ""
         self.sent_sequences: list[str] = []
         """Escape sequences sent to the terminal (titles, notifications), newest last."""
-        self._engine_listener = EngineListener(self.post_message)
+        self.engine_listener = EngineListener(self.post_message)
         """What the app subscribes to the engine (it holds frames until they are taken)."""
         self._turn_ended: dict[str, float] = {}
         """When each session's last turn ended, by the engine's clock (for the inbox)."""

@@ -14,7 +14,6 @@ from cockpit.api import Status
 from cockpit.ui.base import focused_prompt
 from cockpit.ui.engine_messages import (
     AttentionChanged,
-    FramesArrived,
     FramesReady,
     LinkChanged,
     PermissionChanged,
@@ -36,7 +35,7 @@ class EngineEvents(Overview, RequestsOnScreen):
     @on(FramesReady)
     @reported("show what the agent sent")
     async def _frames_ready(self) -> None:
-        pending = self._engine_listener.take()
+        pending = self.engine_listener.take()
         if not self.is_running:  # shutting down (it may start during an await)
             return
         view = self._transcript()
@@ -46,11 +45,6 @@ class EngineEvents(Overview, RequestsOnScreen):
         for session, frames in pending.items():
             if session == view.session:
                 await view.apply_frames(frames)
-
-    @on(FramesArrived)
-    def _frames_arrived(self, message: FramesArrived) -> None:
-        if self.is_running:  # shutting down (stopping agents): the widgets may be gone
-            self._engine_listener.hold(message.event)
 
     @on(StatusChanged)
     @reported("follow the sessions")
