@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import warnings
+from collections.abc import Callable
 from functools import partial
 
 from textual.app import App
@@ -22,7 +23,8 @@ async def test_a_worker_calls_the_partial_only_when_it_runs() -> None:
 
     app = App[None]()
     async with app.run_test():
-        worker = app.run_worker(partial(work, 1, "one"), start=False)
+        later: Callable[[], object] = partial(work, 1, "one")
+        worker = app.run_worker(later, start=False)
         assert calls == []
         app.workers.start_all()
         await worker.wait()
@@ -40,7 +42,8 @@ async def test_an_exclusive_worker_replaced_before_it_starts_makes_no_coroutine(
         app = App[None]()
         async with app.run_test():
             for name in ("first", "second", "third"):  # each replaces the one before at once
-                app.run_worker(partial(work, name), group="g", exclusive=True)
+                later: Callable[[], object] = partial(work, name)
+                app.run_worker(later, group="g", exclusive=True)
             await eventually(lambda: made, what="the last worker to run")
             await app.workers.wait_for_complete()
         del app

@@ -299,7 +299,8 @@ class Composer(TextArea):
             self._close_menu()
             return
         # A partial, not a coroutine: a worker replaced before it starts makes none.
-        self.run_worker(partial(self._complete, token), group="completion", exclusive=True)
+        work: Callable[[], object] = partial(self._complete, token)
+        self.run_worker(work, group="completion", exclusive=True)
 
     async def _complete(self, token: CompletionToken) -> None:
         assert self.completer is not None

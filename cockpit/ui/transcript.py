@@ -217,7 +217,8 @@ class TranscriptView(BubbleScroll):
         token = self._claim()
         if token is not None:
             # A partial, not a coroutine: a worker dropped before it starts makes none.
-            self.run_worker(partial(self._run, token, change), group="paging")
+            work: Callable[[], object] = partial(self._run, token, change)
+            self.run_worker(work, group="paging")
 
     # -- opening a session -------------------------------------------------------------------
 
