@@ -182,9 +182,9 @@ async def test_a_setting_edited_by_hand_counts_without_a_restart(
         def notified() -> int:
             return sum(sequence.startswith(sent[:4]) for sequence in app.sent_sequences)
 
-        app._alert(session, "finished a turn")
+        app.alerts.alert(session, "finished a turn")
         assert notified() == 1
         settings.write_text('{"notify": false}')
-        app._alert(session, "finished a turn")
+        app.alerts.alert(session, "finished a turn")
         await pilot.pause()
         assert notified() == 1, "a notification though settings.json says notify: false"

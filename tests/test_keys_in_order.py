@@ -82,7 +82,7 @@ async def test_under_a_dialog_the_main_screens_keys_do_nothing(tmp_path: Path) -
     async with app.run_test(size=SIZE) as pilot:
         session, _ = await focused_composer(app)
         await app.engine.create_session("demo", app.folder, title="other")
-        await app._reload_records()
+        await app.sessions.reload()
         burst(app, "ctrl+o", "ctrl+down", "f1", "ctrl+t", "f2")
         await wait_until(lambda: isinstance(app.screen, InboxScreen))
         await steady(pilot, lambda: (len(app.screen_stack), app.current))
@@ -143,7 +143,7 @@ async def test_a_digit_right_after_ctrl_g_answers_the_question_it_goes_to(tmp_pa
     async with app.run_test(size=SIZE) as pilot:
         first, composer = await focused_composer(app)
         asking = (await app.engine.create_session("demo", app.folder, title="asking")).id
-        await app._reload_records()
+        await app.sessions.reload()
         turn = asyncio.create_task(app.engine.prompt(asking, "permission"))
         await wait_until(lambda: app.engine.pending_count(asking) == 1)
         await pilot.pause()
@@ -156,7 +156,7 @@ async def test_a_digit_right_after_ctrl_g_answers_the_question_it_goes_to(tmp_pa
             "Allowed once: Write demo-notes.md"
         ]
         await wait_until(lambda: composer.text == "ok", what="the letters after it")
-        assert app.current == asking and app._drafts.get(first, "") == ""
+        assert app.current == asking and app.drafts.get(first) == ""
 
 
 async def test_a_switch_among_the_keys_held_at_start_holds_the_keys_after_it(

@@ -18,7 +18,7 @@ from cockpit.api import PermissionEvent, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.permission_prompt import PermissionPrompt
-from cockpit.ui.requests_on_screen import PermissionsChanged
+from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
 from tests.test_engine_restart import TINY
@@ -154,7 +154,9 @@ async def test_an_esc_from_the_question_holds_when_more_requests_come_before_it_
         await wait_until(lambda: app.engine.pending_count(session) == 2)
         prompt = app.focused
         assert isinstance(prompt, PermissionPrompt)
-        app.post_message(PermissionsChanged())  # a request's news, ahead of the Esc's move
+        app.post_message(
+            RequestsOnScreen.PermissionsChanged()
+        )  # a request's news, ahead of the Esc's move
         prompt.action_leave()
         for _ in range(3):
             await pilot.pause()

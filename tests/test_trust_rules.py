@@ -22,7 +22,7 @@ from cockpit.api import (
 )
 from cockpit.engine.exports import EXPORTS, export_target, write_export
 from cockpit.engine.unread import changed_session
-from cockpit.ui.base import same_dialog
+from cockpit.ui.screen_rules import same_dialog
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.session_states import RailState, next_needing, quit_question

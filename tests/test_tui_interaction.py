@@ -58,7 +58,7 @@ async def test_answering_from_the_inbox_reaches_the_right_agent(tmp_path: Path) 
         for _ in range(2):
             record = await app.engine.create_session("demo", app.folder)
             sessions.append(record.id)
-        await app._reload_records()
+        await app.sessions.reload()
         turns = [asyncio.create_task(app.engine.prompt(s, "permission")) for s in sessions]
         await wait_until(lambda: len(app.engine.pending_permissions()) == 3)
         await pilot.press("ctrl+o")
@@ -293,7 +293,7 @@ async def test_a_session_off_screen_that_needs_you_rings_and_notifies(tmp_path: 
     async with app.run_test(size=SIZE) as pilot:
         await ready(app)
         other = await app.engine.create_session("demo", app.folder, title="elsewhere")
-        await app._reload_records()
+        await app.sessions.reload()
         app.post_message(AppBlur())
         await pilot.pause()
         turn = asyncio.create_task(app.engine.prompt(other.id, "permission"))

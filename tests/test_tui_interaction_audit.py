@@ -120,7 +120,7 @@ async def test_policy_checks_its_rule_and_lists_the_rules_in_force(tmp_path: Pat
 
         async def slash(text: str) -> tuple[str, dict[str, Any]]:
             count = len(said)
-            await app._run_slash(session, *text[1:].partition(" ")[::2])
+            await app.run_slash(session, *text[1:].partition(" ")[::2])
             await wait_until(lambda: len(said) > count)
             return said[-1]
 
@@ -133,7 +133,7 @@ async def test_policy_checks_its_rule_and_lists_the_rules_in_force(tmp_path: Pat
 
         async def rules() -> str:
             """The rules in force, on a screen of their own (lasting, not a toast)."""
-            await app._run_slash(session, "policy", "")
+            await app.run_slash(session, "policy", "")
             await wait_until(lambda: isinstance(app.screen, TextScreen))
             screen = app.screen
             assert isinstance(screen, TextScreen) and screen.heading == "Permission rules"

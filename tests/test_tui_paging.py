@@ -20,7 +20,6 @@ from cockpit.engine.core import Engine
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
-from cockpit.ui.engine_messages import FramesArrived
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.transcript import BUBBLE_LIMIT, TranscriptView
 from store import chunk_from_update
@@ -231,10 +230,10 @@ async def test_the_live_turn_stays_pinned_while_the_user_reads_history(tmp_path:
             for index in range(0, len(text), 7):
                 chunk = text_update("agent_message_chunk", text[index : index + 7])
                 frames = await store.apply(chunk_from_update(session, chunk))
-                app.post_message(FramesArrived(FramesEvent(session, tuple(frames))))
+                app.engine_listener(FramesEvent(session, tuple(frames)))
 
         _, frames = await store.begin_turn(session, "write a long reply")
-        app.post_message(FramesArrived(FramesEvent(session, tuple(frames))))
+        app.engine_listener(FramesEvent(session, tuple(frames)))
         half = len(reply) // 2
         await stream(reply[:half])
         await wait_until(lambda: any(b.kind == "agent" for b in view.model))

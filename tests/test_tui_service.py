@@ -50,8 +50,8 @@ async def service(
 async def second_session(app: CockpitApp, title: str) -> str:
     """Another session in the app's folder, on the rail."""
     record = await app.engine.create_session("demo", app.folder, title=title)
-    await app._reload_records()
-    app._refresh_rail()
+    await app.sessions.reload()
+    app.overview.refresh_rail()
     return record.id
 
 
@@ -166,7 +166,7 @@ async def test_drafts_stay_with_their_session(engines: Engines) -> None:
     async with again.run_test(size=SIZE):
         await wait_until(lambda: again.current == second, what="the last session reopened")
         assert again.query_one(Composer).text == "second draft"
-        assert again._drafts.get(first) == "first draft"
+        assert again.drafts.get(first) == "first draft"
 
 
 async def test_keys_typed_right_after_a_switch_go_to_the_session_switched_to(
@@ -184,7 +184,7 @@ async def test_keys_typed_right_after_a_switch_go_to_the_session_switched_to(
         await wait_until(lambda: app.current == second and composer.text.endswith("!"))
         await steady(pilot, lambda: composer.text)
         assert composer.text == "two!"
-        assert app._drafts.get(first) == "onemore"
+        assert app.drafts.get(first) == "onemore"
 
 
 async def test_esc_right_before_a_switch_cancels_the_turn_of_the_session_left(

@@ -123,16 +123,14 @@ async def visit_every_place_a_name_shows(app: CockpitApp, pilot: Any, word: str)
     await pilot.press("escape")
     await wait_until(lambda: not isinstance(app.screen, CommandPalette))
 
-    await app._set_mode_named(
-        app.current or "", "no such mode"
-    )  # lists the modes in a notification
-    modes = [c for c in app._choices(app.records[app.current or ""]) if c.config_id is None]
+    await app.set_mode_named(app.current or "", "no such mode")  # lists the modes in a notification
+    modes = [c for c in app.modes.choices(app.records[app.current or ""]) if c.config_id is None]
 
     async def accepted(session_id: str, mode_id: str) -> None:
         return None
 
     app.engine.set_mode = accepted  # type: ignore[method-assign]
-    await app._apply_choice(app.current or "", OptionChoice(None, "n", modes[1].label, False))
+    await app.modes.apply_choice(app.current or "", OptionChoice(None, "n", modes[1].label, False))
     await wait_until(lambda: len(app.screen.query("Toast")) == 2)
     await pilot.pause()
     seen.append(shown_text(app))
@@ -246,7 +244,7 @@ async def test_ctrl_g_to_a_waiting_session_then_1_answers_its_request(tmp_path: 
     async with app.run_test(size=(120, 40)) as pilot:
         first = await ready(app)
         other = await app.engine.create_session("demo", app.folder, title="elsewhere")
-        await app._reload_records()
+        await app.sessions.reload()
         turn = asyncio.create_task(app.engine.prompt(other.id, "permission"))
         await wait_until(lambda: len(app.engine.pending_permissions(other.id)) == 1)
         assert app.current == first
@@ -304,7 +302,7 @@ async def test_the_open_inbox_follows_new_requests_and_keeps_its_highlight(
         for title in ("one", "two", "three"):
             record = await app.engine.create_session("demo", app.folder, title=title)
             sessions.append(record.id)
-        await app._reload_records()
+        await app.sessions.reload()
         turns = [asyncio.create_task(app.engine.prompt(s, "permission")) for s in sessions[:2]]
         await wait_until(lambda: len(app.engine.pending_permissions()) == 2)
         await pilot.press("ctrl+o")
@@ -347,7 +345,7 @@ async def test_a_finished_turn_sorts_by_when_it_ended(tmp_path: Path) -> None:
         await ready(app)
         slow = await app.engine.create_session("demo", app.folder, title="slow one")
         asking = await app.engine.create_session("demo", app.folder, title="asking")
-        await app._reload_records()
+        await app.sessions.reload()
         slow_turn = asyncio.create_task(app.engine.prompt(slow.id, "slow"))
         await wait_until(lambda: app.engine.status(slow.id) == Status.WORKING)
         await wait_until(lambda: app.engine.unread(slow.id))  # the reply has begun

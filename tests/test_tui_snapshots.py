@@ -217,7 +217,7 @@ async def three_statuses(engine: Engine, project: Path) -> None:
 
 async def show_the_rail(pilot: Any) -> None:
     await settle(pilot)
-    pilot.app._refresh_rail()
+    pilot.app.overview.refresh_rail()
     await settle(pilot)
 
 

@@ -73,7 +73,7 @@ async def test_the_count_goes_up_while_the_agent_starts_and_stops_after(
     app.clock = lambda: now[0]
     async with app.run_test(size=(100, 30)):
         await wait_until(lambda: turn_shown(app) == "starting (0 s)", 30, "the start shown")
-        assert app._starting_timer is not None
+        assert app.overview.counting_starts
         now[0] += 7
         await wait_until(lambda: turn_shown(app) == "starting (7 s)", 5, "the next second")
         now[0] += 1
@@ -85,5 +85,5 @@ async def test_the_count_goes_up_while_the_agent_starts_and_stops_after(
         ended = (Status.READY, Status.ERROR)
         await wait_until(lambda: app.engine.status(session) in ended, 60, "the start's end")
         await wait_until(lambda: not turn_shown(app).startswith("starting"), 5, "the end shown")
-        assert app._starting_timer is None, "a timer ticks with nothing starting"
-        assert app._starting_since == {}
+        assert not app.overview.counting_starts, "a timer ticks with nothing starting"
+        assert app.overview.starting() == {}

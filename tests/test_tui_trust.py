@@ -63,7 +63,7 @@ async def test_ctrl_down_twice_at_once_with_six_sessions_keeps_the_app_and_its_r
     app = make_app(tmp_path, project)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(lambda: app.current is not None)
-        order = [r.id for r in app._ordered()]
+        order = [r.id for r in app.sessions.ordered()]
         start = order.index(app.current or "")
         for presses in (2, 2, 5, 12):
             before = order.index(app.current or "")
@@ -128,7 +128,7 @@ async def test_a_turn_that_ends_after_the_user_left_is_unread_in_rail_inbox_and_
     async with app.run_test(size=(120, 40)) as pilot:
         first = await ready(app)
         other = await app.engine.create_session("demo", app.folder, title="elsewhere")
-        await app._reload_records()
+        await app.sessions.reload()
         await send(app, pilot, "slow")
         await wait_until(lambda: any(k == "agent" for k, _ in shown(app)))
         await pilot.press("ctrl+down")  # away, while the reply streams
@@ -138,7 +138,7 @@ async def test_a_turn_that_ends_after_the_user_left_is_unread_in_rail_inbox_and_
         await pilot.pause()
         assert any("finished a turn" in s for s in app.sent_sequences)  # a notification
         app.app_focus = True
-        assert app._entry(app.records[first]).state == "unread"
+        assert app.overview.entry(app.records[first]).state == "unread"
         assert app.query_one("#rail").border_title == "Sessions ◆1"
         assert any("Cockpit (1 unread)" in s for s in app.sent_sequences)
         await pilot.press("ctrl+o")
@@ -151,7 +151,7 @@ async def test_a_turn_that_ends_after_the_user_left_is_unread_in_rail_inbox_and_
         await pilot.press("ctrl+down")
         await wait_until(lambda: app.current == other.id)
         await pilot.pause()
-        assert app._entry(app.records[first]).state == "idle"
+        assert app.overview.entry(app.records[first]).state == "idle"
         assert app.query_one("#rail").border_title == "Sessions"
 
 

@@ -56,8 +56,8 @@ def test_the_permission_rules_are_a_screen_not_a_toast(snap_compare: Snap, tmp_p
 
     async def rules(pilot: Any) -> None:
         await settle(pilot)
-        await app._run_slash(app.current or "", "policy", "edit allow")
-        await app._run_slash(app.current or "", "policy", "")
+        await app.run_slash(app.current or "", "policy", "edit allow")
+        await app.run_slash(app.current or "", "policy", "")
         await settle(pilot)
         assert isinstance(app.screen, TextScreen)
 

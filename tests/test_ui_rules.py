@@ -212,8 +212,10 @@ def one_of_each_event() -> list[EngineEvent]:
 
 
 def test_each_engine_event_type_has_a_message_of_its_own() -> None:
-    events = one_of_each_event()
-    assert set(ENGINE_MESSAGES) == set(get_args(EngineEvent)) == {type(e) for e in events}
+    """Every type but frames, which the listener holds behind one `FramesReady`."""
+    events = [e for e in one_of_each_event() if not isinstance(e, FramesEvent)]
+    assert set(ENGINE_MESSAGES) | {FramesEvent} == set(get_args(EngineEvent))
+    assert set(ENGINE_MESSAGES) == {type(e) for e in events}
     messages = [engine_message(event) for event in events]
     assert len({type(message) for message in messages}) == len(events)
     assert all(message.event is event for message, event in zip(messages, events, strict=True))  # type: ignore[attr-defined]

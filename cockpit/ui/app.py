@@ -1,53 +1,101 @@
 """The Cockpit TUI: the session rail, the transcript and the composer, over the engine.
 
 The app holds no ACP or SQL code: it calls the engine's interface and folds the engine's
-events (posted to the app as messages, in order) into its widgets. `CockpitApp` is put
-together from one class per job, each in its own module over `cockpit.ui.base` (the state
-they share):
+events (posted to the app as messages, in order) into its widgets. Its state lives in the
+parts that own it, each in its own module, each given what it needs:
 
+- `cockpit.ui.sessions`: the session records and the session chosen;
+- `cockpit.ui.live_settings`: the settings, read again when used, and saved;
+- `cockpit.ui.held_keys`: the keys typed before the keyboard has landed;
+- `cockpit.ui.drafts`: each session's unsent draft;
 - `cockpit.ui.terminal_alerts`: the bell, desktop notifications, the window title;
 - `cockpit.ui.overview`: what the rail, the status line and the open inbox show;
-- `cockpit.ui.drafts`: each session's unsent draft, and the session to reopen on;
 - `cockpit.ui.requests_on_screen`: the permission request shown in the transcript;
 - `cockpit.ui.switching`: choosing the session on screen, starting a new one;
-- `cockpit.ui.engine_events`: one handler per engine event (`cockpit.ui.engine_messages`);
+- `cockpit.ui.engine_follower`: what each engine event (`cockpit.ui.engine_messages`) changes;
 - `cockpit.ui.session_actions`: rename, close, delete, cancel, copy, quit;
 - `cockpit.ui.modes_and_options`: the agent's modes and options, and its plan;
 - `cockpit.ui.screen_layout`: width, the rail's visibility, the focus chain, help.
 
-What stays here is the app's own: its keys, its widgets, starting and stopping, and the
-composer's completions and Cockpit's slash commands (`cockpit.ui.slash`).
+What stays here is the app's own: its keys (`BINDINGS`), its widgets, starting and stopping,
+the wiring of Textual's messages and actions to the parts, dialogs and failures, themes,
+and the composer's completions and Cockpit's slash commands (`cockpit.ui.slash`).
 """
 
 from __future__ import annotations
 
+import functools
 import gc
+import inspect
 import logging
-from typing import ClassVar
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, ClassVar
 
+from textual import events, on
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Static
+from textual.screen import Screen
+from textual.theme import ThemeProvider
+from textual.widgets import OptionList, Static, TextArea
 
-from cockpit.api import AgentCommand, read_command
-from cockpit.paths import bundled_dir
+from cockpit.api import DEFAULT_AGENT, AgentCommand, AgentSpec, EngineAPI, read_command
+from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
+from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.mentions import format_mention
+from cockpit.text.textout import describe_error
 from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
 from cockpit.ui.completion import CompletionToken
 from cockpit.ui.composer import Candidate, CompletionMenu, Composer
-from cockpit.ui.engine_events import EngineEvents
+from cockpit.ui.dialog import Palette
+from cockpit.ui.drafts import Drafts
+from cockpit.ui.engine_follower import EngineFollower
+from cockpit.ui.engine_messages import (
+    AttentionChanged,
+    FramesReady,
+    LinkChanged,
+    PermissionChanged,
+    ProblemReported,
+    ResyncNeeded,
+    SavingChanged,
+    SessionChanged,
+    StatusChanged,
+)
 from cockpit.ui.failures import reported
 from cockpit.ui.footer import KeyFooter
+from cockpit.ui.held_keys import HeldKeys
+from cockpit.ui.live_settings import LiveSettings
 from cockpit.ui.modes_and_options import ModesAndOptions
 from cockpit.ui.one_line import clean_line
+from cockpit.ui.overview import Overview
+from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.rail import SessionRail
+from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.screen_layout import ScreenLayout
+from cockpit.ui.screen_rules import same_dialog
+from cockpit.ui.screens.inbox import InboxItem
 from cockpit.ui.session_actions import SessionActions
+from cockpit.ui.sessions import Sessions
 from cockpit.ui.slash import COCKPIT_COMMANDS, COCKPIT_NAMED, SlashCommand, matching, parse_slash
 from cockpit.ui.status_line import StatusLine
+from cockpit.ui.switching import Switching, SwitchingParts
+from cockpit.ui.terminal_alerts import TerminalAlerts
+from cockpit.ui.themes import (
+    ANSI_ON_DARK,
+    ANSI_ON_LIGHT,
+    CONTENT_STYLES,
+    DEFAULT_THEME,
+    load_themes,
+    startup_theme,
+)
 from cockpit.ui.transcript import TranscriptView
+from store import SessionRecord
+
+EngineFactory = Callable[[], Awaitable[EngineAPI]]
 
 
 def freeze_startup_objects() -> None:
@@ -60,7 +108,14 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
+@functools.cache
+def default_variables() -> dict[str, str]:
+    """The app variables of the default theme."""
+    themes, _ = load_themes(bundled_dir("themes"), None)
+    return next(dict(theme.variables) for theme in themes if theme.name == DEFAULT_THEME)
+
+
+class CockpitApp(App[None]):
     """Many agent sessions, one screen."""
 
     CSS_PATH = str(bundled_dir("themes") / "cockpit.tcss")
@@ -97,6 +152,186 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
         Binding("ctrl+c", "interrupt", "Cancel turn", show=False),
     ]
 
+    def __init__(
+        self,
+        engine: EngineAPI | EngineFactory,
+        *,
+        folder: Path,
+        agent: str | AgentSpec | None = None,
+        clock: Callable[[], float] = time.time,
+        blink: bool = True,
+        settings_file: Path | None = None,
+        themes_dir: Path | None = None,
+    ) -> None:
+        keep_timer_delays_positive()  # before any timer: a negative one froze the screen
+        super().__init__()
+        self._engine: EngineAPI | None = None if callable(engine) else engine
+        self._engine_factory: EngineFactory | None = engine if callable(engine) else None
+        self.folder = folder
+        self.agent = agent.name if isinstance(agent, AgentSpec) else agent
+        """The agent Cockpit was opened with (`--agent`), by name."""
+        self.clock = clock
+        self.blink = blink
+        self.settings_file = settings_file or settings_path()
+        self.themes_dir = themes_dir if themes_dir is not None else config_dir() / "themes"
+        # The parts, each owning its state, each given what it reads and what it calls.
+        engine_of = self._engine_now
+        self.settings = LiveSettings(self, self.settings_file)
+        self.sessions = Sessions(engine_of, self._session_read, self._report)
+        self.keys = HeldKeys(super().on_event, self.post_message, self.call_later)
+        self.drafts = Drafts(self, engine_of, lambda: self.sessions.records)
+        self.alerts = TerminalAlerts(self, self.sessions, lambda: self.settings.read().notify)
+        self.overview = Overview(self, engine_of, self.sessions, self.alerts, self._now)
+        self.requests = RequestsOnScreen(self, engine_of, self.keys)
+        parts = SwitchingParts(
+            self.drafts,
+            self.keys,
+            self.overview,
+            self.requests,
+            self.settings,
+            self.open_screen,
+            self._now,
+        )
+        self.switching = Switching(self, engine_of, self.sessions, parts)
+        # How it runs when given as a command (`--agent-cmd`), which the engine's own
+        # registry does not know (the service's, in another process).
+        spec = agent if isinstance(agent, AgentSpec) else None
+        self.actions = SessionActions(
+            self,
+            engine_of,
+            self.sessions,
+            self.switching,
+            self.drafts,
+            self.requests,
+            self.open_screen,
+            folder,
+            self.agent,
+            spec or self.agent or DEFAULT_AGENT,
+        )
+        self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen)
+        self.layout = ScreenLayout(self, self.open_screen)
+        self.follower = EngineFollower(
+            self,
+            engine_of,
+            self.sessions,
+            self.overview,
+            self.alerts,
+            self.requests,
+            self.settings,
+        )
+        self._load_themes()
+
+    # -- what the parts share -----------------------------------------------------------------
+
+    @property
+    def engine(self) -> EngineAPI:
+        assert self._engine is not None, "the engine is not open yet"
+        return self._engine
+
+    def _engine_now(self) -> EngineAPI:
+        return self.engine
+
+    @property
+    def records(self) -> dict[str, SessionRecord]:
+        """Every session's record, by id (`Sessions` keeps them)."""
+        return self.sessions.records
+
+    @property
+    def current(self) -> str | None:
+        """The session chosen (`Sessions` keeps it)."""
+        return self.sessions.current
+
+    @property
+    def engine_listener(self) -> Callable[[Any], None]:
+        """What the app subscribes to the engine."""
+        return self.follower.listener
+
+    @property
+    def sent_sequences(self) -> list[str]:
+        """Escape sequences sent to the terminal (titles, notifications), newest last."""
+        return self.alerts.sent_sequences
+
+    def _session_read(self, session: str) -> None:
+        """A session's record was read in the background: the rail shows it."""
+        self.overview.refresh_session(session)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Cockpit's own variables, from the default theme, for any theme that lacks them
+        (Textual asks before `__init__` has run, so this reads the bundled file)."""
+        return default_variables()
+
+    def open_screen(self, screen: Screen[Any], callback: Any = None) -> None:
+        """Open a dialog unless the same one is open already: a key pressed twice in one
+        burst (Ctrl+O Ctrl+O, a held F1) opens it once. What its callback raises (the
+        engine failing to do what the dialog asked) is reported; the app goes on."""
+        if any(same_dialog(screen, opened) for opened in self.screen_stack):
+            return
+        self.push_screen(screen, None if callback is None else self._reporting(callback))
+
+    def _reporting(self, callback: Callable[[Any], Any]) -> Callable[[Any], Awaitable[None]]:
+        async def answered(result: Any) -> None:
+            try:
+                outcome = callback(result)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as error:
+                self.report_failure("do what the dialog asked", error)
+
+        return answered
+
+    def _now(self) -> float:
+        """`clock`, looked up when called (a test may set another)."""
+        return self.clock()
+
+    def _report(self, what: str, error: Exception) -> None:
+        """`report_failure`, looked up when called (a test may replace it)."""
+        self.report_failure(what, error)
+
+    def report_failure(self, what: str, error: Exception) -> None:
+        """Something the screen asked of the engine or the store failed: the user reads why
+        in the session on screen (or in a notice when even that cannot be written), it goes
+        to the log with its traceback, and the app goes on."""
+        logging.getLogger(__name__).error("could not %s", what, exc_info=error)
+        message = f"Cockpit could not {what}: {describe_error(error)}"
+        if self._engine is None or not self.is_running:
+            return
+        self.run_worker(self.engine.report(self.current, message), group="report")
+
+    def action_command_palette(self) -> None:
+        """Ctrl+P: the command palette, unless one is open under another dialog (Textual
+        opened a second one there, and died of the duplicate id)."""
+        if self.use_command_palette and not any(
+            isinstance(screen, CommandPalette) for screen in self.screen_stack
+        ):
+            self.push_screen(Palette(id="--command-palette"))
+
+    def search_themes(self) -> None:
+        """The palette's "Change theme", in Cockpit's palette: Textual's own, an Enter held
+        on a theme chose it twice and the second closed the screen under it (the app died,
+        seen under the key monkey)."""
+        self.push_screen(Palette(providers=[ThemeProvider], placeholder="Search for themes…"))
+
+    # -- themes -------------------------------------------------------------------------------
+
+    def _load_themes(self) -> None:
+        """Register the bundled and user themes and choose the saved one; a broken theme or
+        settings file is reported once the screen is up, and never stops the app."""
+        themes, problems = load_themes(bundled_dir("themes"), self.themes_dir)
+        for theme in themes:
+            self.register_theme(theme)
+        self.settings.load(problems)
+        self.ansi_theme_dark, self.ansi_theme_light = ANSI_ON_DARK, ANSI_ON_LIGHT
+        self.console.push_theme(CONTENT_STYLES)
+        saved, colours = self.settings.kept.theme, self.console.color_system
+        self.theme = startup_theme(saved, colours, self.available_themes)
+
+    def watch_theme(self, theme: str) -> None:
+        # Textual runs this watcher while `_load_themes` sets the first theme, before the
+        # app is mounted: that choice is not the user's, and there is no rail yet.
+        if widget_is_mounted(self):
+            self.settings.choose_theme(theme)
+            self.overview.restyle_rail()
+
     async def action_main_screen_key(self, action: str) -> None:
         """Run `action`, a key of the main screen bound with priority; under a dialog, the
         key goes on to the dialog instead."""
@@ -120,43 +355,240 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
         if self._engine is None:
             assert self._engine_factory is not None
             self._engine = await self._engine_factory()
-        for problem in [*self._problems, *self.engine.problems]:
+        for problem in [*self.settings.problems, *self.engine.problems]:
             self.notify(problem, severity="warning", timeout=10, markup=False)
         transcript = TranscriptView(self.engine, id="transcript")
         await self.query_one("#main", Vertical).mount(transcript, before=0)
-        self.engine.subscribe(self._engine_listener)
+        self.engine.subscribe(self.follower.listener)
         self.query_one("#new-output").display = False
         composer = self.query_one(Composer)
         composer.menu = self.query_one(CompletionMenu)
         composer.menu.display = False
         composer.completer = self._complete
-        self._apply_width(self.size.width)
-        await self._reload_records()
-        self._drafts = {r.id: r.draft for r in self.records.values() if r.draft}
-        last = self.records.get(self._settings.last_session or "")
-        reopen = last or (self._ordered()[0] if self.records else None)
+        self.layout.apply_width(self.size.width)
+        await self.sessions.reload()
+        self.drafts.load(self.records)
+        last = self.records.get(self.settings.kept.last_session or "")
+        reopen = last or (self.sessions.ordered()[0] if self.records else None)
         if reopen is None or (self.agent and reopen.agent != self.agent):
             # `cockpit --agent NAME` is never ignored: with sessions stored, a new session
             # with that agent, unless the one that reopens already runs it.
-            await self._create_session(self._opened_with(), str(self.folder))
+            await self.switching.create(self.actions.opened_with, str(self.folder))
         if self.current is None and reopen is not None:
             self.select_session(reopen.id)
-        self.set_interval(30, self._refresh_rail)
-        self._focus_session()
-        if not self._show_posted:  # else the keys wait until the session is shown
-            self.release_keys()
+        self.set_interval(30, self.overview.refresh_rail)
+        self.requests.focus_session()
+        if not self.switching.showing:  # else the keys wait until the session is shown
+            self.keys.release_keys()
 
     async def on_unmount(self) -> None:
-        if self._stale_reader is not None:
-            self._stale_reader.cancel()
+        self.sessions.close()
         if self._engine is not None:
-            self._save_drafts()
-            self._save_last_session()
+            self.drafts.save()
+            self.settings.save_last_session()
         if self._engine_factory is not None and self._engine is not None:
             try:
                 await self._engine.close()
             except Exception:  # what could be saved is saved; the terminal must come back
                 logging.getLogger(__name__).exception("closing the engine failed")
+
+    async def on_event(self, event: events.Event) -> None:
+        if not self.keys.held(event):  # typed before the keyboard landed: handled later
+            await super().on_event(event)
+
+    # -- sessions: the public means (the palette, slash commands) ------------------------------
+
+    def select_session(self, session: str, focus: bool = True) -> None:
+        """Show `session` (`Switching.select`)."""
+        self.switching.select(session, focus)
+
+    def session_choices(self) -> list[tuple[str, str, str]]:
+        """(id, title, details) of every session, for the command palette."""
+        return self.sessions.choices()
+
+    async def new_session_with(self, agent: str) -> None:
+        """Start a session with `agent` in the start folder (command palette, `/new`)."""
+        await self.actions.new_session_with(agent)
+
+    def inbox_items(self) -> list[InboxItem]:
+        """Every pending request and every finished-unread session, oldest first."""
+        return self.overview.inbox_items()
+
+    async def set_mode_named(self, session: str, name: str) -> None:
+        """`/mode NAME` in `session`."""
+        await self.modes.set_mode_named(session, name)
+
+    def close_session(self, session: str) -> None:
+        """Stop the agent of `session`; its transcript stays."""
+        self.actions.close(session)
+
+    # -- the keys' actions --------------------------------------------------------------------
+
+    def action_new_session(self) -> None:
+        """Pick an agent and a folder for a new session."""
+        self.actions.new_session()
+
+    def action_rename_session(self, session: str | None = None) -> None:
+        """Give `session` (else the session on screen) a title."""
+        self.actions.rename(session)
+
+    def action_close_session(self) -> None:
+        """Stop the agent of the session on screen; its transcript stays."""
+        if self.current is not None:
+            self.actions.close(self.current)
+
+    def action_delete_session(self) -> None:
+        """Delete the session on screen, after asking."""
+        self.actions.delete()
+
+    def action_previous_session(self) -> None:
+        """Show the session above in the rail."""
+        self.switching.step(-1)
+
+    def action_next_session(self) -> None:
+        """Show the session below in the rail."""
+        self.switching.step(1)
+
+    def action_inbox(self) -> None:
+        """Show everything that waits on the user, across all sessions."""
+        self.switching.inbox()
+
+    def action_next_needing(self) -> None:
+        """Ctrl+G: the question on screen, else the next session that needs the user."""
+        self.switching.next_needing()
+
+    def action_options(self, session: str | None = None) -> None:
+        """Choose any mode or config option the agent offers."""
+        self.modes.options(session)
+
+    async def action_show_plan(self, session: str | None = None) -> None:
+        """The latest plan of a session (the highlighted one in the rail, or this one)."""
+        await self.modes.show_plan(session)
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q: detach, or quit after asking (`SessionActions.quit`)."""
+        await self.actions.quit()
+
+    async def action_escape(self) -> None:
+        """Esc: cancel the running turn, else back to the composer."""
+        await self.actions.escape()
+
+    async def action_cancel_turn(self, session: str | None = None) -> None:
+        """Cancel the running turn of `session`, else of the session on screen."""
+        await self.actions.cancel_turn(session)
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: cancel the turn, clear the prompt, or (twice) quit."""
+        await self.actions.interrupt()
+
+    def action_copy_last(self) -> None:
+        """Copy the focused bubble, or else the newest reply."""
+        self.actions.copy_last()
+
+    def action_toggle_rail(self) -> None:
+        """Show or hide the session rail."""
+        self.layout.toggle_rail()
+
+    async def action_jump_end(self) -> None:
+        """Scroll to the newest output."""
+        await self.layout.jump_end()
+
+    def action_focus_next(self) -> None:
+        """Tab: the screen's focus chain with the prompt just before the transcript."""
+        self.layout.focus_step(1)
+
+    def action_focus_previous(self) -> None:
+        """Shift+Tab: back along the same chain (the prompt itself uses it for modes)."""
+        self.layout.focus_step(-1)
+
+    def action_help(self) -> None:
+        """Show every key."""
+        self.layout.help()
+
+    # -- messages, each to the part it concerns -----------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.layout.apply_width(event.size.width)
+
+    def on_transcript_view_unseen(self, message: TranscriptView.Unseen) -> None:
+        self.layout.show_unseen(message.unseen)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if isinstance(event.text_area, Composer):
+            self.drafts.keep()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.switching.option_highlighted(event)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.switching.option_selected(event)
+
+    @on(Switching.ShowWanted)
+    async def _show_wanted(self) -> None:
+        await self.switching.show_wanted()
+
+    @on(Overview.InboxChanged)
+    def _inbox_changed(self) -> None:
+        self.overview.inbox_changed()
+
+    @on(RequestsOnScreen.PermissionsChanged)
+    async def _permissions_changed(self) -> None:
+        await self.requests.changed()
+
+    async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
+        await self.requests.answered(message)
+
+    def on_permission_prompt_key_after_answer(
+        self, message: PermissionPrompt.KeyAfterAnswer
+    ) -> None:
+        self.keys.hold_ahead(message.key, message.character)
+
+    def on_composer_cycle_mode(self, message: Composer.CycleMode) -> None:
+        self.run_worker(self.modes.cycle_mode(message.session), group="mode", exit_on_error=False)
+
+    async def on_composer_cancel_requested(self, message: Composer.CancelRequested) -> None:
+        await self.actions.cancel_turn(message.session)
+
+    def on_session_rail_plan_requested(self, message: SessionRail.PlanRequested) -> None:
+        self.run_worker(self.modes.show_plan(message.session), group="plan", exit_on_error=False)
+
+    # -- the engine's events (`EngineFollower`) -----------------------------------------------
+
+    @on(FramesReady)
+    async def _frames_ready(self) -> None:
+        await self.follower.frames_ready()
+
+    @on(StatusChanged)
+    async def _status_changed(self, message: StatusChanged) -> None:
+        await self.follower.status_changed(message.event)
+
+    @on(PermissionChanged)
+    async def _permission_changed(self, message: PermissionChanged) -> None:
+        await self.follower.permission_changed(message.event)
+
+    @on(SessionChanged)
+    async def _session_changed(self, message: SessionChanged) -> None:
+        await self.follower.session_changed(message.event)
+
+    @on(AttentionChanged)
+    async def _attention_changed(self) -> None:
+        await self.follower.attention_changed()
+
+    @on(ProblemReported)
+    async def _problem_reported(self, message: ProblemReported) -> None:
+        await self.follower.problem_reported(message.event)
+
+    @on(SavingChanged)
+    async def _saving_changed(self, message: SavingChanged) -> None:
+        await self.follower.saving_changed(message.event)
+
+    @on(LinkChanged)
+    async def _link_changed(self) -> None:
+        await self.follower.link_changed()
+
+    @on(ResyncNeeded)
+    async def _resync(self, message: ResyncNeeded) -> None:
+        await self.follower.resync(message.event)
 
     # -- the composer -------------------------------------------------------------------------
 
@@ -191,7 +623,7 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
             return
         command = parse_slash(message.text)
         if command is not None and command[0] in COCKPIT_NAMED:
-            work = self._run_slash(session, *command)
+            work = self.run_slash(session, *command)
             self.run_worker(work, group="slash", exit_on_error=False)
             return
         # The turn runs in the engine: a prompt typed while the agent starts waits for it,
@@ -199,7 +631,7 @@ class CockpitApp(SessionActions, ModesAndOptions, EngineEvents, ScreenLayout):
         self.engine.send(session, message.text)
 
     @reported("run that command")
-    async def _run_slash(self, session: str, name: str, arguments: str) -> None:
+    async def run_slash(self, session: str, name: str, arguments: str) -> None:
         """Run one of Cockpit's own commands (its row of `COCKPIT_COMMANDS` says how)."""
         command = COCKPIT_NAMED.get(name)
         if command is None or command.run is None:

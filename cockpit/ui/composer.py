@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 
 from rich.text import Text
 from textual import events
@@ -19,7 +20,6 @@ from textual.widgets.text_area import Selection
 from cockpit.bounds import prompt_refusal, prompt_too_long
 from cockpit.ui.completion import CompletionToken, completion_token, offset_of
 from cockpit.ui.keys_in_order import ran_own_binding
-from cockpit.ui.later import Later
 from cockpit.ui.listing import Listing
 from cockpit.ui.prompt_history import PromptHistory
 
@@ -298,7 +298,9 @@ class Composer(TextArea):
         if token is None:
             self._close_menu()
             return
-        self.run_worker(Later(self._complete, token), group="completion", exclusive=True)
+        # A partial, not a coroutine: a worker replaced before it starts makes none.
+        work: Callable[[], object] = partial(self._complete, token)
+        self.run_worker(work, group="completion", exclusive=True)
 
     async def _complete(self, token: CompletionToken) -> None:
         assert self.completer is not None

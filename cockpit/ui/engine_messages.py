@@ -32,14 +32,6 @@ from store import Frame
 
 
 @dataclass
-class FramesArrived(Message):
-    """Frames of a session, through the queue: held with the others that wait (the listener
-    holds the engine's own frames without a message; this is for frames posted in order)."""
-
-    event: FramesEvent
-
-
-@dataclass
 class StatusChanged(Message):
     """A session's live state changed (and perhaps its turn ended)."""
 
@@ -96,7 +88,6 @@ class LinkChanged(Message):
 
 
 ENGINE_MESSAGES: Mapping[type[Any], Callable[[Any], Message]] = {
-    FramesEvent: FramesArrived,
     StatusEvent: StatusChanged,
     PermissionEvent: PermissionChanged,
     SessionEvent: SessionChanged,
@@ -106,11 +97,11 @@ ENGINE_MESSAGES: Mapping[type[Any], Callable[[Any], Message]] = {
     ResyncEvent: ResyncNeeded,
     LinkEvent: LinkChanged,
 }
-"""The message that carries each type of engine event."""
+"""The message that carries each type of engine event but frames (held by the listener)."""
 
 
 def engine_message(event: EngineEvent) -> Message:
-    """The message that carries `event` to the app."""
+    """The message that carries `event` (any event but frames) to the app."""
     return ENGINE_MESSAGES[type(event)](event)
 
 

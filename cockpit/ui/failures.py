@@ -16,10 +16,11 @@ T = TypeVar("T")
 def reported(
     what: str, default: Any = None
 ) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
-    """Decorate an async method of a widget or of the app: an exception it raises goes to
-    the app's `report_failure` ("Cockpit could not WHAT: why") and the call returns
-    `default`. Outside Cockpit's app (a widget tested alone) the exception goes on. A
-    function that is no method (a dialog's callback) takes `reported_to` instead."""
+    """Decorate an async method of a widget, of the app, or of one of the app's parts (each
+    keeps its `app`): an exception it raises goes to the app's `report_failure` ("Cockpit
+    could not WHAT: why") and the call returns `default`. Outside Cockpit's app (a widget
+    tested alone) the exception goes on. A function that is no method (a dialog's
+    callback) takes `reported_to` instead."""
     return _guarded(
         lambda args: getattr(getattr(args[0], "app", None), "report_failure", None), what, default
     )

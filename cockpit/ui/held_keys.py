@@ -16,23 +16,34 @@ an Enter.
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from textual import events
+from textual.message import Message
 
-from cockpit.ui.base import CockpitBase
 
-
-class HeldKeys(CockpitBase):
+class HeldKeys:
     """Holds the keys (and pastes) typed until the keyboard has landed: from the start
-    until the screen is ready, and from `hold_keys` until `release_keys`."""
+    until the screen is ready, and from `hold_keys` until `release_keys`. The app hands
+    each event to `held` first; what is let go goes to `handle`, the app's own handling."""
 
-    _holding = True
-    _held: tuple[events.Key | events.Paste, ...] = ()
-    _ahead = 0
-    """How many keys at the front of `_held` were handed back by a widget (`hold_ahead`)."""
-    _holds = 0
-    """How many holds have begun: a release is for the hold it was asked in."""
+    def __init__(
+        self,
+        handle: Callable[[events.Event], Awaitable[None]],
+        post_message: Callable[[Message], object],
+        call_later: Callable[..., Any],
+    ) -> None:
+        self._handle = handle
+        self._post_message = post_message
+        self._call_later = call_later
+        self._holding = True
+        self._held: tuple[events.Key | events.Paste, ...] = ()
+        self._ahead = 0
+        """How many keys at the front of `_held` were handed back by a widget
+        (`hold_ahead`)."""
+        self._holds = 0
+        """How many holds have begun: a release is for the hold it was asked in."""
 
     def hold_keys(self) -> None:
         """Hold what is typed from now until `release_keys`."""
@@ -45,7 +56,7 @@ class HeldKeys(CockpitBase):
         of every key held since, after those handed back before it."""
         event = events.Key(key, character)
         if not self._holding:
-            self.post_message(event)
+            self._post_message(event)
             return
         held = self._held
         self._held = (*held[: self._ahead], event, *held[self._ahead :])
@@ -56,7 +67,7 @@ class HeldKeys(CockpitBase):
         after what the screen asked for first (a `focus()` takes effect in the app's turn,
         not at once); what is typed later goes as usual."""
         if self._holding:
-            self.call_later(self._handle_held, self._holds)
+            self._call_later(self._handle_held, self._holds)
 
     async def _handle_held(self, hold: int) -> None:
         if hold != self._holds or not self._holding:
@@ -64,11 +75,13 @@ class HeldKeys(CockpitBase):
         self._holding, self._ahead = False, 0
         while self._held and not self._holding:  # a held key may begin another hold
             event, self._held = self._held[0], self._held[1:]
-            await super().on_event(event)
+            await self._handle(event)
 
-    async def on_event(self, event: events.Event) -> None:
+    def held(self, event: events.Event) -> bool:
+        """True when `event` is a key typed while holding: it is kept, to be handled later.
+        (A key on its way back up goes on: Textual's own.)"""
         typed = isinstance(event, events.Key | events.Paste) and not event.is_forwarded
-        if typed and self._holding:  # (a key on its way back up goes on: Textual's own)
+        if typed and self._holding:
             self._held = (*self._held, cast(events.Key | events.Paste, event))
-            return
-        await super().on_event(event)
+            return True
+        return False

@@ -3,51 +3,68 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from cockpit.api import EngineAPI
 from cockpit.text.textout import plan_lines
 from cockpit.ui.agent_options import OptionChoice, mode_option_id, option_choices
-from cockpit.ui.base import CockpitBase
-from cockpit.ui.composer import Composer
 from cockpit.ui.failures import reported
 from cockpit.ui.one_line import clean_line
-from cockpit.ui.rail import SessionRail
 from cockpit.ui.screens.questions import OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen
+from cockpit.ui.sessions import Sessions
+from cockpit.ui.switching import OpenScreen
 from store import SessionRecord
 
 
-class ModesAndOptions(CockpitBase):
+class ModesAndOptions:
     """Setting a mode or an option of the session on screen, and showing a plan."""
 
-    def _choices(self, record: SessionRecord) -> list[OptionChoice]:
+    def __init__(
+        self,
+        app: App[Any],
+        engine: Callable[[], EngineAPI],
+        sessions: Sessions,
+        open_screen: OpenScreen,
+    ) -> None:
+        self.app = app
+        """For notices."""
+        self._engine = engine
+        self._sessions = sessions
+        self._open_screen = open_screen
+
+    def choices(self, record: SessionRecord) -> list[OptionChoice]:
+        """Every mode and option the agent of `record` offers."""
         return option_choices(record)
 
-    def on_composer_cycle_mode(self, message: Composer.CycleMode) -> None:
-        self.run_worker(self._cycle_mode(message.session), group="mode", exit_on_error=False)
-
     @reported("switch the mode")
-    async def _cycle_mode(self, session: str) -> None:
+    async def cycle_mode(self, session: str) -> None:
         """Shift+Tab: the agent's next mode."""
-        record = self.records.get(session)
+        record = self._sessions.records.get(session)
         if record is None:
             return
         modes = [
             c
-            for c in self._choices(record)
+            for c in self.choices(record)
             if c.config_id is None or c.config_id == mode_option_id(record)
         ]
         if not modes:
-            self.notify("This agent has no modes.", timeout=2)
+            self.app.notify("This agent has no modes.", timeout=2)
             return
         current = next((i for i, c in enumerate(modes) if c.current), -1)
-        await self._apply_choice(record.id, modes[(current + 1) % len(modes)])
+        await self.apply_choice(record.id, modes[(current + 1) % len(modes)])
 
-    async def _set_mode_named(self, session: str, name: str) -> None:
-        record = self.records.get(session)
+    async def set_mode_named(self, session: str, name: str) -> None:
+        """`/mode NAME`: the mode whose value or label holds `name` (else list them)."""
+        record = self._sessions.records.get(session)
         if record is None:
             return
         modes = [
             c
-            for c in self._choices(record)
+            for c in self.choices(record)
             if c.config_id is None or c.config_id == mode_option_id(record)
         ]
         wanted = next(
@@ -55,46 +72,45 @@ class ModesAndOptions(CockpitBase):
         )
         if wanted is None:
             names = ", ".join(clean_line(c.label) for c in modes) or "none"
-            self.notify(f"Modes: {names}", timeout=4, markup=False)
+            self.app.notify(f"Modes: {names}", timeout=4, markup=False)
             return
-        await self._apply_choice(record.id, wanted)
+        await self.apply_choice(record.id, wanted)
 
-    async def _apply_choice(self, session: str, choice: OptionChoice) -> None:
+    async def apply_choice(self, session: str, choice: OptionChoice) -> None:
+        """Ask the agent for `choice`; a refusal is told."""
         try:
             if choice.config_id is None:
-                await self.engine.set_mode(session, str(choice.value))
+                await self._engine().set_mode(session, str(choice.value))
             else:
-                await self.engine.set_config_option(session, choice.config_id, choice.value)
+                await self._engine().set_config_option(session, choice.config_id, choice.value)
         except Exception as error:
-            self.notify(
+            self.app.notify(
                 f"The agent refused: {clean_line(str(error))}", severity="error", markup=False
             )
             return
-        self.notify(clean_line(choice.label), timeout=2, markup=False)
+        self.app.notify(clean_line(choice.label), timeout=2, markup=False)
 
-    def action_options(self, session: str | None = None) -> None:
+    def options(self, session: str | None) -> None:
         """Choose any mode or config option the agent of `session` (else the session on
         screen) offers."""
-        record = self.records.get(session or self.current or "")
+        record = self._sessions.records.get(session or self._sessions.current or "")
         if record is None:
             return
 
         async def chosen(choice: OptionChoice | None) -> None:
             if choice is not None:
-                await self._apply_choice(record.id, choice)
+                await self.apply_choice(record.id, choice)
 
-        self.open_screen(OptionsScreen(self._choices(record)), chosen)
+        self._open_screen(OptionsScreen(self.choices(record)), chosen)
 
     @reported("show the plan")
-    async def action_show_plan(self, session: str | None = None) -> None:
+    async def show_plan(self, session: str | None = None) -> None:
         """The latest plan of a session (the highlighted one in the rail, or this one)."""
-        session = session or self.current
+        session = session or self._sessions.current
         if session is None:
             return
-        row = await self.engine.last_row(session, "plan")
-        self.open_screen(
-            PlanScreen(self._title_of(session), plan_lines(row.payload if row else None))
+        row = await self._engine().last_row(session, "plan")
+        self._open_screen(
+            PlanScreen(self._sessions.title_of(session), plan_lines(row.payload if row else None)),
+            None,
         )
-
-    def on_session_rail_plan_requested(self, message: SessionRail.PlanRequested) -> None:
-        self.run_worker(self.action_show_plan(message.session), group="plan", exit_on_error=False)

@@ -106,6 +106,11 @@ class SessionRail(Listing):
         """The colour of each state (from the theme's status variables)."""
         self._styles = styles
 
+    @property
+    def styled(self) -> bool:
+        """True once the states have their colours."""
+        return bool(self._styles)
+
     def _prompt(self, entry: RailEntry) -> Text:
         text = entry_text(entry, self.compact, max(self.scrollable_content_region.width, 10))
         colour = self._styles.get(entry.state)

@@ -5,75 +5,109 @@ and the answer given to the engine."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from typing import Any
 
-from textual import on
+from textual.app import App
 from textual.message import Message
 
-from cockpit.ui.base import focused_prompt
+from cockpit.api import EngineAPI, PermissionEvent
 from cockpit.ui.composer import Composer
 from cockpit.ui.failures import reported
 from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.permission_prompt import PermissionPrompt
+from cockpit.ui.screen_rules import focused_prompt
+from cockpit.ui.transcript import TranscriptView
 
 
-class PermissionsChanged(Message):
-    """Requests of the session on screen were asked or answered: show its prompt again,
-    once for however many came meanwhile (an agent may ask a thousand at once)."""
-
-
-class RequestsOnScreen(HeldKeys):
+class RequestsOnScreen:
     """The pending request of the session on screen, and where the keyboard goes."""
 
-    @on(PermissionsChanged)
-    @reported("show the request")
-    async def _permissions_changed(self) -> None:
-        self._permissions_posted = False
-        focus, self._permissions_focus = self._permissions_focus, False
-        left, self._permissions_left = self._permissions_left, False
-        if self.is_running:
-            await self._show_permissions(focus=focus, left=left)
+    class PermissionsChanged(Message):
+        """Requests of the session on screen were asked or answered: show its prompt again,
+        once for however many came meanwhile (an agent may ask a thousand at once)."""
 
-    async def _show_permissions(self, focus: bool = False, left: bool = False) -> None:
+    def __init__(self, app: App[Any], engine: Callable[[], EngineAPI], keys: HeldKeys) -> None:
+        self.app = app
+        """For the transcript, the composer and the focus."""
+        self._engine = engine
+        self._keys = keys
+        self._posted = False
+        self._focus = False
+        """A request was asked since the prompt was last shown: the keyboard may go to it."""
+        self._left = False
+        """The request answered since had the keyboard: it goes to the next one."""
+
+    def focus_session(self) -> None:
+        """Put the keyboard where the session on screen needs it: on its oldest pending
+        request, else on the composer."""
+        view = self.app.query_one_optional(TranscriptView)
+        if view is None:  # the app is closing
+            return
+        prompts = list(view.prompts.values())
+        if prompts:
+            prompts[0].focus()
+        else:
+            self.app.query_one(Composer).focus()
+
+    def follow(self, event: PermissionEvent) -> None:
+        """A request of the session on screen was asked or answered: show it again soon
+        (once for however many come)."""
+        self._focus |= not event.resolved
+        held = focused_prompt(self.app.focused)
+        if event.resolved and held is not None and held.request.id == event.request.id:
+            self._left = True
+        if not self._posted:
+            self._posted = True
+            self.app.post_message(self.PermissionsChanged())
+
+    @reported("show the request")
+    async def changed(self) -> None:
+        """Show the prompt again (`PermissionsChanged`)."""
+        self._posted = False
+        focus, self._focus = self._focus, False
+        left, self._left = self._left, False
+        if self.app.is_running:
+            await self.show(focus=focus, left=left)
+
+    async def show(self, focus: bool = False, left: bool = False) -> None:
         """Show the oldest pending request of the session on screen inline; put the keyboard
         on a new one when the user is not in the middle of writing a prompt, and on the next
         one when the request answered had it (`left`: it may have gone to the composer
         meanwhile)."""
-        view = self._transcript()
+        view = self.app.query_one_optional(TranscriptView)
         if view is None or view.session is None:
             return
-        first = self.engine.first_pending(view.session)
+        engine = self._engine()
+        first = engine.first_pending(view.session)
         held = focused_prompt(view.screen.focused)
         leaving = held is not None and (first is None or first.id != held.request.id)
         if leaving:
             # Removed with the keyboard on it, Textual would hand the focus to the first
             # bubble beside it and scroll the transcript to the top: move it first, now
             # (`focus()` waits for the next idle, after the removal).
-            view.screen.set_focus(self.query_one(Composer), scroll_visible=False)
-        added = await view.show_permissions(first, self.engine.pending_count(view.session))
-        if added is not None and focus and not self.query_one(Composer).text.strip():
+            view.screen.set_focus(self.app.query_one(Composer), scroll_visible=False)
+        added = await view.show_permissions(first, engine.pending_count(view.session))
+        if added is not None and focus and not self.app.query_one(Composer).text.strip():
             added.focus()
         elif (leaving or left) and view.prompts:
             # The next request waiting, oldest first. Only when the one that had the
             # keyboard went: with the same one still shown, the keyboard stays where the
             # user put it (an Esc to the composer, not applied yet, was undone here).
-            self._focus_session()
+            self.focus_session()
 
     @reported("answer the request")
-    async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
-        self.hold_keys()  # the keys typed after the answer go to the composer, in order
+    async def answered(self, message: PermissionPrompt.Answered) -> None:
+        """The user answered the request on screen: tell the engine."""
+        self._keys.hold_keys()  # the keys typed after the answer go to the composer, in order
         try:
             with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
-                await self.engine.answer_permission(message.request.id, message.option_id)
+                await self._engine().answer_permission(message.request.id, message.option_id)
         except Exception:  # not answered (the engine failed): it can be answered again
-            for prompt in self.query(PermissionPrompt):
+            for prompt in self.app.query(PermissionPrompt):
                 if prompt.request.id == message.request.id:
                     prompt.answered = False
             raise
         finally:
-            self.query_one(Composer).focus()
-            self.release_keys()
-
-    def on_permission_prompt_key_after_answer(
-        self, message: PermissionPrompt.KeyAfterAnswer
-    ) -> None:
-        self.hold_ahead(message.key, message.character)
+            self.app.query_one(Composer).focus()
+            self._keys.release_keys()

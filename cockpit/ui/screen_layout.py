@@ -6,58 +6,56 @@ from __future__ import annotations
 
 from typing import Any
 
-from cockpit.ui.base import CockpitBase
+from textual.app import App
+
 from cockpit.ui.composer import Composer
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.screens.help import HelpScreen
+from cockpit.ui.switching import OpenScreen
 from cockpit.ui.transcript import TranscriptView
 
 NARROW = 100
 """Below this many columns the rail shows glyphs and titles only."""
 
 
-class ScreenLayout(CockpitBase):
+class ScreenLayout:
     """The width's effects, the rail's visibility, the focus chain, and help."""
 
-    def on_resize(self, event: Any) -> None:
-        self._apply_width(event.size.width)
+    def __init__(self, app: App[Any], open_screen: OpenScreen) -> None:
+        self.app = app
+        """The screen laid out."""
+        self._open_screen = open_screen
 
-    def _apply_width(self, width: int) -> None:
-        rail = self.query_one_optional(SessionRail)
+    def apply_width(self, width: int) -> None:
+        """Narrow the rail below `NARROW` columns."""
+        rail = self.app.query_one_optional(SessionRail)
         if rail is None:  # shutting down
             return
         narrow = width < NARROW
-        self.set_class(narrow, "-narrow")
+        self.app.set_class(narrow, "-narrow")
         if rail.compact != narrow:
             rail.compact = narrow
             rail.restyle()
 
-    def action_toggle_rail(self) -> None:
+    def toggle_rail(self) -> None:
         """Show or hide the session rail."""
-        rail = self.query_one(SessionRail)
+        rail = self.app.query_one(SessionRail)
         rail.display = not rail.display
 
-    async def action_jump_end(self) -> None:
+    async def jump_end(self) -> None:
         """Scroll to the newest output."""
-        await self.query_one(TranscriptView).jump_to_end()
+        await self.app.query_one(TranscriptView).jump_to_end()
 
-    def on_transcript_view_unseen(self, message: TranscriptView.Unseen) -> None:
-        for line in self.query("#new-output"):  # none left at shutdown
-            line.display = message.unseen
+    def show_unseen(self, unseen: bool) -> None:
+        """Say, or stop saying, that new output is below."""
+        for line in self.app.query("#new-output"):  # none left at shutdown
+            line.display = unseen
 
-    def action_focus_next(self) -> None:
-        """Tab: the screen's focus chain with the prompt just before the transcript."""
-        self._focus_step(1)
-
-    def action_focus_previous(self) -> None:
-        """Shift+Tab: back along the same chain (the prompt itself uses it for modes)."""
-        self._focus_step(-1)
-
-    def _focus_step(self, step: int) -> None:
+    def focus_step(self, step: int) -> None:
         """Tab from the prompt reaches the transcript at once and Shift+Tab comes back; a
         bubble focused in the transcript counts as the transcript (they are not in the
         chain: Up and Down move between them)."""
-        screen = self.screen
+        screen = self.app.screen
         chain = screen.focus_chain
         transcript = screen.query_one_optional(TranscriptView)
         composer = screen.query_one_optional(Composer)
@@ -75,6 +73,6 @@ class ScreenLayout(CockpitBase):
         else:
             screen.focus_previous()
 
-    def action_help(self) -> None:
+    def help(self) -> None:
         """Show every key."""
-        self.open_screen(HelpScreen())
+        self._open_screen(HelpScreen(), None)

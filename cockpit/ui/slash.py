@@ -3,24 +3,72 @@
 
 `COCKPIT_COMMANDS` is the one table of them: the composer completes from it and the app
 runs from it, so a command cannot be offered without being run, or run without being
-offered. Each runs as a function of the app, the session it was typed in and the words
-after the name."""
+offered. Each runs as a function of what slash commands may do (`SlashTarget`: the app's
+public means), the session it was typed in and the words after the name."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+from textual.notifications import SeverityLevel
+from textual.screen import Screen
+from textual.theme import Theme
+
+from cockpit.api import EngineAPI
 from cockpit.ui.failures import reported_to
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
 
-if TYPE_CHECKING:
-    from cockpit.ui.app import CockpitApp
 
-SlashRun = Callable[["CockpitApp", str, str], Awaitable[None]]
-"""How Cockpit runs one of its commands: (the app, the session it was typed in, the
+class SlashTarget(Protocol):
+    """What Cockpit's own commands may do (the app does it)."""
+
+    @property
+    def engine(self) -> EngineAPI: ...
+
+    @property
+    def available_themes(self) -> dict[str, Theme]: ...
+
+    @property
+    def theme(self) -> str: ...
+
+    @theme.setter
+    def theme(self, name: str) -> None: ...
+
+    def notify(
+        self,
+        message: str,
+        *,
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
+
+    def open_screen(self, screen: Screen[Any], callback: Any = None) -> None: ...
+
+    def report_failure(self, what: str, error: Exception) -> None: ...
+
+    async def new_session_with(self, agent: str) -> None: ...
+
+    def action_new_session(self) -> None: ...
+
+    def action_rename_session(self, session: str | None = None) -> None: ...
+
+    async def set_mode_named(self, session: str, name: str) -> None: ...
+
+    def action_options(self, session: str | None = None) -> None: ...
+
+    def action_inbox(self) -> None: ...
+
+    def close_session(self, session: str) -> None: ...
+
+    def action_help(self) -> None: ...
+
+
+SlashRun = Callable[[SlashTarget, str, str], Awaitable[None]]
+"""How Cockpit runs one of its commands: (what it may do, the session it was typed in, the
 arguments)."""
 
 
@@ -37,21 +85,21 @@ class SlashCommand:
     """How Cockpit runs it (its own commands); None for the agent's, which go to the agent."""
 
 
-async def _new(app: CockpitApp, session: str, arguments: str) -> None:
+async def _new(app: SlashTarget, session: str, arguments: str) -> None:
     if arguments:
-        await app._create_session(arguments, str(app.folder))
+        await app.new_session_with(arguments)
     else:
         app.action_new_session()
 
 
-async def _rename(app: CockpitApp, session: str, arguments: str) -> None:
+async def _rename(app: SlashTarget, session: str, arguments: str) -> None:
     if arguments:
         await app.engine.rename(session, arguments)
     else:
         app.action_rename_session(session)
 
 
-async def _export(app: CockpitApp, session: str, target: str) -> None:
+async def _export(app: SlashTarget, session: str, target: str) -> None:
     """Write the transcript as Markdown (where, the engine decides: Cockpit's `exports/`
     folder unless told), never over a file without asking."""
 
@@ -73,7 +121,7 @@ async def _export(app: CockpitApp, session: str, target: str) -> None:
     await write(None)
 
 
-async def _theme(app: CockpitApp, session: str, arguments: str) -> None:
+async def _theme(app: SlashTarget, session: str, arguments: str) -> None:
     if arguments in app.available_themes:
         app.theme = arguments
     else:
@@ -84,7 +132,7 @@ async def _theme(app: CockpitApp, session: str, arguments: str) -> None:
         )
 
 
-async def _policy(app: CockpitApp, session: str, arguments: str) -> None:
+async def _policy(app: SlashTarget, session: str, arguments: str) -> None:
     try:
         if (rule := policy_rule(arguments)) is not None:
             text = await app.engine.set_session_policy(session, *rule)
@@ -96,23 +144,23 @@ async def _policy(app: CockpitApp, session: str, arguments: str) -> None:
         app.notify(str(error), severity="error", markup=False)
 
 
-async def _mode(app: CockpitApp, session: str, arguments: str) -> None:
-    await app._set_mode_named(session, arguments)
+async def _mode(app: SlashTarget, session: str, arguments: str) -> None:
+    await app.set_mode_named(session, arguments)
 
 
-async def _options(app: CockpitApp, session: str, arguments: str) -> None:
+async def _options(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_options(session)
 
 
-async def _inbox(app: CockpitApp, session: str, arguments: str) -> None:
+async def _inbox(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_inbox()
 
 
-async def _close(app: CockpitApp, session: str, arguments: str) -> None:
-    app._close_session(session)
+async def _close(app: SlashTarget, session: str, arguments: str) -> None:
+    app.close_session(session)
 
 
-async def _help(app: CockpitApp, session: str, arguments: str) -> None:
+async def _help(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_help()
 
 

@@ -5,168 +5,212 @@ transcript is read next, once, however many sessions are chosen meanwhile."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
-from textual import on, work
+from textual.app import App
 from textual.message import Message
+from textual.screen import Screen
 from textual.widgets import OptionList
 
-from cockpit.api import AgentSpec, PermissionRequest
-from cockpit.ui.base import focused_prompt
+from cockpit.api import AgentSpec, EngineAPI, PermissionRequest
 from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import Drafts
 from cockpit.ui.failures import reported, reported_to
+from cockpit.ui.held_keys import HeldKeys
+from cockpit.ui.live_settings import LiveSettings
 from cockpit.ui.overview import Overview
 from cockpit.ui.requests_on_screen import RequestsOnScreen
+from cockpit.ui.screen_rules import focused_prompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.session_states import next_needing
+from cockpit.ui.sessions import Sessions
+from cockpit.ui.transcript import TranscriptView
+
+OpenScreen = Callable[[Screen[Any], Any], None]
+"""How a component opens a dialog: the screen, and what to do with its answer."""
 
 
-class ShowWanted(Message):
-    """A session was chosen: read its transcript (the newest chosen, once)."""
-
-
-class SessionSwitching(Overview, Drafts, RequestsOnScreen):
+class Switching:
     """The session on screen, how another one is chosen, and how a new one starts."""
 
-    def select_session(self, session: str, focus: bool = True) -> None:
+    class ShowWanted(Message):
+        """A session was chosen: read its transcript (the newest chosen, once)."""
+
+    def __init__(
+        self,
+        app: App[Any],
+        engine: Callable[[], EngineAPI],
+        sessions: Sessions,
+        parts: SwitchingParts,
+    ) -> None:
+        self.app = app
+        """For the composer, the transcript, workers and notices."""
+        self._engine = engine
+        self._sessions = sessions
+        self._parts = parts
+        self._wanted: tuple[str, bool] | None = None
+        """The session to show next, and whether the keyboard goes to it; however many are
+        chosen while one is read (a held Ctrl+Down), only the newest is shown."""
+        self._show_posted = False
+
+    @property
+    def showing(self) -> bool:
+        """True while a session chosen waits to be shown (the keys wait for it)."""
+        return self._show_posted
+
+    def select(self, session: str, focus: bool = True) -> None:
         """Choose a session: at once the rail highlights it, the status line and the composer
         (its own draft) are its, and the engine counts it as seen; its transcript is read
         next, once, however many sessions are chosen meanwhile (a held Ctrl+Down). The
         keyboard then goes to its pending request, else to the composer (`focus=False`
         leaves it where it is: on the rail, while the user walks it)."""
         if (
-            session not in self.records
-            or not self.is_running
-            or self.query_one_optional(Composer) is None
+            session not in self._sessions.records
+            or not self.app.is_running
+            or self.app.query_one_optional(Composer) is None
         ):
             return  # shutting down (the rail highlights a last time): nothing to show
-        if session != self.current:
-            self._take_draft(session)
-            if focus and self.engine.pending_count(session):
-                self.hold_keys()  # until its question has the keyboard (`_show_wanted`)
-            self.current = session
-            self.engine.show(session)
-            self._refresh_rail()
-            self._refresh_status()
-            self._remember_session()
+        parts = self._parts
+        if session != self._sessions.current:
+            parts.drafts.take(session)
+            if focus and self._engine().pending_count(session):
+                parts.keys.hold_keys()  # until its question has the keyboard (`show_wanted`)
+            self._sessions.current = session
+            self._engine().show(session)
+            parts.overview.refresh_rail()
+            parts.overview.refresh_status()
+            parts.settings.remember_session(session)
         self._wanted = (session, focus)
         if not self._show_posted:
             self._show_posted = True
-            self.post_message(ShowWanted())
+            self.app.post_message(self.ShowWanted())
 
-    @on(ShowWanted)
-    async def _show_wanted(self) -> None:
+    async def show_wanted(self) -> None:
+        """Show the session chosen last (`ShowWanted`)."""
         try:
             await self._show()
         finally:
-            self.release_keys()  # held since the switch: now to where the keyboard landed
+            self._parts.keys.release_keys()  # held since the switch: now where it landed
 
     @reported("show the session")
     async def _show(self) -> None:
         self._show_posted = False
         wanted, self._wanted = self._wanted, None
-        if wanted is None or wanted[0] != self.current:
+        if wanted is None or wanted[0] != self._sessions.current:
             return
         session, focus = wanted
-        if session in self._stale:  # its record changed in the background: current first
-            self._stale.discard(session)
-            if await self._fresh(session) is None:
-                return
-        view = self._transcript()
+        # Its record changed in the background: read the current one first.
+        if self._sessions.take_stale(session) and await self._sessions.fresh(session) is None:
+            return
+        view = self.app.query_one_optional(TranscriptView)
         if view is None:  # the app is closing
             return
-        self.current_settings()  # how its tool cards open
+        parts = self._parts
+        parts.settings.read()  # how its tool cards open
         await view.show_session(session)
-        composer = self.query_one_optional(Composer)
+        composer = self.app.query_one_optional(Composer)
         if composer is None:  # the app closed while the page was read
             return
         composer.prompts.reset(b.text for b in view.model if b.kind == "user")
-        self._refresh_rail()
-        self._refresh_status()
-        await self._show_permissions()
+        parts.overview.refresh_rail()
+        parts.overview.refresh_status()
+        await parts.requests.show()
         if focus:
-            self._focus_session()
+            parts.requests.focus_session()
 
     @reported("open the session")
-    async def _create_session(self, agent: str | AgentSpec, folder: str) -> None:
+    async def create(self, agent: str | AgentSpec, folder: str) -> None:
+        """Start a new session of `agent` in `folder`, and show it."""
         try:
-            record = await self.engine.create_session(agent, folder)
+            record = await self._engine().create_session(agent, folder)
         except (KeyError, NotADirectoryError) as error:
-            self.notify(str(error.args[0] if error.args else error), severity="error", markup=False)
+            self.app.notify(
+                str(error.args[0] if error.args else error), severity="error", markup=False
+            )
             return
-        self.records[record.id] = record
-        self.select_session(record.id)
-        self._start(record.id)
+        self._sessions.records[record.id] = record
+        self.select(record.id)
+        # A partial: a worker cancelled before it starts leaves no coroutine behind.
+        work: Callable[[], object] = partial(self._start, record.id)
+        self.app.run_worker(work, group="start", exit_on_error=False)
 
-    @work(group="start", exit_on_error=False)
     async def _start(self, session: str) -> None:
         try:
-            await self.engine.start(session)
+            await self._engine().start(session)
         except Exception as error:  # the error row in the transcript says why
-            self.log.warning(f"session {session} did not start: {error}")
+            self.app.log.warning(f"session {session} did not start: {error}")
 
-    async def new_session_with(self, agent: str) -> None:
-        """Start a session with `agent` in the start folder (command palette)."""
-        await self._create_session(agent, str(self.folder))
-
-    def action_previous_session(self) -> None:
-        """Show the session above in the rail."""
-        self._step(-1)
-
-    def action_next_session(self) -> None:
-        """Show the session below in the rail."""
-        self._step(1)
-
-    def _step(self, delta: int) -> None:
-        order = [record.id for record in self._ordered()]
-        if not order or self.current not in order:
+    def step(self, delta: int) -> None:
+        """Show the session `delta` places below in the rail (above when negative)."""
+        order = [record.id for record in self._sessions.ordered()]
+        current = self._sessions.current
+        if not order or current not in order:
             return
-        self.select_session(order[(order.index(self.current) + delta) % len(order)])
+        self.select(order[(order.index(current) + delta) % len(order)])
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+    def option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id != "rail" or event.option_index != event.option_list.highlighted:
             return  # the rail has moved on since: a switch typed meanwhile is not undone
-        if event.option.id and event.option.id != self.current:
+        if event.option.id and event.option.id != self._sessions.current:
             # Walking the rail shows each session; the keyboard stays on the rail.
-            self.select_session(event.option.id, focus=False)
+            self.select(event.option.id, focus=False)
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+    def option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "rail":
-            self._focus_session()
+            self._parts.requests.focus_session()
         elif event.option_list.id == "completion":
-            self.query_one(Composer).accept(event.option_index)
+            self.app.query_one(Composer).accept(event.option_index)
 
-    def action_inbox(self) -> None:
+    def inbox(self) -> None:
         """Show everything that waits on the user, across all sessions."""
 
-        @reported_to(self, "answer the request")
+        @reported_to(self.app, "answer the request")
         async def answer(request: PermissionRequest, option_id: str) -> None:
             with contextlib.suppress(KeyError):
-                await self.engine.answer_permission(request.id, option_id)
+                await self._engine().answer_permission(request.id, option_id)
 
         def opened(session: str | None) -> None:
             if session is not None:
-                self.select_session(session)
+                self.select(session)
             else:  # what was focused may be gone (a request answered from the inbox)
-                self._focus_session()
+                self._parts.requests.focus_session()
 
-        self.open_screen(InboxScreen(self.inbox_items, answer, self.clock), opened)
+        screen = InboxScreen(self._parts.overview.inbox_items, answer, self._parts.clock)
+        self._parts.open_screen(screen, opened)
 
-    def action_next_needing(self) -> None:
+    def next_needing(self) -> None:
         """Ctrl+G: the question this session asks, when the keyboard is not on it yet; else
         the next session that needs the user (a question first, then unread)."""
-        view = self._transcript()
+        view = self.app.query_one_optional(TranscriptView)
         if view is None:
             return
+        current = self._sessions.current
         prompts = list(view.prompts.values())
-        if prompts and view.session == self.current and focused_prompt(self.focused) is None:
+        if prompts and view.session == current and focused_prompt(self.app.focused) is None:
             prompts[0].focus()
             view.scroll_to_widget(prompts[0], animate=False)
             return
-        order = [record.id for record in self._ordered()]
-        states = {record.id: self._entry(record).state for record in self._ordered()}
-        found = next_needing(order, states, self.current)
+        ordered = self._sessions.ordered()
+        order = [record.id for record in ordered]
+        states = {record.id: self._parts.overview.entry(record).state for record in ordered}
+        found = next_needing(order, states, current)
         if found is None:
-            self.notify("Nothing else needs you.", timeout=2)
+            self.app.notify("Nothing else needs you.", timeout=2)
         else:
-            self.select_session(found)
+            self.select(found)
+
+
+@dataclass(frozen=True)
+class SwitchingParts:
+    """What a switch updates besides the session chosen."""
+
+    drafts: Drafts
+    keys: HeldKeys
+    overview: Overview
+    requests: RequestsOnScreen
+    settings: LiveSettings
+    open_screen: OpenScreen
+    clock: Callable[[], float]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from functools import partial
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
@@ -29,7 +30,6 @@ from cockpit.compat.textual_private import anchor_released, release_style_caches
 from cockpit.ui.bubble_kinds import make_bubble
 from cockpit.ui.bubble_scroll import Anchor, BubbleScroll
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
-from cockpit.ui.later import Later
 from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.transcript_rules import after_eviction, pinned_seqs, takes_frame
 from cockpit.ui.transcript_window import evict
@@ -216,7 +216,9 @@ class TranscriptView(BubbleScroll):
         second one starts before the worker does)."""
         token = self._claim()
         if token is not None:
-            self.run_worker(Later(self._run, token, change), group="paging")
+            # A partial, not a coroutine: a worker dropped before it starts makes none.
+            work: Callable[[], object] = partial(self._run, token, change)
+            self.run_worker(work, group="paging")
 
     # -- opening a session -------------------------------------------------------------------
 

@@ -115,7 +115,6 @@ async def ui_stream(text: str, folder: Path, pace: float | None = None) -> tuple
     4-character chunk into Cockpit's transcript (see `cockpit_stream`), and the same
     frames taken by the plain fold, in this process just before."""
     from cockpit.ui.bubbles import AgentBubble
-    from cockpit.ui.engine_messages import FramesArrived
     from cockpit.ui.transcript import TranscriptView
 
     engine = await Engine.open(folder / "home", registry=load_registry(folder / "config"))
@@ -146,7 +145,7 @@ async def ui_stream(text: str, folder: Path, pace: float | None = None) -> tuple
             view.widgets = {}
             started, wall = time.process_time(), time.perf_counter()
             for number, frame in enumerate(frames):
-                app.post_message(FramesArrived(FramesEvent(record.id, (frame,))))
+                app.engine_listener(FramesEvent(record.id, (frame,)))
                 await paced(number + 1, wall, pace)
             while not any(b.kind == "agent" and b.length == len(text) for b in view.model):
                 await asyncio.sleep(0.001)
