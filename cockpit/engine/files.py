@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from cockpit.inside_root import real_path, under
 from store.text import clean_text
 
 MAX_READ_BYTES = 16 * 1024 * 1024
@@ -39,7 +40,7 @@ class FileTooLarge(OSError):
 
 
 def confine(root: Path, path: str, own: Sequence[Path] = ()) -> Path:
-    """The real path of `path` (absolute, or relative to `root`), if it lies inside `root`
+    """The real path of `path` (absolute, relative to `root`, or from `~`), if it lies inside `root`
     and in none of the folders `own` (Cockpit's, which may lie inside a root such as `~`).
 
     Raises OutsideRoot or CockpitsOwn otherwise, naming the paths.
@@ -50,16 +51,15 @@ def confine(root: Path, path: str, own: Sequence[Path] = ()) -> Path:
         raise Refused("a path with a NUL character in it names no file")
     if len(path) > MAX_PATH:
         raise Refused(f"a path of {len(path):,} characters is longer than any ({MAX_PATH:,})")
-    candidate = Path(path) if os.path.isabs(path) else root / path
-    real = Path(os.path.realpath(candidate))
-    real_root = Path(os.path.realpath(root))
-    if real != real_root and real_root not in real.parents:
+    real = real_path(path, root)
+    real_root = os.path.realpath(root)
+    if not under(real, real_root):
         raise OutsideRoot(f"{path} is outside the session's folder {real_root}")
     for folder in own:
-        real_folder = Path(os.path.realpath(folder))
-        if real == real_folder or real_folder in real.parents:
+        real_folder = os.path.realpath(folder)
+        if under(real, real_folder):
             raise CockpitsOwn(f"{path} is in Cockpit's own folder {real_folder}")
-    return real
+    return Path(real)
 
 
 def select_lines(text: str, line: int | None, limit: int | None) -> str:

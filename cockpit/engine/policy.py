@@ -11,7 +11,6 @@ paths in its raw input) and every such place lies inside the session's root.
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.config_file import ConfigError, ConfigFile, Parsed, error_line, key_line, where
+from cockpit.inside_root import inside
 from cockpit.text.textout import listed
 
 ACTIONS = ("allow", "ask", "reject")
@@ -127,15 +127,6 @@ def named_paths(tool_call: Mapping[str, Any]) -> list[str]:
         if isinstance(location, Mapping) and isinstance(location.get("path"), str)
     ]
     return paths + raw_paths(tool_call.get("rawInput"))
-
-
-def inside(path: str, root: Path) -> bool:
-    """True when `path` (relative ones from `root`, `~` expanded, links followed) is
-    `root` or lies under it."""
-    real_root = os.path.realpath(root)
-    path = os.path.expanduser(path)
-    real = os.path.realpath(path if os.path.isabs(path) else os.path.join(real_root, path))
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 COMMAND_KEYS = frozenset({"command", "cmd", "commands", "script", "code", "shell"})
