@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from cockpit.atomic_file import write_atomically
 from cockpit.inside_root import real_path, under
 from store.text import clean_text
 
@@ -115,15 +115,8 @@ def write_text(root: Path, path: str, content: str, own: Sequence[Path] = ()) ->
     if existing is not None:
         _must_be_a_file(path, existing.st_mode)
     mode = existing.st_mode & 0o7777 if existing is not None else None
-    fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".cockpit")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(clean_text(content).encode("utf-8"))
-        os.chmod(temporary, mode if mode is not None else 0o666 & ~_umask())
-        os.replace(temporary, real)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    data = clean_text(content).encode("utf-8")
+    write_atomically(real, data, mode if mode is not None else 0o666 & ~_umask())
     return real
 
 
