@@ -46,7 +46,6 @@ from cockpit.engine.file_search import FileSearch
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.policy import (
     Policy,
-    check_rule,
     describe_rules,
     policy_file,
     rule_set,
@@ -62,6 +61,7 @@ from cockpit.engine.unread import Unread
 from cockpit.environment import Environment, current
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
+from cockpit.policy_rule import check_rule
 from cockpit.text.textout import session_title, transcript_markdown
 from store import Page, Row, SessionBusy, SessionRecord, note
 from store.paging import PAGE_BYTES, PAGE_ROWS

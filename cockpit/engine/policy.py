@@ -19,21 +19,8 @@ from typing import Any
 
 from cockpit.config_file import ConfigError, ConfigFile, Parsed, error_line, key_line, where
 from cockpit.inside_root import inside
+from cockpit.policy_rule import ACTIONS, KINDS
 from cockpit.text.textout import listed
-
-ACTIONS = ("allow", "ask", "reject")
-KINDS = (
-    "read",
-    "edit",
-    "delete",
-    "move",
-    "search",
-    "execute",
-    "think",
-    "fetch",
-    "switch_mode",
-    "other",
-)
 
 DEFAULT_RULES: Mapping[str, str] = {
     "read": "allow",
@@ -175,28 +162,6 @@ def decide(policy: Policy, tool_call: Mapping[str, Any], root: Path, scope: str)
         if why is not None:
             return Decision("ask", f"{kind} {why}")
     return Decision(action, f"{scope} policy: {kind} = {action}")
-
-
-def check_rule(kind: str, action: str | None) -> None:
-    """Refuse (ValueError, naming what is valid) a rule for a kind that does not exist or
-    an action that is not one (None, removing a rule, is fine)."""
-    if kind not in KINDS:
-        raise ValueError(f"No tool kind {kind!r}; the kinds are: {', '.join(KINDS)}")
-    if action is not None and action not in ACTIONS:
-        raise ValueError(f"{kind} = {action!r}? Use one of: {', '.join(ACTIONS)}")
-
-
-def parse_rule(arguments: str) -> tuple[str, str | None] | None:
-    """The arguments of `/policy KIND [ACTION]` (None when there are none: list the rules),
-    checked by `check_rule`."""
-    words = arguments.lower().split()
-    if not words:
-        return None
-    if len(words) > 2:
-        raise ValueError("Use /policy KIND allow|ask|reject, or /policy KIND to remove it")
-    kind, action = words[0], words[1] if len(words) == 2 else None
-    check_rule(kind, action)
-    return kind, action
 
 
 def session_rules(info: Mapping[str, Any] | None) -> dict[str, str]:
