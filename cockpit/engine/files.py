@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cockpit.atomic_file import write_atomically
+from cockpit.environment import current_umask
 from cockpit.inside_root import real_path, under
 from store.text import clean_text
 
@@ -116,7 +117,7 @@ def write_text(root: Path, path: str, content: str, own: Sequence[Path] = ()) ->
         _must_be_a_file(path, existing.st_mode)
     mode = existing.st_mode & 0o7777 if existing is not None else None
     data = clean_text(content).encode("utf-8")
-    write_atomically(real, data, mode if mode is not None else 0o666 & ~_umask())
+    write_atomically(real, data, mode if mode is not None else 0o666 & ~current_umask())
     return real
 
 
@@ -126,9 +127,3 @@ def _must_be_a_file(path: str, mode: int) -> None:
         raise IsADirectoryError(f"{path} is a folder, not a file")
     if not stat.S_ISREG(mode):
         raise Refused(f"{path} is not a regular file (a FIFO, a socket or a device)")
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
