@@ -13,18 +13,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cockpit.engine.policy import (
-    ACTIONS,
-    KINDS,
     Policy,
-    check_rule,
     decide,
     describe_rules,
     named_paths,
-    parse_rule,
     raw_paths,
     rule_set,
     session_rules,
 )
+from cockpit.policy_rule import ACTIONS, KINDS, check_rule, parse_rule
 from tests.engine_helpers import open_engine
 
 ROOT = Path("/work/project")

@@ -48,7 +48,6 @@ from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.policy import (
     Policy,
-    check_rule,
     describe_rules,
     policy_file,
     rule_set,
@@ -66,6 +65,7 @@ from cockpit.listeners import Listeners
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.pending import first_waiting, waiting, waiting_count
+from cockpit.policy_rule import check_rule
 from cockpit.text.textout import session_title, transcript_markdown
 from store import Page, Row, SessionBusy, SessionRecord, note
 from store.paging import PAGE_BYTES, PAGE_ROWS

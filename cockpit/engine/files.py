@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from cockpit.atomic_file import write_atomically
+from cockpit.environment import current_umask
+from cockpit.inside_root import real_path, under
 from store.text import clean_text
 
 MAX_READ_BYTES = 16 * 1024 * 1024
@@ -39,7 +41,7 @@ class FileTooLarge(OSError):
 
 
 def confine(root: Path, path: str, own: Sequence[Path] = ()) -> Path:
-    """The real path of `path` (absolute, or relative to `root`), if it lies inside `root`
+    """The real path of `path` (absolute, relative to `root`, or from `~`), if it lies inside `root`
     and in none of the folders `own` (Cockpit's, which may lie inside a root such as `~`).
 
     Raises OutsideRoot or CockpitsOwn otherwise, naming the paths.
@@ -50,16 +52,15 @@ def confine(root: Path, path: str, own: Sequence[Path] = ()) -> Path:
         raise Refused("a path with a NUL character in it names no file")
     if len(path) > MAX_PATH:
         raise Refused(f"a path of {len(path):,} characters is longer than any ({MAX_PATH:,})")
-    candidate = Path(path) if os.path.isabs(path) else root / path
-    real = Path(os.path.realpath(candidate))
-    real_root = Path(os.path.realpath(root))
-    if real != real_root and real_root not in real.parents:
+    real = real_path(path, root)
+    real_root = os.path.realpath(root)
+    if not under(real, real_root):
         raise OutsideRoot(f"{path} is outside the session's folder {real_root}")
     for folder in own:
-        real_folder = Path(os.path.realpath(folder))
-        if real == real_folder or real_folder in real.parents:
+        real_folder = os.path.realpath(folder)
+        if under(real, real_folder):
             raise CockpitsOwn(f"{path} is in Cockpit's own folder {real_folder}")
-    return real
+    return Path(real)
 
 
 def select_lines(text: str, line: int | None, limit: int | None) -> str:
@@ -115,15 +116,8 @@ def write_text(root: Path, path: str, content: str, own: Sequence[Path] = ()) ->
     if existing is not None:
         _must_be_a_file(path, existing.st_mode)
     mode = existing.st_mode & 0o7777 if existing is not None else None
-    fd, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".cockpit")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(clean_text(content).encode("utf-8"))
-        os.chmod(temporary, mode if mode is not None else 0o666 & ~_umask())
-        os.replace(temporary, real)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    data = clean_text(content).encode("utf-8")
+    write_atomically(real, data, mode if mode is not None else 0o666 & ~current_umask())
     return real
 
 
@@ -133,9 +127,3 @@ def _must_be_a_file(path: str, mode: int) -> None:
         raise IsADirectoryError(f"{path} is a folder, not a file")
     if not stat.S_ISREG(mode):
         raise Refused(f"{path} is not a regular file (a FIFO, a socket or a device)")
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current

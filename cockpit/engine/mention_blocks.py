@@ -17,6 +17,7 @@ from acp import embedded_text_resource, resource_block, resource_link_block
 
 from cockpit.acp_types import ContentBlock
 from cockpit.engine.files import OutsideRoot, confine
+from cockpit.inside_root import under
 from cockpit.text.mentions import find_mentions
 
 MAX_EMBED_BYTES = 256 * 1024
@@ -103,8 +104,8 @@ def _file_block(
 def _shown_path(root: Path, mentioned: str, real: Path) -> Path:
     """The absolute path the agent is told about: under the root as the session knows it
     (not resolved through symlinks), unless the mention only reaches the root by resolving."""
-    absolute_root = Path(os.path.abspath(root))
-    lexical = Path(os.path.abspath(absolute_root / mentioned))
-    if lexical == absolute_root or absolute_root in lexical.parents:
-        return lexical
+    absolute_root = os.path.abspath(root)
+    lexical = os.path.abspath(os.path.join(absolute_root, os.path.expanduser(mentioned)))
+    if under(lexical, absolute_root):
+        return Path(lexical)
     return real

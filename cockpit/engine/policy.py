@@ -11,7 +11,6 @@ paths in its raw input) and every such place lies inside the session's root.
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,21 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.config_file import ConfigError, ConfigFile, Parsed, error_line, key_line, where
+from cockpit.inside_root import inside
+from cockpit.policy_rule import ACTIONS, KINDS
 from cockpit.text.textout import listed
-
-ACTIONS = ("allow", "ask", "reject")
-KINDS = (
-    "read",
-    "edit",
-    "delete",
-    "move",
-    "search",
-    "execute",
-    "think",
-    "fetch",
-    "switch_mode",
-    "other",
-)
 
 DEFAULT_RULES: Mapping[str, str] = {
     "read": "allow",
@@ -129,15 +116,6 @@ def named_paths(tool_call: Mapping[str, Any]) -> list[str]:
     return paths + raw_paths(tool_call.get("rawInput"))
 
 
-def inside(path: str, root: Path) -> bool:
-    """True when `path` (relative ones from `root`, `~` expanded, links followed) is
-    `root` or lies under it."""
-    real_root = os.path.realpath(root)
-    path = os.path.expanduser(path)
-    real = os.path.realpath(path if os.path.isabs(path) else os.path.join(real_root, path))
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
 COMMAND_KEYS = frozenset({"command", "cmd", "commands", "script", "code", "shell"})
 """Raw-input names under which a tool call carries something to run: a "read" that holds
 one is no read Cockpit can check."""
@@ -184,28 +162,6 @@ def decide(policy: Policy, tool_call: Mapping[str, Any], root: Path, scope: str)
         if why is not None:
             return Decision("ask", f"{kind} {why}")
     return Decision(action, f"{scope} policy: {kind} = {action}")
-
-
-def check_rule(kind: str, action: str | None) -> None:
-    """Refuse (ValueError, naming what is valid) a rule for a kind that does not exist or
-    an action that is not one (None, removing a rule, is fine)."""
-    if kind not in KINDS:
-        raise ValueError(f"No tool kind {kind!r}; the kinds are: {', '.join(KINDS)}")
-    if action is not None and action not in ACTIONS:
-        raise ValueError(f"{kind} = {action!r}? Use one of: {', '.join(ACTIONS)}")
-
-
-def parse_rule(arguments: str) -> tuple[str, str | None] | None:
-    """The arguments of `/policy KIND [ACTION]` (None when there are none: list the rules),
-    checked by `check_rule`."""
-    words = arguments.lower().split()
-    if not words:
-        return None
-    if len(words) > 2:
-        raise ValueError("Use /policy KIND allow|ask|reject, or /policy KIND to remove it")
-    kind, action = words[0], words[1] if len(words) == 2 else None
-    check_rule(kind, action)
-    return kind, action
 
 
 def session_rules(info: Mapping[str, Any] | None) -> dict[str, str]:

@@ -13,17 +13,15 @@ that a hand edit or another Cockpit's change to another key survives. No Textual
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from cockpit.atomic_file import write_atomically
 from cockpit.config_file import ConfigError, ConfigFile, Parsed
-from cockpit.paths import SETTINGS_NAME, private_dir
+from cockpit.paths import private_dir
 
 TOOL_CARD_POLICIES = ("failures", "always", "never")
 """The ways tool cards may open by default (`ToolCard.default_policy`)."""
@@ -155,35 +153,11 @@ def load_settings(path: Path) -> tuple[dict[str, Any], str | None]:
     return settings, problems[0] if problems else None
 
 
-def _write_private(folder: Path, text: str) -> Path:
-    """Write `text` to a new owner-only temporary file in `folder` (same file system as
-    the target, so the rename is atomic); return its path."""
-    fd, name = tempfile.mkstemp(prefix=f".{SETTINGS_NAME}.", suffix=".tmp", dir=folder)
-    temp = Path(name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temp.chmod(0o600)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
-    return temp
-
-
 def save_settings(path: Path, settings: Mapping[str, Any]) -> None:
     """Replace the settings file with `settings` as JSON, atomically: a reader sees the old
     file or the new one, never half of one. The folder is created owner-only if missing
     and the file is owner-only (mode 0600). Raises TypeError for values JSON cannot hold,
     before touching the disk."""
     text = json.dumps(dict(settings), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    folder = private_dir(path.parent)
-    temp = _write_private(folder, text)
-    try:
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
+    private_dir(path.parent)
+    write_atomically(path, text.encode("utf-8"), 0o600)

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 
 from cockpit.api import EngineAPI
+from cockpit.policy_rule import parse_rule
 from cockpit.ui.failures import reported_to
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
@@ -134,7 +135,7 @@ async def _theme(app: SlashTarget, session: str, arguments: str) -> None:
 
 async def _policy(app: SlashTarget, session: str, arguments: str) -> None:
     try:
-        if (rule := policy_rule(arguments)) is not None:
+        if (rule := parse_rule(arguments)) is not None:
             text = await app.engine.set_session_policy(session, *rule)
             app.notify(text, timeout=4, markup=False)
         else:
@@ -201,14 +202,3 @@ def matching(commands: list[SlashCommand], query: str) -> list[SlashCommand]:
     starts = [c for c in commands if c.name.lower().startswith(query)]
     contains = [c for c in commands if query in c.name.lower() and c not in starts]
     return starts + contains
-
-
-def policy_rule(arguments: str) -> tuple[str, str | None] | None:
-    """The words of `/policy KIND [ACTION]`: None when there are none (list the rules);
-    ValueError for more than two. The engine checks the kind and the action."""
-    words = arguments.lower().split()
-    if not words:
-        return None
-    if len(words) > 2:
-        raise ValueError("Use /policy KIND allow|ask|reject, or /policy KIND to remove it")
-    return words[0], words[1] if len(words) == 2 else None

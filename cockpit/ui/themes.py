@@ -29,6 +29,9 @@ from rich.theme import Theme as RichTheme
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from cockpit.config_file import error_line, key_line
+from cockpit.config_file import where as file_and_line
+
 DEFAULT_THEME = "cockpit-dark"
 LIGHT_THEME = "cockpit-light"
 ANSI_THEME = "cockpit-ansi"
@@ -173,17 +176,9 @@ class ThemeError(ValueError):
     line and field."""
 
 
-def _key_line(text: str, key: str) -> int | None:
-    """The line where `key = ...` is written, so a message can point at it."""
-    pattern = re.compile(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", re.M)
-    match = pattern.search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
-
-
-def _where(origin: str, text: str, key: str | None = None) -> str:
+def _where(origin: str, text: str, key: str) -> str:
     """`origin:line` when the key's line is known, else just `origin`."""
-    line = _key_line(text, key) if key else None
-    return f"{origin}:{line}" if line else origin
+    return file_and_line(origin, key_line(text, key))
 
 
 def _parse_toml(text: str, origin: str) -> dict[str, Any]:
@@ -191,9 +186,7 @@ def _parse_toml(text: str, origin: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        match = re.search(r"at line (\d+)", str(error))
-        line = int(match.group(1)) if match else len(text.splitlines()) or 1  # end of document
-        raise ThemeError(f"{origin}:{line}: not valid TOML: {error}") from None
+        raise ThemeError(f"{origin}:{error_line(error, text)}: not valid TOML: {error}") from None
 
 
 def _check_colour(value: object, field: str, where: str) -> str:

@@ -7,31 +7,27 @@ import os
 import posixpath
 from typing import Any
 
+from cockpit.inside_root import inside, under
+
 
 class ToolFailure(Exception):
     """A tool could not do its job; the message goes back to the model as an error."""
 
 
 def resolve(cwd: str, path: str | None) -> str:
-    """An absolute path inside `cwd` for a path the model gave (ToolFailure outside it,
-    symbolic links followed: a link out of the folder is outside it too)."""
-    raw = (path or ".").strip() or "."
+    """An absolute path inside `cwd` for a path the model gave (ToolFailure outside it, `~`
+    the home folder): inside as written, and inside with symbolic links followed (a link
+    out of the folder is outside it too)."""
+    raw = os.path.expanduser((path or ".").strip() or ".")
     joined = posixpath.normpath(raw if posixpath.isabs(raw) else posixpath.join(cwd, raw))
-    if not inside(posixpath.normpath(cwd), joined) or not inside(
-        os.path.realpath(cwd), os.path.realpath(joined)
-    ):
+    if not under(joined, posixpath.normpath(cwd)) or not inside(joined, cwd):
         raise ToolFailure(f"{path} is outside the project folder {cwd}; it cannot be reached.")
     return joined
 
 
-def inside(root: str, path: str) -> bool:
-    """Whether `path` is `root` or below it (both normalised)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def relative(cwd: str, path: str) -> str:
     """`path` as the user would write it: relative to the project folder."""
-    return posixpath.relpath(path, cwd) if path.startswith(cwd) else path
+    return posixpath.relpath(path, cwd) if under(path, cwd) else path
 
 
 def argument_path(cwd: str, path: str) -> str:

@@ -17,6 +17,7 @@ from cockpit.agentkit.data import configured_data_dir
 from cockpit.agentkit.demo.options import DEFAULT_MODEL
 from cockpit.agentkit.errors import resource_missing
 from cockpit.agentkit.settings import DEFAULT_MODE
+from cockpit.atomic_file import write_atomically
 from cockpit.paths import private_dir
 
 
@@ -73,11 +74,7 @@ def save_session(session: Session) -> None:
         "model": session.model,
         "history": session.history,
     }
-    temporary = path.with_suffix(".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(record, handle)
-    os.replace(temporary, path)
+    write_atomically(path, json.dumps(record).encode("utf-8"), 0o600)
 
 
 def read_saved(session_id: str) -> dict[str, Any] | None:

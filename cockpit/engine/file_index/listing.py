@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cockpit.engine.file_index.gitignore import IgnoreRules, is_ignored
+from cockpit.inside_root import under
 
 MAX_FILES = 200_000
 """Most paths an index holds; a bigger tree is cut (sorted order for git) and flagged."""
@@ -24,10 +25,6 @@ HEAVY_DIRS = frozenset(
 
 GIT_TIMEOUT = 30.0
 """Seconds `git ls-files` may take before the index falls back to walking the tree."""
-
-
-def _inside(real_root: str, real: str) -> bool:
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def walk(root: Path, cap: int) -> tuple[list[str], bool]:
@@ -56,7 +53,7 @@ def walk(root: Path, cap: int) -> tuple[list[str], bool]:
                     # A link counts as a file when it resolves to a file inside the root;
                     # linked folders are never entered (no loops, no escaping the root).
                     real = os.path.realpath(entry.path)
-                    if not (_inside(real_root, real) and os.path.isfile(real)):
+                    if not (under(real, real_root) and os.path.isfile(real)):
                         continue
                     if is_ignored(rules, relative, False):
                         continue
@@ -149,7 +146,7 @@ def git_files(root: Path, listing: GitListing, cap: int) -> tuple[list[str], boo
 
     def inside_file(relative: str) -> bool:
         real = os.path.realpath(os.path.join(base, relative))
-        return _inside(real_root, real) and os.path.isfile(real)
+        return under(real, real_root) and os.path.isfile(real)
 
     found: set[str] = set()
     for mode, relative in listing.tracked:
