@@ -88,6 +88,11 @@ SHARED_LAYERS = [
     "cockpit.text",
     "cockpit.paths",
     "cockpit.environment",
+    "cockpit.config_file",
+    "cockpit.records",
+    "cockpit.inside_root",
+    "cockpit.atomic_file",
+    "cockpit.policy_rule",
     "cockpit.agentkit",
 ]
 
