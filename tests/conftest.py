@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, is_hypothesis_test, settings
 
 from cockpit.compat.textual_private import quicken_pilot_idle
 from store.store import Store
@@ -30,6 +30,12 @@ settings.register_profile(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+settings.register_profile(
+    "explore", settings.get_profile("cockpit"), derandomize=False, database=None
+)
+"""The property tests with fresh examples, for CI's second run of them (`-m property` with
+`--hypothesis-seed`): the default profile draws the same examples every run, so it never
+finds what they miss. No example database, so the printed seed alone replays a failure."""
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cockpit"))
 
 quicken_pilot_idle()
@@ -126,12 +132,24 @@ def command_server() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The suite's own marker."""
+    """The suite's own markers."""
     config.addinivalue_line(
         "markers",
         "real_spawn: the test's bundled agents and services start as fresh interpreters,"
         " not as forks of the agent fork server (tests/agent_forks.py)",
     )
+    config.addinivalue_line(
+        "markers",
+        "property: a hypothesis test (marked for you); `-m property` runs them all",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every hypothesis test `property`, so CI can run them alone with a fresh seed
+    without a list of files to keep up to date."""
+    for item in items:
+        if isinstance(item, pytest.Function) and is_hypothesis_test(item.obj):
+            item.add_marker(pytest.mark.property)
 
 
 @pytest.fixture(scope="session")
