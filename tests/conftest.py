@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, is_hypothesis_test, settings
 from cockpit.compat.textual_private import quicken_pilot_idle
 from store.store import Store
 from tests import agent_forks
+from tests.checkout import tree_first
 from tests.forked_cockpit import start_server
 from tests.service_helpers import services_stopped
 from tests.ui_service_helpers import ENGINES, Engines, engines_of
@@ -37,6 +38,11 @@ settings.register_profile(
 `--hypothesis-seed`): the default profile draws the same examples every run, so it never
 finds what they miss. No example database, so the printed seed alone replays a failure."""
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cockpit"))
+
+os.environ.update(tree_first(os.environ))
+"""Every process the tests start imports this tree's code, not another checkout's: the
+agents an engine in the test process starts, the services, the servers that fork both,
+and whatever a test starts with its own environment (`tests/checkout.py`)."""
 
 quicken_pilot_idle()
 """Every `pilot.pause()` and key press waits until the app is idle, which Textual checks

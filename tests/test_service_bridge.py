@@ -36,6 +36,7 @@ from cockpit.cli.exits import INTERRUPTED
 from cockpit.paths import ssh_control_path
 from cockpit.remote import engine as remote_engine
 from cockpit.remote.launch import BridgeUnusable
+from tests.checkout import TREE
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.service_helpers import (
     cockpit,
@@ -282,7 +283,8 @@ def sshd(tmp_path: Path) -> Iterator[tuple[int, Path]]:
                 "StrictModes no",
                 "UsePAM no",
                 "AcceptEnv COCKPIT_HOME",  # the store a test names
-                f"SetEnv PATH={Path(sys.executable).parent}:/usr/bin:/bin",  # its `cockpit`
+                # its `cockpit`, importing the tree under test
+                f"SetEnv PATH={Path(sys.executable).parent}:/usr/bin:/bin PYTHONPATH={TREE}",
                 "",
             ]
         )
