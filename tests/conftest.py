@@ -208,6 +208,21 @@ def service_home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
         yield isolated_home
 
 
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """An empty folder for the test's sessions to work in (`tmp_path/project`)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def data_home(tmp_path: Path) -> Path:
+    """A data folder (not made yet) for an engine the test opens itself, apart from the
+    COCKPIT_HOME of its commands (`isolated_home`)."""
+    return tmp_path / "home"
+
+
 @pytest.fixture(params=ENGINES)
 async def engines(
     request: pytest.FixtureRequest,

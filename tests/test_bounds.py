@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given
@@ -206,7 +206,7 @@ class WatchedGate(asyncio.Semaphore):
         super().__init__(value)
         self.waited_on = asyncio.Event()
 
-    async def acquire(self) -> bool:
+    async def acquire(self) -> Literal[True]:
         if self.locked():
             self.waited_on.set()
         return await super().acquire()
