@@ -15,11 +15,12 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, is_hypothesis_test, settings
 
 from cockpit.compat.textual_private import quicken_pilot_idle
 from store.store import Store
 from tests import agent_forks
+from tests.checkout import tree_first
 from tests.forked_cockpit import start_server
 from tests.service_helpers import services_stopped
 from tests.ui_service_helpers import ENGINES, Engines, engines_of
@@ -30,7 +31,18 @@ settings.register_profile(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+settings.register_profile(
+    "explore", settings.get_profile("cockpit"), derandomize=False, database=None
+)
+"""The property tests with fresh examples, for CI's second run of them (`-m property` with
+`--hypothesis-seed`): the default profile draws the same examples every run, so it never
+finds what they miss. No example database, so the printed seed alone replays a failure."""
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cockpit"))
+
+os.environ.update(tree_first(os.environ))
+"""Every process the tests start imports this tree's code, not another checkout's: the
+agents an engine in the test process starts, the services, the servers that fork both,
+and whatever a test starts with its own environment (`tests/checkout.py`)."""
 
 quicken_pilot_idle()
 """Every `pilot.pause()` and key press waits until the app is idle, which Textual checks
@@ -126,12 +138,24 @@ def command_server() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The suite's own marker."""
+    """The suite's own markers."""
     config.addinivalue_line(
         "markers",
         "real_spawn: the test's bundled agents and services start as fresh interpreters,"
         " not as forks of the agent fork server (tests/agent_forks.py)",
     )
+    config.addinivalue_line(
+        "markers",
+        "property: a hypothesis test (marked for you); `-m property` runs them all",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every hypothesis test `property`, so CI can run them alone with a fresh seed
+    without a list of files to keep up to date."""
+    for item in items:
+        if isinstance(item, pytest.Function) and is_hypothesis_test(item.obj):
+            item.add_marker(pytest.mark.property)
 
 
 @pytest.fixture(scope="session")
@@ -182,6 +206,21 @@ def service_home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     isolated_home.mkdir(parents=True, exist_ok=True)
     with services_stopped(isolated_home):
         yield isolated_home
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """An empty folder for the test's sessions to work in (`tmp_path/project`)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def data_home(tmp_path: Path) -> Path:
+    """A data folder (not made yet) for an engine the test opens itself, apart from the
+    COCKPIT_HOME of its commands (`isolated_home`)."""
+    return tmp_path / "home"
 
 
 @pytest.fixture(params=ENGINES)

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from cockpit.remote.launch import service_pid as service_pid  # the tests' too
+from tests.checkout import tree_first
 from tests.forked_cockpit import run_command
 from tests.proc_stat import stat_fields
 
@@ -33,8 +34,8 @@ killed."""
 
 def cockpit_env(home: Path, env_extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a `cockpit` command on the store in `home`, attached to its
-    service (COCKPIT_LOCAL unset), plus `env_extra`."""
-    env = {key: value for key, value in os.environ.items() if key != "COCKPIT_LOCAL"}
+    service (COCKPIT_LOCAL unset), plus `env_extra`, with this tree first on PYTHONPATH."""
+    env = tree_first({key: value for key, value in os.environ.items() if key != "COCKPIT_LOCAL"})
     env["COCKPIT_HOME"] = str(home)
     env.update(env_extra or {})
     return env

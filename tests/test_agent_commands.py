@@ -175,13 +175,6 @@ def gemini_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return program
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def run(home: Path, project: Path, *args: str) -> str:
     result = cockpit(home, "run", "--cwd", str(project), *args, "read-missing")
     assert result.returncode == 0, result.stderr
@@ -189,35 +182,37 @@ def run(home: Path, project: Path, *args: str) -> str:
 
 
 def test_a_command_running_gemini_reads_a_missing_file_as_empty(
-    tmp_path: Path, project: Path, gemini_on_path: Path
+    tmp_path: Path, project_dir: Path, gemini_on_path: Path
 ) -> None:
     home = tmp_path / "home"
-    assert EMPTY in run(home, project, "--agent-cmd", "gemini --acp")
-    shown = run(home, project, "--agent-cmd", f"{gemini_on_path} --acp --model x")
+    assert EMPTY in run(home, project_dir, "--agent-cmd", "gemini --acp")
+    shown = run(home, project_dir, "--agent-cmd", f"{gemini_on_path} --acp --model x")
     assert EMPTY in shown and "GEMINI_CLI_NO_RELAUNCH=true" in shown  # the entry's env too
-    assert NOT_FOUND in run(home, project, "--agent-cmd", "gemini --acp", "--missing-file", "error")
+    assert NOT_FOUND in run(
+        home, project_dir, "--agent-cmd", "gemini --acp", "--missing-file", "error"
+    )
 
 
 def test_any_other_command_gets_the_error_unless_the_flag_says_empty(
-    tmp_path: Path, project: Path
+    tmp_path: Path, project_dir: Path
 ) -> None:
     home = tmp_path / "home"
     command = f"{sys.executable} {TINY}"
-    assert "(code -32002)" in run(home, project, "--agent-cmd", command)
-    assert EMPTY in run(home, project, "--agent-cmd", command, "--missing-file", "empty")
+    assert "(code -32002)" in run(home, project_dir, "--agent-cmd", command)
+    assert EMPTY in run(home, project_dir, "--agent-cmd", command, "--missing-file", "empty")
     misuse = cockpit(home, "run", "--missing-file", "empty", "hi")
     assert misuse.returncode == 2 and "--missing-file goes with --agent-cmd" in misuse.stderr
 
 
 async def test_a_stored_session_of_a_command_reopens_with_its_settings(
-    tmp_path: Path, project: Path, gemini_on_path: Path
+    tmp_path: Path, project_dir: Path, gemini_on_path: Path
 ) -> None:
     """Created by `cockpit run` (one with the flag, one matching Gemini), reopened by a
     new engine that was given no command: the same settings, the same answers."""
     home = tmp_path / "home"
     command = f"{sys.executable} {TINY}"
-    assert EMPTY in run(home, project, "--agent-cmd", command, "--missing-file", "empty")
-    assert EMPTY in run(home, project, "--agent-cmd", "gemini --acp -m x")
+    assert EMPTY in run(home, project_dir, "--agent-cmd", command, "--missing-file", "empty")
+    assert EMPTY in run(home, project_dir, "--agent-cmd", "gemini --acp -m x")
     engine = await Engine.open(home, registry=load_registry(home / "config"))
     try:
         records = await engine.sessions()
@@ -257,7 +252,7 @@ def test_the_tui_takes_the_same_agent_arguments(tmp_path: Path) -> None:
 
 
 async def test_the_tui_opens_a_session_of_a_command_and_reopens_it_after_a_restart(
-    tmp_path: Path, project: Path, gemini_on_path: Path
+    tmp_path: Path, project_dir: Path, gemini_on_path: Path
 ) -> None:
     """`cockpit --agent-cmd "gemini --acp -y"`: the first session runs the command with
     Gemini's settings; opened again with no agent argument, it reopens with them."""
@@ -265,14 +260,14 @@ async def test_the_tui_opens_a_session_of_a_command_and_reopens_it_after_a_resta
 
     def app_for(*argv: str) -> CockpitApp:
         registry = load_registry(home / "config")
-        chosen = tui_agent(tui_args(*argv, str(project)))
+        chosen = tui_agent(tui_args(*argv, str(project_dir)))
 
         async def open_engine() -> Engine:
             return await Engine.open(home, registry=registry, clock=lambda: NOW)
 
         return CockpitApp(
             open_engine,
-            folder=project,
+            folder=project_dir,
             agent=chosen,
             blink=False,
             settings_file=home / "config" / "settings.json",

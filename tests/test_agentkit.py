@@ -35,6 +35,7 @@ from cockpit.agentkit.scenarios import (
 from cockpit.agentkit.settings import MODES, check_mode, select_option, session_modes
 from cockpit.cli.agents import demo_scenarios
 from store.chunk_log import ChunkLog
+from tests.checkout import tree_first
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,7 +154,7 @@ def test_a_bundled_agent_with_no_client_on_stdin_stops_at_once(script: str, tmp_
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=10,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        env=tree_first({"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}),
     )
     assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
     assert ran.stdout == b""

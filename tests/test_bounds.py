@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given
@@ -199,14 +199,27 @@ async def test_a_request_past_the_bound_stands_for_an_oversized_one_with_its_id(
     assert said == [f"a line of {len(encoded(request)):,} bytes, over the 1,000 taken"]
 
 
+class WatchedGate(asyncio.Semaphore):
+    """A gate that says when someone waits on it, full."""
+
+    def __init__(self, value: int) -> None:
+        super().__init__(value)
+        self.waited_on = asyncio.Event()
+
+    async def acquire(self) -> Literal[True]:
+        if self.locked():
+            self.waited_on.set()
+        return await super().acquire()
+
+
 async def test_a_full_gate_reads_nothing_more_until_a_place_is_given_back() -> None:
-    gate = asyncio.Semaphore(2)
+    gate = WatchedGate(2)
     async with transport_pair(gate=gate) as (transport, theirs):
         theirs.sendall(b"".join(encoded({"method": "m", "id": n}) for n in range(3)))
         assert await transport.receive() == {"method": "m", "id": 0}
         assert await transport.receive() == {"method": "m", "id": 1}
         third = asyncio.ensure_future(transport.receive())
-        await asyncio.sleep(0.1)
+        await asyncio.wait_for(gate.waited_on.wait(), 5)  # the transport waits for a place
         assert not third.done()  # two requests are being handled
         gate.release()
         assert await asyncio.wait_for(third, 5) == {"method": "m", "id": 2}
@@ -217,8 +230,8 @@ async def test_the_sending_side_refuses_a_request_past_its_bound_and_sends_nothi
         with pytest.raises(RequestTooLarge, match="it was not sent"):
             await transport.send({"method": "m", "params": "x" * 2000})
         await transport.send({"method": "small"})
-        await asyncio.sleep(0.05)
-        assert theirs.recv(65536) == encoded({"method": "small"})
+        received = asyncio.get_running_loop().sock_recv(theirs, 65536)
+        assert await asyncio.wait_for(received, 5) == encoded({"method": "small"})
 
 
 # -- the log files -----------------------------------------------------------------------------

@@ -79,11 +79,6 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 def kinds(rows: list[Any]) -> list[str]:
     return [row.kind for row in rows]
 
@@ -205,9 +200,9 @@ async def four_step_turn(home: Path, project: Path, fake: FakeAnthropic) -> str:
 
 
 async def test_earlier_steps_are_sent_byte_identical_and_the_cache_grows(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
-    await four_step_turn(home, project, fake)
+    await four_step_turn(data_home, project, fake)
     bodies = fake.bodies()
     assert [len(body["messages"]) for body in bodies] == [1, 3, 5, 7]
     for index, earlier in enumerate(bodies):
@@ -255,11 +250,11 @@ async def test_earlier_steps_are_sent_byte_identical_and_the_cache_grows(
 
 
 async def test_inspect_prints_exactly_what_the_server_received(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
-    session = await four_step_turn(home, project, fake)
+    session = await four_step_turn(data_home, project, fake)
     bodies = [recorded.body for recorded in fake.requests]
-    result = inspect(home, session, "--json")
+    result = inspect(data_home, session, "--json")
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert [call["request"] for call in document["calls"]] == bodies
@@ -276,7 +271,7 @@ async def test_inspect_prints_exactly_what_the_server_received(
     assert document["calls"][3]["response"]["content"] == [
         {"type": "text", "text": "All done: the project prints hello."}
     ]
-    full = inspect(home, session[:5], "2", "--full")
+    full = inspect(data_home, session[:5], "2", "--full")
     assert full.returncode == 0, full.stderr
     start = full.stdout.index("request:\n") + len("request:\n")
     printed, _ = json.JSONDecoder().raw_decode(full.stdout, start)
@@ -289,7 +284,7 @@ async def test_inspect_prints_exactly_what_the_server_received(
         f"{usage['cache_read_input_tokens']:,} · output" in full.stdout
     )
     assert "breakpoints: system[0], messages[0].content[0], messages[2].content[0]" in full.stdout
-    short = inspect(home, session)
+    short = inspect(data_home, session)
     assert short.returncode == 0, short.stderr
     assert short.stdout.count("=== call ") == 4
     assert (
@@ -298,24 +293,24 @@ async def test_inspect_prints_exactly_what_the_server_received(
     assert "chars; --full shows all]" in short.stdout  # the system prompt is cut
     assert "model calls: 4 · input" in short.stdout
     agent_session = document["agentSession"]
-    by_agent_id = inspect(home, agent_session, "1", "--json")
+    by_agent_id = inspect(data_home, agent_session, "1", "--json")
     assert json.loads(by_agent_id.stdout)["calls"][0]["request"] == bodies[0]
-    missing = inspect(home, session, "9")
+    missing = inspect(data_home, session, "9")
     assert missing.returncode == 2 and "there is no call 9 (the session made 4)" in missing.stderr
 
 
-async def test_inspect_refuses_a_session_of_another_agent(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_inspect_refuses_a_session_of_another_agent(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         await engine.prompt(record.id, "hello")
-    result = inspect(home, record.id)
+    result = inspect(data_home, record.id)
     assert result.returncode == 2
     assert "only sessions of the built-in Claude agent" in result.stderr
-    assert inspect(home, "nothing-like-this").returncode == 2
+    assert inspect(data_home, "nothing-like-this").returncode == 2
 
 
 async def test_a_signed_empty_thinking_block_is_sent_back(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(
@@ -325,7 +320,7 @@ async def test_a_signed_empty_thinking_block_is_sent_back(
         ),
         reply(text("It has two functions.")),
     )
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "what is in app.py?") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -340,13 +335,13 @@ async def test_a_signed_empty_thinking_block_is_sent_back(
 
 
 async def test_a_prompt_sent_mid_turn_lands_after_the_tool_results(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(tool("run_command", {"command": "echo one"})),
         reply(text("Ran it, and I saw your second message.")),
     )
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         extra: list[asyncio.Future[Any]] = []
 
@@ -372,7 +367,7 @@ async def test_a_prompt_sent_mid_turn_lands_after_the_tool_results(
         assert await engine.prompt(record.id, "run it") == "end_turn"
         joined = await asyncio.wait_for(extra[0], 5)
         assert joined.stop_reason == "end_turn"
-        entries = await agent_log(engine, home, record.id)
+        entries = await agent_log(engine, data_home, record.id)
         rows = await rows_of(engine, record.id)
         assert_live_equals_stored(recorder, record.id, rows)
     # The agent shows the prompt where it landed: after the command, before the answer,
@@ -400,7 +395,7 @@ async def test_a_prompt_sent_mid_turn_lands_after_the_tool_results(
 
 @pytest.mark.parametrize("stop", ["max_tokens", "refusal"])
 async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
-    stop: str, home: Path, project: Path, fake: FakeAnthropic
+    stop: str, data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     """The reply is cut (or refused) while a second prompt waits: the agent answers the
     second prompt at once, in a turn of its own, and both requests get a response."""
@@ -409,7 +404,7 @@ async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
         Reply([text("The first answer is cut")], stop_reason=stop, gate=gate),
         reply(text("Here is the answer to the second question.")),
     )
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         turn = asyncio.create_task(engine.prompt(record.id, "first question"))
         await recorder.wait_for(lambda: len(fake.requests) == 1)
@@ -420,7 +415,7 @@ async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
         assert (await asyncio.wait_for(joined, 5)).stop_reason == "end_turn"
         rows = await rows_of(engine, record.id)
         assert_live_equals_stored(recorder, record.id, rows)
-        entries = await agent_log(engine, home, record.id)
+        entries = await agent_log(engine, data_home, record.id)
     texts = [(row.kind, row.text) for row in rows]
     cut = texts.index(("agent", "The first answer is cut"))
     second = texts.index(("user", "second question"))
@@ -441,13 +436,13 @@ async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
 
 
 async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     """Cancel ends the turn; a prompt that waited for it is logged after the cancel, shown,
     answered `cancelled`, sent with the next prompt and replayed after a restart."""
     long_text = " ".join(f"word{n}" for n in range(600))
     fake.script(Reply([text(long_text)], delay=0.01), reply(text("Short, then.")))
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
         await recorder.wait_for(
@@ -464,7 +459,7 @@ async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
             "write a lot",
             "and keep it short",
         ]
-        entries = await agent_log(engine, home, record.id)
+        entries = await agent_log(engine, data_home, record.id)
         assert [(e.type, e.data.get("kind") or e.data.get("text")) for e in entries[-2:]] == [
             ("system", "cancelled"),
             ("text", "and keep it short"),
@@ -474,7 +469,7 @@ async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
     messages = fake.bodies()[1]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert [block["text"] for block in messages[2]["content"]] == ["and keep it short", "go on"]
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         imported = await engine.create_session("claude", project)
         await engine.store.update_session(imported.id, agent_session_id=agent_session)
         await engine.start(imported.id)
@@ -487,14 +482,14 @@ async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
 
 
 async def test_a_prompt_queued_when_the_model_call_fails_is_kept(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     long_text = " ".join(f"word{n}" for n in range(300))
     fake.script(
         Reply([text(long_text)], delay=0.01, fail_after=120, error_type="overloaded_error"),
         reply(text("Back.")),
     )
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
         await recorder.wait_for(
@@ -504,7 +499,7 @@ async def test_a_prompt_queued_when_the_model_call_fails_is_kept(
         assert await asyncio.wait_for(turn, 10) == "error"
         with pytest.raises(RequestError, match="overloaded_error"):
             await asyncio.wait_for(joined, 5)
-        entries = await agent_log(engine, home, record.id)
+        entries = await agent_log(engine, data_home, record.id)
         assert [e.type for e in entries[-2:]] == ["error", "text"]
         assert entries[-1].data["text"] == "and then stop"
         assert await engine.prompt(record.id, "again") == "end_turn"
@@ -513,7 +508,7 @@ async def test_a_prompt_queued_when_the_model_call_fails_is_kept(
 
 
 async def test_a_path_that_looks_like_an_option_stays_a_path(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     """`find -fprint -maxdepth ...` would create a file called -maxdepth: every path the
     agent hands to find or grep starts with ./ instead."""
@@ -527,7 +522,7 @@ async def test_a_path_that_looks_like_an_option_stays_a_path(
         reply(text("Nothing there.")),
     )
     before = sorted(str(path) for path in project.rglob("*"))
-    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
+    async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "list -fprint") == "end_turn"
         assert_live_equals_stored(recorder, record.id, await rows_of(engine, record.id))
@@ -541,11 +536,11 @@ async def test_a_path_that_looks_like_an_option_stays_a_path(
 
 
 async def test_cancel_stops_the_stream_at_once_and_keeps_what_arrived(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     long_text = " ".join(f"word{n}" for n in range(600))
     fake.script(Reply([text(long_text)], delay=0.01), reply(text("Fine, stopping there.")))
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
         await recorder.wait_for(
@@ -562,7 +557,7 @@ async def test_cancel_stops_the_stream_at_once_and_keeps_what_arrived(
         assert_live_equals_stored(recorder, record.id, rows)
         (partial,) = [row.text for row in rows if row.kind == "agent"]
         assert long_text.startswith(partial) and len(partial) < len(long_text)
-        entries = await agent_log(engine, home, record.id)
+        entries = await agent_log(engine, data_home, record.id)
         assert [(e.type, e.data.get("kind") or e.data.get("text")) for e in entries] == [
             ("text", "write a lot"),
             ("text", partial),
@@ -572,17 +567,17 @@ async def test_cancel_stops_the_stream_at_once_and_keeps_what_arrived(
     messages = fake.bodies()[1]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert messages[1]["content"] == [{"type": "text", "text": partial}]
-    calls = json.loads(inspect(home, record.id, "--json").stdout)["calls"]
+    calls = json.loads(inspect(data_home, record.id, "--json").stdout)["calls"]
     assert [call["status"] for call in calls] == ["cancelled", "ok"]
     assert calls[0]["response"]["content"][0]["partial"] is True
 
 
 async def test_cancel_while_a_command_waits_for_permission(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(text("Running it."), tool("run_command", {"command": "echo never"})))
     fake.script(reply(text("OK.")))
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         turn = asyncio.create_task(engine.prompt(record.id, "run something"))
         await recorder.wait_for(lambda: bool(recorder.asked))
@@ -598,7 +593,7 @@ async def test_cancel_while_a_command_waits_for_permission(
 
 
 async def test_a_model_error_fails_the_turn_visibly_and_the_session_goes_on(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(http_error(500, "api_error", "the fake server broke"))
     fake.script(
@@ -610,7 +605,7 @@ async def test_a_model_error_fails_the_turn_visibly_and_the_session_goes_on(
         )
     )
     fake.script(reply(text("Back again.")))
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "first") == "error"
         rows = await rows_of(engine, record.id)
@@ -636,20 +631,20 @@ async def test_a_model_error_fails_the_turn_visibly_and_the_session_goes_on(
             {"role": "user", "content": [{"type": "text", "text": "third"}]},
         ]
     )
-    calls = json.loads(inspect(home, record.id, "--json").stdout)["calls"]
+    calls = json.loads(inspect(data_home, record.id, "--json").stdout)["calls"]
     assert [call["status"] for call in calls] == ["error", "error", "ok"]
     assert "the fake server broke" in calls[0]["error"]
-    text_out = inspect(home, record.id, "1").stdout
+    text_out = inspect(data_home, record.id, "1").stdout
     assert "failure: The Anthropic API failed (api_error, HTTP 500)" in text_out
 
 
 async def test_a_refusal_ends_the_turn_and_leaves_the_context(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(text("Fine.")))
     fake.script(reply(text("I can't help with"), stop="refusal"))
     fake.script(reply(text("Sure.")))
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "hello") == "end_turn"
         assert await engine.prompt(record.id, "something refused") == "refusal"
@@ -668,7 +663,7 @@ async def test_a_refusal_ends_the_turn_and_leaves_the_context(
 
 
 async def test_max_tokens_stops_without_running_a_cut_tool_call(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(
@@ -677,7 +672,7 @@ async def test_max_tokens_stops_without_running_a_cut_tool_call(
             stop="max_tokens",
         )
     )
-    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
+    async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "write x") == "max_tokens"
         rows = await rows_of(engine, record.id)
@@ -685,16 +680,16 @@ async def test_max_tokens_stops_without_running_a_cut_tool_call(
         assert any("output token limit" in row.text for row in rows if row.kind == "agent")
         assert not recorder.asked
         assert not (project / "x.txt").exists()
-        entries = await agent_log(engine, home, record.id)
+        entries = await agent_log(engine, data_home, record.id)
         (result,) = [entry for entry in entries if entry.type == "tool_result"]
         assert result.data["isError"] is True
 
 
 async def test_without_a_key_the_agent_says_what_to_set(
-    home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("claude", project)
         with pytest.raises(StartError, match="ANTHROPIC_API_KEY"):
             await engine.start(record.id)
@@ -706,14 +701,14 @@ async def test_without_a_key_the_agent_says_what_to_set(
 
 
 async def test_a_reloaded_session_needs_the_key_to_prompt(
-    home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake.script(reply(text("Hi.")))
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("claude", project)
         assert await engine.prompt(record.id, "hello") == "end_turn"
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         assert await engine.prompt(record.id, "again") == "error"
         rows = await rows_of(engine, record.id)
         assert [row.kind for row in rows[-3:]] == ["user", "notice", "error"]
@@ -722,17 +717,17 @@ async def test_a_reloaded_session_needs_the_key_to_prompt(
 
 
 async def test_session_load_after_a_restart_replays_the_same_transcript(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(*FOUR_STEPS)
     fake.script(reply(thinking("Short one.", "sig-2"), text("Second turn.")))
-    async with open_engine(home, auto_answer=allow_all) as (engine, _recorder):
+    async with open_engine(data_home, auto_answer=allow_all) as (engine, _recorder):
         original = await engine.create_session("claude", project)
         assert await engine.prompt(original.id, "look around") == "end_turn"
         assert await engine.prompt(original.id, "and again") == "end_turn"
         before = await rows_of(engine, original.id)
         agent_session = (await engine.session(original.id)).agent_session_id
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         # A new engine and a new agent process; a session that holds no transcript yet
         # keeps what the agent replays from its log.
         imported = await engine.create_session("claude", project)
@@ -764,7 +759,7 @@ async def test_session_load_after_a_restart_replays_the_same_transcript(
 
 
 async def test_prompt_edit_with_permission_command_and_resume(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(
@@ -777,7 +772,7 @@ async def test_prompt_edit_with_permission_command_and_resume(
         reply(tool("run_command", {"command": "cat README.md"})),
         reply(text("Edited and checked.")),
     )
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
 
         def answer(request: PermissionRequest) -> None:
@@ -804,7 +799,7 @@ async def test_prompt_edit_with_permission_command_and_resume(
         assert terminal["output"] == "# Demo project\n\nIt greets.\n"
         last_request = fake.bodies()[-1]
     fake.script(reply(text("Yes, it still greets.")))
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         assert await engine.prompt(record.id, "still fine?") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert any(row.kind == "notice" and "Reconnected" in row.text for row in rows)
@@ -822,14 +817,14 @@ async def test_prompt_edit_with_permission_command_and_resume(
 
 
 async def test_plan_mode_refuses_edits_and_a_rejection_is_reported(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     edit = {"path": "README.md", "old_text": "hello", "new_text": "bye"}
     fake.script(reply(tool("edit_file", edit)), reply(text("I would change hello to bye.")))
     fake.script(
         reply(tool("write_file", {"path": "new.txt", "content": "x\n"})), reply(text("OK."))
     )
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
         await engine.set_mode(record.id, "plan")
         assert await engine.prompt(record.id, "change it") == "end_turn"
@@ -854,10 +849,10 @@ async def test_plan_mode_refuses_edits_and_a_rejection_is_reported(
 
 
 async def test_model_and_thinking_are_config_options(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(text("one")), reply(text("two")), reply(text("three")))
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("claude", project)
         await engine.start(record.id)
         options = (await engine.session(record.id)).config_options or ()
@@ -929,7 +924,7 @@ async def test_the_fake_api_refuses_the_thinking_the_real_one_refuses(
 
 
 async def test_a_thinking_change_mid_turn_applies_from_the_next_turn(
-    home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, project: Path, fake: FakeAnthropic
 ) -> None:
     """With thinking on, the API refuses a tool-loop step whose last assistant message does
     not open with a thinking block: a turn keeps the settings it started with."""
@@ -939,7 +934,7 @@ async def test_a_thinking_change_mid_turn_applies_from_the_next_turn(
         reply(thinking("Read it first.", "sig-read"), tool("read_file", {"path": "README.md"})),
         reply(thinking("It says hello.", "sig-end"), text("It prints hello.")),
     )
-    async with open_engine(home) as (engine, recorder):
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project)
 
         def on_ask(request: PermissionRequest) -> None:

@@ -23,13 +23,6 @@ from tests.test_engine_restart import TINY
 TINY_CMD = f"{sys.executable} {TINY}"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 @pytest.mark.parametrize(
     ("stop_reason", "alive", "interrupted", "code"),
     [
@@ -75,8 +68,10 @@ def run_tiny(tmp_path: Path, project: Path, command: str, prompt: str) -> tuple[
     return result.returncode, result.stdout, result.stderr
 
 
-def test_a_turn_the_agent_fails_while_it_stays_up_exits_four(tmp_path: Path, project: Path) -> None:
-    code, out, err = run_tiny(tmp_path, project, TINY_CMD, "fail")
+def test_a_turn_the_agent_fails_while_it_stays_up_exits_four(
+    tmp_path: Path, project_dir: Path
+) -> None:
+    code, out, err = run_tiny(tmp_path, project_dir, TINY_CMD, "fail")
     assert code == EXIT_FAILED == 4, err
     assert "cockpit: The agent failed the turn: " in err
     assert err.lower().count("the agent failed the turn") == 1, err
@@ -84,8 +79,8 @@ def test_a_turn_the_agent_fails_while_it_stays_up_exits_four(tmp_path: Path, pro
     assert "ERROR: The agent failed the turn" in out
 
 
-def test_a_cancel_the_agent_chose_itself_exits_one(tmp_path: Path, project: Path) -> None:
-    code, out, err = run_tiny(tmp_path, project, TINY_CMD, "cancelled")
+def test_a_cancel_the_agent_chose_itself_exits_one(tmp_path: Path, project_dir: Path) -> None:
+    code, out, err = run_tiny(tmp_path, project_dir, TINY_CMD, "cancelled")
     assert code == EXIT_STOPPED == 1, err
     assert "! The turn was cancelled." in out
     assert (
@@ -94,14 +89,14 @@ def test_a_cancel_the_agent_chose_itself_exits_one(tmp_path: Path, project: Path
     )
 
 
-def test_an_agent_that_cannot_start_exits_three(tmp_path: Path, project: Path) -> None:
-    code, _out, err = run_tiny(tmp_path, project, str(tmp_path / "no-such-agent"), "hello")
+def test_an_agent_that_cannot_start_exits_three(tmp_path: Path, project_dir: Path) -> None:
+    code, _out, err = run_tiny(tmp_path, project_dir, str(tmp_path / "no-such-agent"), "hello")
     assert code == EXIT_AGENT == 3, err
     assert "cockpit: the turn ended with stop reason 'error': " in err
     assert "was not found" in err
 
 
-def test_an_agent_that_dies_during_the_turn_exits_three(tmp_path: Path, project: Path) -> None:
-    code, _out, err = run_tiny(tmp_path, project, TINY_CMD, "ask-and-exit")
+def test_an_agent_that_dies_during_the_turn_exits_three(tmp_path: Path, project_dir: Path) -> None:
+    code, _out, err = run_tiny(tmp_path, project_dir, TINY_CMD, "ask-and-exit")
     assert code == EXIT_AGENT == 3, err
     assert "cockpit: the turn ended with stop reason 'error': The agent exited with code 9" in err

@@ -26,10 +26,10 @@ from cockpit.client import SERVICE_READ_TIMEOUT
 from cockpit.paths import service_socket
 from store.store import Store
 from store.workload import benchmark_reply
+from tests.checkout import tree_first
 from tests.full_disk import fill, free, full_fs_missing, on_a_full_fs
 from tests.helpers import feed, new_session, pieces, reply
 from tests.service_helpers import cockpit, service_pid, services_stopped
-from tests.test_cli import ROOT
 from tests.test_store_readonly import files_of
 
 REPLY = "A reply that was streamed and stored. " * 10
@@ -145,11 +145,7 @@ async def test_ls_and_show_on_a_full_file_system_answer_at_once(tmp_path: Path, 
         pytest.skip(missing)
     home = tmp_path / "home"
     session = await a_store_left_mid_turn(home)
-    env = {
-        **without_local(),
-        "PYTHONPATH": str(ROOT),
-        **({"COCKPIT_LOCAL": local} if local else {}),
-    }
+    env = tree_first({**without_local(), **({"COCKPIT_LOCAL": local} if local else {})})
     for args in (("ls",), ("show", session)):
         mount_point = tmp_path / f"full-{args[0]}"
         mount_point.mkdir()

@@ -116,20 +116,13 @@ def app_on(home: Path, project: Path) -> CockpitApp:
     return Engines("local", home, project).app()
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 async def test_a_hand_edit_survives_a_theme_saved_by_the_tui(
-    isolated_home: Path, project: Path
+    isolated_home: Path, project_dir: Path
 ) -> None:
     settings = isolated_home / "config" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text('{"notify": false, "mine": 1}')
-    app = app_on(isolated_home, project)
+    app = app_on(isolated_home, project_dir)
     async with app.run_test(size=SIZE) as pilot:
         await ready(app)
         # by hand, or by another Cockpit, while this one runs
@@ -145,11 +138,11 @@ async def test_a_hand_edit_survives_a_theme_saved_by_the_tui(
 
 
 async def test_a_settings_file_that_does_not_parse_is_not_overwritten(
-    isolated_home: Path, project: Path
+    isolated_home: Path, project_dir: Path
 ) -> None:
     settings = isolated_home / "config" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    app = app_on(isolated_home, project)
+    app = app_on(isolated_home, project_dir)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(app)
         broken = '{\n  "notify": false,\n  "theme": \n}'
@@ -168,11 +161,11 @@ async def test_a_settings_file_that_does_not_parse_is_not_overwritten(
 
 
 async def test_a_setting_edited_by_hand_counts_without_a_restart(
-    isolated_home: Path, project: Path
+    isolated_home: Path, project_dir: Path
 ) -> None:
     settings = isolated_home / "config" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    app = app_on(isolated_home, project)
+    app = app_on(isolated_home, project_dir)
     async with app.run_test(size=SIZE) as pilot:
         await ready(app)
         session = app.current or ""

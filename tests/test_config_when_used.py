@@ -52,13 +52,6 @@ def config(isolated_home: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def names(engine: Engine) -> set[str]:
     return {info.spec.name for info in engine.agents()}
 
@@ -67,26 +60,26 @@ def names(engine: Engine) -> set[str]:
 
 
 async def test_an_agent_added_while_the_engine_runs_is_known_at_once(
-    isolated_home: Path, config: Path, project: Path
+    isolated_home: Path, config: Path, project_dir: Path
 ) -> None:
     engine = await Engine.open(isolated_home, handshake_timeout=15)
     try:
         assert "bench" not in names(engine)
         (config / "agents.toml").write_text(BENCH)
         assert "bench" in names(engine)
-        record = await engine.create_session("bench", project)
+        record = await engine.create_session("bench", project_dir)
         assert (record.agent, engine.agent_of(record).title) == ("bench", "Bench")
         assert await engine.prompt(record.id, "hello") == "end_turn"
         (config / "agents.toml").write_text("")
         assert "bench" not in names(engine), "a removed agent is still offered"
         with pytest.raises(KeyError, match="no agent called 'bench'"):
-            await engine.create_session("bench", project)
+            await engine.create_session("bench", project_dir)
     finally:
         await engine.close()
 
 
 async def test_a_broken_agents_edit_is_told_once_and_the_last_good_entries_stay(
-    isolated_home: Path, config: Path, project: Path
+    isolated_home: Path, config: Path, project_dir: Path
 ) -> None:
     agents = config / "agents.toml"
     agents.write_text(BENCH)
@@ -98,7 +91,7 @@ async def test_a_broken_agents_edit_is_told_once_and_the_last_good_entries_stay(
         agents.write_text(BENCH + BROKEN_TOML)
         for _ in range(3):
             assert "bench" in names(engine)
-        record = await engine.create_session("bench", project)
+        record = await engine.create_session("bench", project_dir)
         assert engine.agent_of(record).title == "Bench"
         (told,) = problems.messages
         assert told.startswith(f"{agents}:5: not valid TOML")
@@ -112,7 +105,7 @@ async def test_a_broken_agents_edit_is_told_once_and_the_last_good_entries_stay(
 
 
 async def test_a_stored_session_starts_its_entry_as_it_is_now(
-    isolated_home: Path, config: Path, project: Path
+    isolated_home: Path, config: Path, project_dir: Path
 ) -> None:
     """The entry is read when the agent starts, not kept from the first start: a session
     whose agent stopped runs the edited command at its next prompt."""
@@ -120,7 +113,7 @@ async def test_a_stored_session_starts_its_entry_as_it_is_now(
     agents.write_text(BENCH)
     engine = await Engine.open(isolated_home, handshake_timeout=15)
     try:
-        record = await engine.create_session("bench", project)
+        record = await engine.create_session("bench", project_dir)
         assert await engine.prompt(record.id, "hello") == "end_turn"
         await engine.stop(record.id)
         agents.write_text('[agents.bench]\ncommand = ["/nowhere/bench-agent"]\ntitle = "Moved"\n')
@@ -152,7 +145,7 @@ async def permission_turn(engine: Engine, project: Path) -> tuple[list[str], int
 
 
 async def test_a_policy_edit_decides_the_next_request_and_a_broken_one_keeps_the_rules(
-    isolated_home: Path, config: Path, project: Path
+    isolated_home: Path, config: Path, project_dir: Path
 ) -> None:
     policy = config / "policy.toml"
     engine = await Engine.open(isolated_home, handshake_timeout=15)
@@ -160,9 +153,9 @@ async def test_a_policy_edit_decides_the_next_request_and_a_broken_one_keeps_the
     engine.subscribe(problems)
     try:
         policy.write_text('[permissions]\nedit = "allow"\n')
-        assert await permission_turn(engine, project) == ([ALLOWED], 0)
+        assert await permission_turn(engine, project_dir) == ([ALLOWED], 0)
         policy.write_text('[permissions]\nedit = "allow"\nexecute = "maybe"\n')
-        assert await permission_turn(engine, project) == ([ALLOWED], 0)
+        assert await permission_turn(engine, project_dir) == ([ALLOWED], 0)
         assert problems.messages == [
             f"{policy}:3: execute = 'maybe'; use one of allow, ask, reject (the rules read "
             "before stay in force)"
@@ -173,14 +166,14 @@ async def test_a_policy_edit_decides_the_next_request_and_a_broken_one_keeps_the
 
 
 async def test_a_policy_never_good_asks_as_the_defaults_do(
-    isolated_home: Path, config: Path, project: Path
+    isolated_home: Path, config: Path, project_dir: Path
 ) -> None:
     (config / "policy.toml").write_text('[permissions]\nedit = "allow"\nexecute = "allow\n')
     engine = await Engine.open(isolated_home, handshake_timeout=15)
     try:
         (problem,) = engine.problems
         assert problem.startswith(f"{config / 'policy.toml'}:3: not valid TOML")
-        decisions, asked = await permission_turn(engine, project)
+        decisions, asked = await permission_turn(engine, project_dir)
         assert asked == 1 and not any("Allowed" in text for text in decisions)
     finally:
         await engine.close()
@@ -198,40 +191,42 @@ def test_an_unknown_name_is_said_before_the_screen_opens() -> None:
 # -- through a real service ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def home(service_home: Path) -> Path:
-    """The store of commands that attach to its service (stopped at the test's end)."""
-    return service_home
-
-
-def test_agents_toml_edited_while_the_service_runs(home: Path, config: Path, project: Path) -> None:
-    ok(cockpit("run", "--agent", "demo", "--yes", "hello", home=home, cwd=project))
-    service = service_pid(home)
+def test_agents_toml_edited_while_the_service_runs(
+    service_home: Path, config: Path, project_dir: Path
+) -> None:
+    ok(cockpit("run", "--agent", "demo", "--yes", "hello", home=service_home, cwd=project_dir))
+    service = service_pid(service_home)
     agents = config / "agents.toml"
     agents.write_text(BENCH)
-    ran = ok(cockpit("run", "--agent", "bench", "--yes", "hello", home=home, cwd=project))
+    ran = ok(
+        cockpit("run", "--agent", "bench", "--yes", "hello", home=service_home, cwd=project_dir)
+    )
     assert ran.stdout.startswith("# Welcome to Cockpit")
     agents.write_text(BENCH + BROKEN_TOML)
-    ran = ok(cockpit("run", "--agent", "bench", "--yes", "hello", home=home, cwd=project))
+    ran = ok(
+        cockpit("run", "--agent", "bench", "--yes", "hello", home=service_home, cwd=project_dir)
+    )
     assert ran.stdout.startswith("# Welcome to Cockpit")
     assert f"cockpit: {agents}:5: not valid TOML" in ran.stderr
     assert "(the agents read before stay as they were)" in ran.stderr
-    unknown = cockpit("run", "--agent", "nope", "--yes", "hi", home=home, cwd=project)
+    unknown = cockpit("run", "--agent", "nope", "--yes", "hi", home=service_home, cwd=project_dir)
     assert unknown.returncode == 2
     assert "cockpit: no agent called 'nope'; known agents: bench, " in unknown.stderr
     assert "Traceback" not in unknown.stderr
-    assert service_pid(home) == service, "the service was restarted"
+    assert service_pid(service_home) == service, "the service was restarted"
 
 
-def test_policy_toml_edited_while_the_service_runs(home: Path, config: Path, project: Path) -> None:
+def test_policy_toml_edited_while_the_service_runs(
+    service_home: Path, config: Path, project_dir: Path
+) -> None:
     """No terminal and no --yes: only the policy can allow the demo's edit."""
-    ok(cockpit("run", "--agent", "demo", "--yes", "hello", home=home, cwd=project))
+    ok(cockpit("run", "--agent", "demo", "--yes", "hello", home=service_home, cwd=project_dir))
     policy = config / "policy.toml"
     policy.write_text('[permissions]\nedit = "allow"\n')
-    ran = ok(cockpit("run", "--agent", "demo", "permission", home=home, cwd=project))
+    ran = ok(cockpit("run", "--agent", "demo", "permission", home=service_home, cwd=project_dir))
     assert f"* {ALLOWED}" in ran.stdout
     policy.write_text('[permissions]\nedit = "allow"\nexecute = "maybe"\n')
-    ran = ok(cockpit("run", "--agent", "demo", "permission", home=home, cwd=project))
+    ran = ok(cockpit("run", "--agent", "demo", "permission", home=service_home, cwd=project_dir))
     assert f"* {ALLOWED}" in ran.stdout, "the last good rules were dropped"
     assert f"cockpit: {policy}:3: execute = 'maybe'" in ran.stderr
     assert "(the rules read before stay in force)" in ran.stderr
@@ -239,7 +234,7 @@ def test_policy_toml_edited_while_the_service_runs(home: Path, config: Path, pro
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_an_agent_name_is_looked_up_where_the_agents_run(
-    tmp_path: Path, isolated_home: Path, project: Path
+    tmp_path: Path, isolated_home: Path, project_dir: Path
 ) -> None:
     """Through `--via`, the far side's agents.toml says what `--agent NAME` runs: this side
     knows no `bench`."""
@@ -257,7 +252,7 @@ def test_an_agent_name_is_looked_up_where_the_agents_run(
             "--yes",
             "hello",
             home=isolated_home,
-            cwd=project,
+            cwd=project_dir,
         )
         ok(ran)
         assert ran.stdout.startswith("# Welcome to Cockpit")

@@ -21,16 +21,9 @@ from store.workload import benchmark_reply
 from tests.engine_helpers import allow_all, assert_live_equals_stored, open_engine, rows_of
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-async def test_bench_streams_the_workload_reply_whole(tmp_path: Path, project: Path) -> None:
+async def test_bench_streams_the_workload_reply_whole(tmp_path: Path, project_dir: Path) -> None:
     async with open_engine(tmp_path / "home") as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", project_dir)
         assert await engine.prompt(record.id, "bench 2000") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert [r.kind for r in rows] == ["user", "agent"]
@@ -39,10 +32,10 @@ async def test_bench_streams_the_workload_reply_whole(tmp_path: Path, project: P
 
 
 async def test_a_command_past_the_output_limit_keeps_the_tail(
-    tmp_path: Path, project: Path
+    tmp_path: Path, project_dir: Path
 ) -> None:
     async with open_engine(tmp_path / "home", auto_answer=allow_all) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", project_dir)
         assert await engine.prompt(record.id, "flood") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert_live_equals_stored(recorder, record.id, rows)

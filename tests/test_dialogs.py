@@ -13,7 +13,7 @@ from cockpit.compat.textual_private import run_command_list_action
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.dialog import Palette
 from cockpit.ui.screens.questions import RenameScreen
-from tests.ui_helpers import burst, make_app, ready, wait_until
+from tests.ui_helpers import burst, make_app, ready, settled, wait_until
 
 
 async def test_two_enters_on_a_dialog_answer_once_and_keep_the_screen_under_it(
@@ -51,7 +51,7 @@ async def test_the_palette_opened_typed_in_and_closed_in_one_burst(tmp_path: Pat
             ("ctrl+p", "n", "e", "w", "escape", "a"),
         ):
             burst(app, *keys)
-            await pilot.pause(0.3)
+            await settled(pilot)
             assert app.is_running
         await wait_until(lambda: len(app.screen_stack) == 1)
 
@@ -69,7 +69,7 @@ async def test_enter_held_on_a_palette_command_runs_it_once(tmp_path: Path) -> N
         )
         burst(app, "enter", "enter", "enter", "x", "y")
         await wait_until(lambda: len(app.records) > before)
-        await pilot.pause(1)
+        await settled(pilot)
         assert app.is_running and len(app.screen_stack) == 1
         assert len(app.records) == before + 1
 
@@ -90,7 +90,7 @@ async def test_enter_held_on_a_theme_chooses_it_once_and_the_app_lives(tmp_path:
         chosen = options_shown(app)[0]
         burst(app, "enter", "enter", "enter")
         await wait_until(lambda: len(app.screen_stack) == 1, what="the palette closed")
-        await pilot.pause(0.5)
+        await settled(pilot)
         assert app.is_running and app.theme == chosen
 
 

@@ -35,17 +35,12 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 def kinds(rows: list) -> list[str]:  # type: ignore[type-arg]
     return [row.kind for row in rows]
 
 
-async def test_the_tour_streams_into_one_row(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_the_tour_streams_into_one_row(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "hello there") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -80,9 +75,9 @@ SCENARIOS = [
 
 @pytest.mark.parametrize("word", SCENARIOS)
 async def test_each_scenario_folds_and_streams_exactly(
-    home: Path, project: Path, word: str
+    data_home: Path, project: Path, word: str
 ) -> None:
-    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
+    async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, f"please {word}") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -119,12 +114,12 @@ async def test_each_scenario_folds_and_streams_exactly(
             (tool,) = [r for r in rows if r.kind == "tool"]
             assert tool.payload is not None and tool.payload["status"] == "completed"
         elif word == "stderr":
-            assert (home / "logs" / f"{record.id}.log").stat().st_size >= 1024 * 1024
-            assert oct((home / "logs" / f"{record.id}.log").stat().st_mode & 0o777) == "0o600"
+            assert (data_home / "logs" / f"{record.id}.log").stat().st_size >= 1024 * 1024
+            assert oct((data_home / "logs" / f"{record.id}.log").stat().st_mode & 0o777) == "0o600"
 
 
-async def test_tools_read_edit_and_run_a_terminal(home: Path, project: Path) -> None:
-    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
+async def test_tools_read_edit_and_run_a_terminal(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "tools") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -142,8 +137,10 @@ async def test_tools_read_edit_and_run_a_terminal(home: Path, project: Path) -> 
         assert decisions[0].text.startswith("Allowed once: ")
 
 
-async def test_a_user_answer_is_written_before_the_agent_goes_on(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_a_user_answer_is_written_before_the_agent_goes_on(
+    data_home: Path, project: Path
+) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("demo", project)
 
         def answer(request: PermissionRequest) -> None:
@@ -162,8 +159,8 @@ async def test_a_user_answer_is_written_before_the_agent_goes_on(home: Path, pro
         assert any(status == Status.WAITING for _, status, _ in recorder.statuses)
 
 
-async def test_allow_always_is_not_asked_again(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_allow_always_is_not_asked_again(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("demo", project)
 
         def answer(request: PermissionRequest) -> None:
@@ -179,8 +176,8 @@ async def test_allow_always_is_not_asked_again(home: Path, project: Path) -> Non
         assert [d["decidedBy"] for d in decisions if d] == ["user", "remembered"]
 
 
-async def test_cancel_while_a_permission_is_pending(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_cancel_while_a_permission_is_pending(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("demo", project)
         turn = asyncio.create_task(engine.prompt(record.id, "permission"))
         await recorder.wait_for(lambda: bool(recorder.asked))
@@ -195,8 +192,8 @@ async def test_cancel_while_a_permission_is_pending(home: Path, project: Path) -
         assert_live_equals_stored(recorder, record.id, rows)
 
 
-async def test_cancel_mid_stream_keeps_what_arrived(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_cancel_mid_stream_keeps_what_arrived(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("demo", project)
         turn = asyncio.create_task(engine.prompt(record.id, "slow"))
         await recorder.wait_for(lambda: recorder.frames > 12)
@@ -212,8 +209,8 @@ async def test_cancel_mid_stream_keeps_what_arrived(home: Path, project: Path) -
         assert await engine.prompt(record.id, "hello") == "end_turn"  # the session goes on
 
 
-async def test_an_agent_that_crashes_mid_turn(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_an_agent_that_crashes_mid_turn(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "crash") == "error"
         rows = await rows_of(engine, record.id)
@@ -230,8 +227,8 @@ async def test_an_agent_that_crashes_mid_turn(home: Path, project: Path) -> None
         assert any("Reconnected" in r.text for r in after if r.kind == "notice")
 
 
-async def test_garbage_on_stdout_does_not_kill_the_session(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_garbage_on_stdout_does_not_kill_the_session(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "garbage") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -243,8 +240,8 @@ async def test_garbage_on_stdout_does_not_kill_the_session(home: Path, project: 
         assert await engine.prompt(record.id, "hello") == "end_turn"
 
 
-async def test_a_ten_megabyte_line(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_a_ten_megabyte_line(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "huge") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -252,8 +249,8 @@ async def test_a_ten_megabyte_line(home: Path, project: Path) -> None:
         assert_live_equals_stored(recorder, record.id, rows)
 
 
-async def test_an_agent_that_never_answers_initialize(home: Path, project: Path) -> None:
-    async with open_engine(home, timeout=1) as (engine, _recorder):
+async def test_an_agent_that_never_answers_initialize(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home, timeout=1) as (engine, _recorder):
         record = await engine.create_session(demo("--hang-initialize"), project)
         with pytest.raises(StartError, match="did not answer within 1 s"):
             await engine.start(record.id)
@@ -264,8 +261,8 @@ async def test_an_agent_that_never_answers_initialize(home: Path, project: Path)
         assert live.process is not None and live.process.returncode is not None
 
 
-async def test_an_agent_that_exits_at_start(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_an_agent_that_exits_at_start(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session(demo("--exit-on-start", "5"), project)
         assert await engine.prompt(record.id, "hello") == "error"
         rows = await rows_of(engine, record.id)
@@ -274,8 +271,10 @@ async def test_an_agent_that_exits_at_start(home: Path, project: Path) -> None:
         assert engine.status(record.id) == Status.ERROR
 
 
-async def test_a_missing_agent_program_says_how_to_install_it(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_a_missing_agent_program_says_how_to_install_it(
+    data_home: Path, project: Path
+) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("goose", project)
         with pytest.raises(StartError, match="was not found"):
             await engine.start(record.id)
@@ -283,15 +282,17 @@ async def test_a_missing_agent_program_says_how_to_install_it(home: Path, projec
         assert "goose" in row.text and "install" in row.text
 
 
-async def test_restart_with_a_stored_transcript_drops_the_replay(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_restart_with_a_stored_transcript_drops_the_replay(
+    data_home: Path, project: Path
+) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         await engine.prompt(record.id, "first question")
         await engine.prompt(record.id, "think")
         before = await rows_of(engine, record.id)
         await engine.stop(record.id)
         assert engine.status(record.id) == Status.CLOSED
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         # A new engine: a transcript reopens from the store without any agent.
         page = await engine.page(record.id)
         assert [r.text for r in page.rows] == [r.text for r in before]
@@ -302,8 +303,10 @@ async def test_restart_with_a_stored_transcript_drops_the_replay(home: Path, pro
         assert "Reconnected" in after[-1].text
 
 
-async def test_load_without_a_stored_transcript_keeps_the_replay(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_load_without_a_stored_transcript_keeps_the_replay(
+    data_home: Path, project: Path
+) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         original = await engine.create_session("demo", project)
         await engine.prompt(original.id, "one")
         await engine.prompt(original.id, "two")
@@ -323,8 +326,8 @@ async def test_load_without_a_stored_transcript_keeps_the_replay(home: Path, pro
         assert "replayed 2 turn(s)" in rows[-1].text
 
 
-async def test_a_load_that_fails_falls_back_honestly(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_a_load_that_fails_falls_back_honestly(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         await engine.store.update_session(
             record.id, agent_session_id="not-a-session-the-agent-knows"
@@ -336,9 +339,9 @@ async def test_a_load_that_fails_falls_back_honestly(home: Path, project: Path) 
         assert (await engine.session(record.id)).agent_session_id != "not-a-session-the-agent-knows"
 
 
-async def test_fs_escapes_are_refused(home: Path, project: Path, tmp_path: Path) -> None:
+async def test_fs_escapes_are_refused(data_home: Path, project: Path, tmp_path: Path) -> None:
     (tmp_path / "outside.txt").write_text("secret")
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         assert await engine.prompt(record.id, "outside") == "end_turn"
         rows = await rows_of(engine, record.id)
@@ -353,8 +356,10 @@ async def test_fs_escapes_are_refused(home: Path, project: Path, tmp_path: Path)
 
 
 @pytest.mark.real_spawn  # the group is the agent's own, not a stand-in's (tests/agent_forks.py)
-async def test_stop_ends_the_process_group_and_leaves_no_zombie(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_stop_ends_the_process_group_and_leaves_no_zombie(
+    data_home: Path, project: Path
+) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         await engine.start(record.id)
         live = engine._live[record.id]
@@ -367,11 +372,13 @@ async def test_stop_ends_the_process_group_and_leaves_no_zombie(home: Path, proj
             os.killpg(pid, 0)
 
 
-async def test_a_start_asked_for_while_a_stop_runs_waits_for_it(home: Path, project: Path) -> None:
+async def test_a_start_asked_for_while_a_stop_runs_waits_for_it(
+    data_home: Path, project: Path
+) -> None:
     """A prompt typed the moment its session closes: the start waits for the stop, then
     runs a new agent. Run side by side, the stop marked the new agent's session closed and
     waited forever for that agent, which no one stopped, to exit (the app never closed)."""
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         await engine.start(record.id)
         live = engine._live[record.id]
@@ -388,8 +395,8 @@ async def test_a_start_asked_for_while_a_stop_runs_waits_for_it(home: Path, proj
         assert not Path(f"/proc/{second}").exists()
 
 
-async def test_modes_and_config_options(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _recorder):
+async def test_modes_and_config_options(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         await engine.set_mode(record.id, "accept")
         await engine.set_config_option(record.id, "model", "demo-smart")
@@ -400,8 +407,8 @@ async def test_modes_and_config_options(home: Path, project: Path) -> None:
         assert model["currentValue"] == "demo-smart"
 
 
-async def test_eight_sessions_streaming_at_once(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
+async def test_eight_sessions_streaming_at_once(data_home: Path, project: Path) -> None:
+    async with open_engine(data_home) as (engine, recorder):
         records = [await engine.create_session("demo", project) for _ in range(8)]
         reasons = await asyncio.gather(*(engine.prompt(r.id, "table") for r in records))
         assert reasons == ["end_turn"] * 8
@@ -414,9 +421,9 @@ async def test_eight_sessions_streaming_at_once(home: Path, project: Path) -> No
 
 
 async def test_an_agent_speaking_another_protocol_version_is_refused(
-    home: Path, project: Path
+    data_home: Path, project: Path
 ) -> None:
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session(demo("--protocol-version", "2"), project)
         with pytest.raises(StartError, match="speaks ACP version 2; Cockpit speaks version 1"):
             await engine.start(record.id)
@@ -426,16 +433,16 @@ async def test_an_agent_speaking_another_protocol_version_is_refused(
 
 
 async def test_a_missing_file_is_not_found_unless_the_agent_needs_empty_content(
-    home: Path, project: Path
+    data_home: Path, project: Path
 ) -> None:
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         record = await engine.create_session("demo", project)
         live = LiveSession(
             record,
             AgentSpec(name="demo", command=("x",)),
             engine.store,
             lambda event: None,
-            data_dir=home,
+            data_dir=data_home,
             handshake_timeout=1,
         )
         with pytest.raises(RequestError) as raised:
@@ -448,9 +455,11 @@ async def test_a_missing_file_is_not_found_unless_the_agent_needs_empty_content(
         await live.stop()
 
 
-async def test_a_running_command_shows_its_output_before_it_ends(home: Path, project: Path) -> None:
+async def test_a_running_command_shows_its_output_before_it_ends(
+    data_home: Path, project: Path
+) -> None:
     """The card of a command that takes a while gets its output while it still runs."""
-    async with open_engine(home, auto_answer=allow_all) as (engine, recorder):
+    async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
         record = await engine.create_session("demo", project)
         seen: list[dict[str, Any]] = []
 

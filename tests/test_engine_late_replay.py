@@ -31,18 +31,6 @@ from tests.service_helpers import cockpit, services_stopped
 RELOADED = "Reconnected: the agent reloaded its session; the transcript is Cockpit's own record."
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 def live_view(recorder: Recorder, session: str) -> list[tuple[str, str, str]]:
     return [(b.key, b.kind, b.text) for b in recorder.view(session)]
 
@@ -54,12 +42,12 @@ def keyed(rows: list[Row]) -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize("late", [0, 0.5, 3])
 @pytest.mark.parametrize("started", [False, True], ids=["the-prompt-starts-it", "started-first"])
 async def test_a_late_replay_leaves_the_transcript_as_it_was(
-    home: Path, project: Path, late: float, started: bool
+    data_home: Path, project_dir: Path, late: float, started: bool
 ) -> None:
     """The reload of the capture's session (16 rows) adds the notice, the prompt and one
     reply: not a replayed prompt, not a copied reply, not a tool title changed."""
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(player(late), project)
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(player(late), project_dir)
         await engine.store.update_session(record.id, agent_session_id=SESSION_ID)
         before = await store_history(engine.store, record.id)
         if started:
@@ -74,11 +62,11 @@ async def test_a_late_replay_leaves_the_transcript_as_it_was(
         assert live_view(recorder, record.id) == keyed(after[STORED_ROWS:])
 
 
-async def test_with_nothing_stored_the_replay_is_kept(home: Path, project: Path) -> None:
+async def test_with_nothing_stored_the_replay_is_kept(data_home: Path, project_dir: Path) -> None:
     """Rule 5: a session imported by the agent's id holds no transcript, so what the agent
     replays is kept, the late part included."""
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(player(0.5), project)
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(player(0.5), project_dir)
         await engine.store.update_session(record.id, agent_session_id=SESSION_ID)
         await engine.start(record.id)
         assert await engine.prompt(record.id, LIVE_PROMPT) == "end_turn"
@@ -93,12 +81,12 @@ async def test_with_nothing_stored_the_replay_is_kept(home: Path, project: Path)
 
 @pytest.mark.parametrize("started", [False, True], ids=["the-prompt-starts-it", "started-first"])
 async def test_an_agent_that_replays_on_time_still_answers_a_prompt_it_answered_before(
-    home: Path, project: Path, started: bool
+    data_home: Path, project_dir: Path, started: bool
 ) -> None:
     """The demo agent replays its whole history before it answers the load. The same
     prompt again gets the same reply, which is live: the recital is over by then."""
-    async with open_engine(home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+    async with open_engine(data_home) as (engine, _recorder):
+        record = await engine.create_session("demo", project_dir)
         assert await engine.prompt(record.id, "table") == "end_turn"
         assert await engine.prompt(record.id, "think") == "end_turn"
         before = await rows_of(engine, record.id)
@@ -139,9 +127,9 @@ async def stored_session(project: Path, late: float) -> tuple[str, list[Row]]:
 
 @pytest.mark.parametrize("late", [0, 3])
 async def test_a_late_replay_through_the_service_leaves_the_transcript_as_it_was(
-    service_home: Path, project: Path, late: float
+    service_home: Path, project_dir: Path, late: float
 ) -> None:
-    session, before = await stored_session(project, late)
+    session, before = await stored_session(project_dir, late)
     sent = await asyncio.to_thread(
         cockpit, "send", session, LIVE_PROMPT, "--wait", home=service_home
     )

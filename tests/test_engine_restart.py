@@ -21,18 +21,6 @@ def tiny(*flags: str) -> AgentSpec:
     return AgentSpec(name="tiny", command=(sys.executable, TINY, *flags), title="tiny")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 async def restarted_notices(home: Path, project: Path, spec: AgentSpec) -> tuple[list[str], str]:
     """Run one turn, stop the agent, start it again: the notices the restart wrote, and
     whether the agent session id changed ("same" or "new")."""
@@ -54,15 +42,17 @@ async def restarted_notices(home: Path, project: Path, spec: AgentSpec) -> tuple
         return notices, "same" if second == first else "new"
 
 
-async def test_restart_resumes_when_the_agent_can(home: Path, project: Path) -> None:
-    notices, session = await restarted_notices(home, project, tiny("--caps", "resume"))
+async def test_restart_resumes_when_the_agent_can(data_home: Path, project_dir: Path) -> None:
+    notices, session = await restarted_notices(data_home, project_dir, tiny("--caps", "resume"))
     assert notices == ["Reconnected: the agent resumed its session."]
     assert session == "same"
 
 
-async def test_a_failed_resume_falls_back_to_a_new_session(home: Path, project: Path) -> None:
+async def test_a_failed_resume_falls_back_to_a_new_session(
+    data_home: Path, project_dir: Path
+) -> None:
     notices, session = await restarted_notices(
-        home, project, tiny("--caps", "resume", "--resume-fails")
+        data_home, project_dir, tiny("--caps", "resume", "--resume-fails")
     )
     (notice,) = notices
     assert notice.startswith("Started a new agent session: the agent could not resume its session")
@@ -71,8 +61,10 @@ async def test_a_failed_resume_falls_back_to_a_new_session(home: Path, project: 
     assert session == "new"
 
 
-async def test_a_load_that_replays_nothing_is_said_honestly(home: Path, project: Path) -> None:
-    notices, session = await restarted_notices(home, project, tiny("--caps", "load"))
+async def test_a_load_that_replays_nothing_is_said_honestly(
+    data_home: Path, project_dir: Path
+) -> None:
+    notices, session = await restarted_notices(data_home, project_dir, tiny("--caps", "load"))
     assert notices == [
         "Reconnected, but the agent replayed none of the 1 earlier turn(s): it may not "
         "remember them. The transcript above is Cockpit's own record."
@@ -81,19 +73,19 @@ async def test_a_load_that_replays_nothing_is_said_honestly(home: Path, project:
 
 
 async def test_an_agent_that_can_neither_load_nor_resume_starts_afresh(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
-    notices, session = await restarted_notices(home, project, tiny("--caps", "none"))
+    notices, session = await restarted_notices(data_home, project_dir, tiny("--caps", "none"))
     (notice,) = notices
     assert notice.startswith("Started a new agent session: the agent cannot reload sessions.")
     assert session == "new"
 
 
 async def test_an_agent_that_dies_while_asking_leaves_nothing_open(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(tiny(), project)
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(tiny(), project_dir)
         assert await engine.prompt(record.id, "ask-and-exit") == "error"
         assert recorder.asked, "the agent asked before it died"
         assert engine.pending_permissions() == []
@@ -119,10 +111,10 @@ async def test_an_agent_that_dies_while_asking_leaves_nothing_open(
     ],
 )
 async def test_a_stop_reason_other_than_end_turn_is_noted(
-    home: Path, project: Path, word: str, notice: str
+    data_home: Path, project_dir: Path, word: str, notice: str
 ) -> None:
-    async with open_engine(home) as (engine, _recorder):
-        record = await engine.create_session(tiny(), project)
+    async with open_engine(data_home) as (engine, _recorder):
+        record = await engine.create_session(tiny(), project_dir)
         assert await engine.prompt(record.id, word) == word
         rows = await rows_of(engine, record.id)
         assert [r.kind for r in rows] == ["user", "agent", "notice"]
@@ -131,10 +123,10 @@ async def test_a_stop_reason_other_than_end_turn_is_noted(
 
 
 async def test_usage_from_the_prompt_response_is_stored_on_the_session(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
-    async with open_engine(home) as (engine, _recorder):
-        record = await engine.create_session(tiny(), project)
+    async with open_engine(data_home) as (engine, _recorder):
+        record = await engine.create_session(tiny(), project_dir)
         assert await engine.prompt(record.id, "usage") == "end_turn"
         usage = (await engine.session(record.id)).usage
         assert usage is not None
@@ -147,12 +139,12 @@ async def test_usage_from_the_prompt_response_is_stored_on_the_session(
 
 
 async def test_a_session_another_cockpit_writes_is_refused_clearly(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
-    async with open_engine(home) as (first, _recorder):
-        record = await first.create_session(tiny(), project)
+    async with open_engine(data_home) as (first, _recorder):
+        record = await first.create_session(tiny(), project_dir)
         assert await first.prompt(record.id, "hello") == "end_turn"
-        async with open_engine(home) as (second, recorder):
+        async with open_engine(data_home) as (second, recorder):
             with pytest.raises(SessionBusy, match="open in another Cockpit"):
                 await second.start(record.id)
             assert recorder.statuses[-1][1] == Status.ERROR

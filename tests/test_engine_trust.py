@@ -35,18 +35,6 @@ from tests.waiting import eventually
 TINY = str(Path(__file__).parent / "tiny_agent.py")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 async def turn_over(engine: Engine, session: str, timeout: float = 20) -> None:
     """Wait until every prompt sent with `send` has been answered."""
     await eventually(
@@ -62,12 +50,12 @@ async def turn_over(engine: Engine, session: str, timeout: float = 20) -> None:
 
 
 async def test_a_prompt_sent_while_the_agent_starts_waits_and_is_answered(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
     """Opening a session starts its agent; a prompt typed within the second it takes to
     shake hands used to fail with an empty reason (an assertion deep in the engine)."""
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(demo("--start-delay", "1"), project)
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(demo("--start-delay", "1"), project_dir)
         starting = asyncio.ensure_future(engine.start(record.id))  # the screen opens it
         await recorder.wait_for(lambda: engine.status(record.id) == Status.STARTING)
         engine.send(record.id, "hello")  # typed at once
@@ -83,12 +71,12 @@ async def test_a_prompt_sent_while_the_agent_starts_waits_and_is_answered(
 
 @pytest.mark.parametrize("delete", [False, True], ids=["closed", "deleted"])
 async def test_a_session_stopped_while_its_agent_starts_leaves_no_agent_running(
-    home: Path, project: Path, delete: bool
+    data_home: Path, project_dir: Path, delete: bool
 ) -> None:
     """A close or delete that came before the agent's process was up let the start go on:
     the agent ran on, ready, for a session closed or gone."""
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(demo(), project_dir)
         starting = asyncio.ensure_future(engine.start(record.id))  # the screen opens it
         await recorder.wait_for(lambda: engine.status(record.id) == Status.STARTING)
         live = engine._live[record.id]
@@ -112,7 +100,7 @@ async def test_a_session_stopped_while_its_agent_starts_leaves_no_agent_running(
 
 
 async def test_a_prompt_and_the_screen_opening_a_session_at_once_start_one_agent(
-    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Both asked for the session's live state while its record was read: each made its
     own, and two agents ran for one session, one of them never stopped."""
@@ -124,8 +112,8 @@ async def test_a_prompt_and_the_screen_opening_a_session_at_once_start_one_agent
         return await spawn(spec, *args, **kwargs)
 
     monkeypatch.setattr(AgentProcess, "spawn", counted)
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         engine.send(record.id, "hello")
         await engine.start(record.id)
         await turn_over(engine, record.id)
@@ -136,11 +124,11 @@ async def test_a_prompt_and_the_screen_opening_a_session_at_once_start_one_agent
 
 
 async def test_a_prompt_whose_agent_cannot_start_says_why_in_the_transcript(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
-    async with open_engine(home) as (engine, _):
-        spec = AgentSpec(name="gone", command=(str(project / "no-such-agent"),))
-        record = await engine.create_session(spec, project)
+    async with open_engine(data_home) as (engine, _):
+        spec = AgentSpec(name="gone", command=(str(project_dir / "no-such-agent"),))
+        record = await engine.create_session(spec, project_dir)
         engine.send(record.id, "hello")
 
         async def an_error_row_and_status() -> bool:
@@ -155,10 +143,10 @@ async def test_a_prompt_whose_agent_cannot_start_says_why_in_the_transcript(
 
 
 async def test_a_failure_inside_cockpit_during_a_turn_is_a_row_and_the_session_goes_on(
-    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         await engine.start(record.id)
         live = engine._live[record.id]
 
@@ -176,10 +164,10 @@ async def test_a_failure_inside_cockpit_during_a_turn_is_a_row_and_the_session_g
 
 
 async def test_a_prompt_that_fails_before_its_turn_is_a_row_too(
-    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(demo(), project_dir)
 
         async def broken(*args: Any, **kwargs: Any) -> None:
             raise AssertionError
@@ -198,13 +186,13 @@ async def test_a_prompt_that_fails_before_its_turn_is_a_row_too(
 
 
 async def test_a_reply_that_goes_on_after_the_user_left_makes_the_session_unread(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
     """`slow`, switch away after it began, wait for the end: the session must be unread
     (reading used to be tracked by seq, and a reply keeps its first seq while it grows)."""
-    async with open_engine(home) as (engine, recorder):
-        watched = await engine.create_session(demo(), project)
-        other = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, recorder):
+        watched = await engine.create_session(demo(), project_dir)
+        other = await engine.create_session(demo(), project_dir)
         engine.show(watched.id)
         turn = asyncio.ensure_future(engine.prompt(watched.id, "slow"))
         await recorder.wait_for(lambda: len(recorder.view(watched.id).texts()) >= 2)
@@ -219,10 +207,10 @@ async def test_a_reply_that_goes_on_after_the_user_left_makes_the_session_unread
 
 
 async def test_the_users_own_prompt_and_the_session_on_screen_are_not_unread(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         engine.show(record.id)
         assert await engine.prompt(record.id, "hello") == "end_turn"
         assert not engine.unread(record.id)
@@ -231,23 +219,23 @@ async def test_the_users_own_prompt_and_the_session_on_screen_are_not_unread(
         assert not engine.unread(record.id)
 
 
-async def test_a_deleted_session_is_not_unread(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+async def test_a_deleted_session_is_not_unread(data_home: Path, project_dir: Path) -> None:
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         await engine.add_notice(record.id, "something happened")  # not on screen: unread
         assert engine.unread(record.id)
         await engine.delete(record.id)
         assert not engine.unread(record.id)
 
 
-async def test_unread_survives_a_restart(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+async def test_unread_survives_a_restart(data_home: Path, project_dir: Path) -> None:
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         events: list[AttentionEvent] = []
         engine.subscribe(lambda e: events.append(e) if isinstance(e, AttentionEvent) else None)
         assert await engine.prompt(record.id, "hello") == "end_turn"
         assert events == [AttentionEvent(record.id, True)]  # once, not once per frame
-    async with open_engine(home) as (engine, _):
+    async with open_engine(data_home) as (engine, _):
         assert engine.unread(record.id)
         assert (await engine.session(record.id)).unread
 
@@ -255,13 +243,15 @@ async def test_unread_survives_a_restart(home: Path, project: Path) -> None:
 # -- a turn cut by a quit or a crash -------------------------------------------------------------
 
 
-async def test_quitting_during_a_turn_says_the_reply_was_cut(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(demo("--slow"), project)
+async def test_quitting_during_a_turn_says_the_reply_was_cut(
+    data_home: Path, project_dir: Path
+) -> None:
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(demo("--slow"), project_dir)
         engine.send(record.id, "slow")
         await recorder.wait_for(lambda: len(recorder.view(record.id).texts()) >= 2)
     # `open_engine` closed the engine, as quitting Cockpit does.
-    async with open_engine(home) as (engine, _):
+    async with open_engine(data_home) as (engine, _):
         rows = await rows_of(engine, record.id)
         assert rows[1].kind == "agent" and rows[1].text
         assert rows[-1].kind == "notice"
@@ -270,12 +260,12 @@ async def test_quitting_during_a_turn_says_the_reply_was_cut(home: Path, project
 
 
 async def test_a_crash_during_a_turn_is_marked_when_cockpit_reopens(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
     """A killed Cockpit leaves the session `working` in the store: the next one to open says
     the reply may be cut short, once, and keeps every sealed row."""
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         await engine.store.begin_turn(record.id, "hello")
         await engine.store.apply(Chunk(record.id, "agent_message_chunk", text="Half a repl"))
         await engine.store.flush()
@@ -283,29 +273,31 @@ async def test_a_crash_during_a_turn_is_marked_when_cockpit_reopens(
         before = [(r.kind, r.text) for r in await rows_of(engine, record.id)]
         engine._live.clear()  # as if the process died here: no agent is stopped
     for _ in range(2):
-        async with open_engine(home) as (engine, _):
+        async with open_engine(data_home) as (engine, _):
             rows = [(r.kind, r.text) for r in await rows_of(engine, record.id)]
             assert rows == [*before, ("notice", CUT_BY_A_STOP)]
             assert engine.unread(record.id)
 
 
-async def test_a_session_another_cockpit_runs_is_not_marked_cut(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+async def test_a_session_another_cockpit_runs_is_not_marked_cut(
+    data_home: Path, project_dir: Path
+) -> None:
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         await engine.store.update_session(record.id, status=Status.WORKING)
         await engine.store.claim(record.id)  # this Cockpit runs it, and stays open
-        async with open_engine(home) as (other, _):
+        async with open_engine(data_home) as (other, _):
             assert await rows_of(other, record.id) == []
 
 
 # -- drafts ----------------------------------------------------------------------------------------
 
 
-async def test_a_draft_is_kept_across_a_restart(home: Path, project: Path) -> None:
-    async with open_engine(home) as (engine, _):
-        record = await engine.create_session(demo(), project)
+async def test_a_draft_is_kept_across_a_restart(data_home: Path, project_dir: Path) -> None:
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(demo(), project_dir)
         engine.save_draft(record.id, "half a prompt")
-    async with open_engine(home) as (engine, _):
+    async with open_engine(data_home) as (engine, _):
         assert (await engine.session(record.id)).draft == "half a prompt"
 
 
@@ -336,15 +328,15 @@ async def engine_on(home: Path, store_class: type[Store]) -> Engine:
     ],
 )
 async def test_the_agent_hears_the_answer_only_once_it_is_committed(
-    home: Path, project: Path, store_class: type[Store], told: str, stored: int, row: str
+    data_home: Path, project_dir: Path, store_class: type[Store], told: str, stored: int, row: str
 ) -> None:
     """The agent reads the database the instant it has its answer: the decision row is
     there. When the row cannot be written, the agent is told "cancelled" (nothing it was not
     recorded as allowed to do) and the session says why."""
-    engine = await engine_on(home, store_class)
+    engine = await engine_on(data_home, store_class)
     try:
         spec = AgentSpec(name="tiny", command=(sys.executable, TINY))
-        record = await engine.create_session(spec, project)
+        record = await engine.create_session(spec, project_dir)
         assert await engine.prompt(record.id, "ask-and-check") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert rows[-1].text == f"told: {told}; decisions stored: {stored}"
@@ -359,11 +351,13 @@ async def test_the_agent_hears_the_answer_only_once_it_is_committed(
         await engine.close()
 
 
-async def test_stops_asked_for_at_once_run_one_after_the_other(home: Path, project: Path) -> None:
+async def test_stops_asked_for_at_once_run_one_after_the_other(
+    data_home: Path, project_dir: Path
+) -> None:
     """A close and a quit (or two closes) at the same moment: the second found the first
     had already let the consumer go, and failed."""
-    async with open_engine(home) as (engine, recorder):
-        record = await engine.create_session(demo(), project)
+    async with open_engine(data_home) as (engine, recorder):
+        record = await engine.create_session(demo(), project_dir)
         engine.send(record.id, "table")
         await recorder.wait_for(lambda: len(recorder.view(record.id).texts()) >= 2)
         results = await asyncio.gather(

@@ -75,13 +75,6 @@ def test_a_key_the_api_refuses_is_said_in_sentences() -> None:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A store whose service (when a test starts one) is gone when the test ends."""
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
@@ -96,9 +89,9 @@ RAW = ("{'", '{"', "'variable'", "code -32000")
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_claude_agent_without_a_key_says_what_to_set(
-    mode: str, home: Path, project: Path
+    mode: str, home: Path, project_dir: Path
 ) -> None:
-    result = run_in(mode, home, "run", "--cwd", str(project), "--agent", "claude", "hi")
+    result = run_in(mode, home, "run", "--cwd", str(project_dir), "--agent", "claude", "hi")
     assert result.returncode == EXIT_AGENT, result.stderr
     assert "Authentication required: Set ANTHROPIC_API_KEY to an Anthropic API key" in (
         result.stderr
@@ -109,13 +102,15 @@ def test_the_claude_agent_without_a_key_says_what_to_set(
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_refused_key_fails_the_turn_in_one_sentence(mode: str, home: Path, project: Path) -> None:
+def test_a_refused_key_fails_the_turn_in_one_sentence(
+    mode: str, home: Path, project_dir: Path
+) -> None:
     with FakeAnthropic() as fake:
         fake.script(http_error(401, "authentication_error", "invalid x-api-key"))
         result = run_in(
             mode,
             home,
-            *("run", "--cwd", str(project), "--agent", "claude", "hi"),
+            *("run", "--cwd", str(project_dir), "--agent", "claude", "hi"),
             env_extra={"ANTHROPIC_API_KEY": "sk-refused", "ANTHROPIC_BASE_URL": fake.url},
         )
     assert result.returncode == EXIT_FAILED, result.stderr

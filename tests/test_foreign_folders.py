@@ -254,13 +254,13 @@ def planted(temp: Path) -> tuple[Path, Path]:
 
 
 def test_a_link_planted_for_the_sockets_folder_is_refused_plainly(
-    deep_home: Path, temp: Path, project: Path
+    deep_home: Path, temp: Path, project_dir: Path
 ) -> None:
     home = deep_home
     link, target = planted(temp)
     owner = owner_name(os.getuid())
     for args in (HELLO, (), ("service", "status"), ("service", "--idle", "1")):
-        said = cockpit(*args, home=home, cwd=project)  # () opens the TUI: its pre-check
+        said = cockpit(*args, home=home, cwd=project_dir)  # () opens the TUI: its pre-check
         assert said.returncode == 6, (args, said.stderr)
         line = one_line(said.stderr)
         assert f"{link} is a symbolic link owned by {owner}" in line, (args, line)
@@ -269,18 +269,18 @@ def test_a_link_planted_for_the_sockets_folder_is_refused_plainly(
     assert [p.name for p in target.iterdir()] == ["keep.txt"]
     assert not service_log(home).exists() or "Traceback" not in service_log(home).read_text()
     # The engine in this process needs no socket: --local runs as before.
-    local = cockpit("--local", *HELLO, home=home, cwd=project)
+    local = cockpit("--local", *HELLO, home=home, cwd=project_dir)
     assert local.returncode == 0, local.stderr
 
 
 @as_root
 @pytest.mark.parametrize("where", ["the temporary folder's", "the runtime folder"])
 def test_a_socket_folder_of_another_user_is_refused_plainly(
-    where: str, request: pytest.FixtureRequest, project: Path
+    where: str, request: pytest.FixtureRequest, project_dir: Path
 ) -> None:
     home: Path = request.getfixturevalue("deep_home" if "temporary" in where else "short_home")
     folder = theirs(service_socket(home).parent)
-    said = cockpit(*HELLO, home=home, cwd=project)
+    said = cockpit(*HELLO, home=home, cwd=project_dir)
     assert said.returncode == 6, said.stderr
     assert f"{folder} belongs to nobody (uid {nobody().pw_uid})" in one_line(said.stderr)
     assert mode_of(folder) == 0o777 and folder.stat().st_uid == nobody().pw_uid
@@ -290,7 +290,7 @@ def test_a_socket_folder_of_another_user_is_refused_plainly(
 
 @pytest.mark.parametrize("whose", ["a link", "another user's folder"])
 def test_the_ssh_control_folder_is_the_users_own(
-    whose: str, deep_home: Path, temp: Path, project: Path
+    whose: str, deep_home: Path, temp: Path, project_dir: Path
 ) -> None:
     """The ssh of `--remote` shared its connection through a socket in any folder there."""
     if whose == "another user's folder" and not ROOT:
@@ -306,7 +306,7 @@ def test_the_ssh_control_folder_is_the_users_own(
         expected = f"{folder} belongs to nobody (uid {nobody().pw_uid})"
     before = mode_of(target)
     for args in (("--remote", "box", "ls"), ("--remote", "box", *HELLO)):
-        said = cockpit(*args, home=home, cwd=project, env_extra={"COCKPIT_SSH": ssh})
+        said = cockpit(*args, home=home, cwd=project_dir, env_extra={"COCKPIT_SSH": ssh})
         assert said.returncode == 6, (args, said.stderr)
         assert expected in one_line(said.stderr), args
     assert not ran.exists(), "ssh was run with its control socket in that folder"
@@ -314,12 +314,12 @@ def test_the_ssh_control_folder_is_the_users_own(
 
 
 def test_the_users_own_socket_folder_is_tightened_by_the_service(
-    deep_home: Path, temp: Path, project: Path
+    deep_home: Path, temp: Path, project_dir: Path
 ) -> None:
     folder = service_socket(deep_home).parent
     folder.mkdir()
     folder.chmod(0o755)
-    said = cockpit(*HELLO, home=deep_home, cwd=project)
+    said = cockpit(*HELLO, home=deep_home, cwd=project_dir)
     assert said.returncode == 0, said.stderr
     assert mode_of(folder) == 0o700
     assert stat.S_ISSOCK(service_socket(deep_home).stat().st_mode)
@@ -327,13 +327,13 @@ def test_the_users_own_socket_folder_is_tightened_by_the_service(
 
 @as_root
 def test_a_data_folder_of_another_user_is_refused_by_the_service_it_would_start(
-    short_home: Path, project: Path
+    short_home: Path, project_dir: Path
 ) -> None:
     """The client finds the socket's folder its own; the service it starts refuses the
     store's folder, and says so to the client (not "see the log")."""
     home = short_home
     theirs(home)
-    said = cockpit(*HELLO, home=home, cwd=project)
+    said = cockpit(*HELLO, home=home, cwd=project_dir)
     assert said.returncode == 6, said.stderr
     assert f"{home} belongs to nobody (uid {nobody().pw_uid})" in one_line(said.stderr)
     assert "Traceback" not in service_log(home).read_text()
@@ -342,22 +342,9 @@ def test_a_data_folder_of_another_user_is_refused_by_the_service_it_would_start(
 # -- why a service did not start ---------------------------------------------------------------
 
 
-@pytest.fixture
-def home(service_home: Path) -> Path:
-    """The test's home, whose commands attach to its service."""
-    return service_home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 @pytest.mark.parametrize("spawn", ["forked", pytest.param("fresh", marks=pytest.mark.real_spawn)])
 async def test_a_store_from_a_newer_cockpit_is_said_through_the_service(
-    spawn: str, home: Path, project: Path, request: pytest.FixtureRequest
+    spawn: str, service_home: Path, project_dir: Path, request: pytest.FixtureRequest
 ) -> None:
     """`ls` explained it; `cockpit` and `cockpit run` said "the Cockpit service did not
     start (see service.log)" with exit 6. The service's word reaches the client whether
@@ -366,27 +353,29 @@ async def test_a_store_from_a_newer_cockpit_is_said_through_the_service(
         if not agent_forks.AVAILABLE:
             pytest.skip("the agent fork server needs pidfds (Linux)")
         request.getfixturevalue("agent_fork_server").wait_ready()  # else the shim execs
-    assert cockpit("ls", home=home).returncode == 0
-    with sqlite3.connect(home / "cockpit.db") as db:
+    assert cockpit("ls", home=service_home).returncode == 0
+    with sqlite3.connect(service_home / "cockpit.db") as db:
         db.execute("PRAGMA user_version = 999")
     for args in (HELLO, ()):  # () opens the TUI: its pre-check attaches first
-        said = cockpit(*args, home=home, cwd=project)
+        said = cockpit(*args, home=service_home, cwd=project_dir)
         assert said.returncode == 2, (args, said.stderr)
         line = one_line(said.stderr)
         assert "was written by a newer Cockpit (schema version 999" in line, line
         assert said.stdout == ""
-    await eventually(lambda: not pids_of(home), 10, "the services that refused the store to end")
-    assert "Traceback" not in service_log(home).read_text()
+    await eventually(
+        lambda: not pids_of(service_home), 10, "the services that refused the store to end"
+    )
+    assert "Traceback" not in service_log(service_home).read_text()
 
 
-def test_any_other_reason_reaches_the_client(home: Path, project: Path) -> None:
+def test_any_other_reason_reaches_the_client(service_home: Path, project_dir: Path) -> None:
     """A folder where the socket goes: the service fails to listen, and says why."""
-    path = service_socket(home)
+    path = service_socket(service_home)
     path.mkdir(parents=True)
-    said = cockpit(*HELLO, home=home, cwd=project)
+    said = cockpit(*HELLO, home=service_home, cwd=project_dir)
     assert said.returncode == 6, said.stderr
     line = one_line(said.stderr)
-    assert f"the Cockpit service for {home} did not start: " in line
+    assert f"the Cockpit service for {service_home} did not start: " in line
     assert "Is a directory" in line and str(path) in line
 
 
@@ -394,25 +383,25 @@ async def no_requests(method: str, params: object, is_notification: bool) -> Non
     """A client of one question takes no requests."""
 
 
-async def test_the_connection_a_starting_client_gets_is_its_own(home: Path) -> None:
+async def test_the_connection_a_starting_client_gets_is_its_own(service_home: Path) -> None:
     """The client's copy of the report pipe is let go of once: closed again at the end of
     the start, its number, reused meanwhile by the socket, cut the new connection."""
-    reader, writer = await connect_or_start(home)
+    reader, writer = await connect_or_start(service_home)
     conn = Connection(no_requests, LineTransport(reader, writer))
     try:
         answer = await asyncio.wait_for(conn.send_request(protocol.STATUS, {}), 20)
     finally:
         await conn.close()
-    assert answer["pid"] == service_pid(home)
+    assert answer["pid"] == service_pid(service_home)
 
 
 async def test_a_service_that_says_nothing_is_still_reported(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One that dies without a word, and one that never listens (the timeout)."""
     monkeypatch.setattr(launch, "service_command", lambda data, idle=None: ["sh", "-c", "exit 1"])
     with pytest.raises(ServiceUnavailable, match=r"did not start \(see .*service\.log\)"):
-        await connect_or_start(home)
+        await connect_or_start(service_home)
 
     pid_file = tmp_path / "pid"
     hang = ["sh", "-c", f"echo $$ > {pid_file}; exec sleep 60"]
@@ -420,7 +409,7 @@ async def test_a_service_that_says_nothing_is_still_reported(
     monkeypatch.setattr(launch, "START_TIMEOUT", 0.5)
     try:
         with pytest.raises(ServiceUnavailable, match="did not start"):
-            await asyncio.wait_for(connect_or_start(home), 20)
+            await asyncio.wait_for(connect_or_start(service_home), 20)
     finally:
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), 9)

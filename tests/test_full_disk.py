@@ -144,9 +144,16 @@ async def test_what_a_full_disk_held_back_is_written_by_the_store_itself_when_ro
         session = await new_session(store)
         await store.begin_turn(session, "write a lot")
         await fill(store)
+        failing = asyncio.Event()
+
+        def watch(error: Exception | None) -> None:
+            if error is not None:
+                failing.set()
+
+        store.watch_writes(watch)
         text = long_reply(7)
         await feed(store, [reply(session, p) for p in pieces(text)])
-        await asyncio.sleep(0.2)  # timed flushes fail meanwhile
+        await asyncio.wait_for(failing.wait(), 10)  # a timed flush failed
         assert on_disk(path) == [("user", "write a lot")]
         await free(store)
         await wait_for(lambda: on_disk(path) == [("user", "write a lot"), ("agent", text)])

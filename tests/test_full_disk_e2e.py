@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, SavingEvent
 from cockpit.cli.exits import EXIT_STORE
 from cockpit.engine.core import Engine
@@ -29,13 +27,6 @@ REPLY = benchmark_reply(SIZE)
 """What the demo agent streams for `bench 50000`, in 4-character chunks."""
 
 FULL = "database or disk is full"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 def on_disk(path: Path) -> list[tuple[str, str]]:
@@ -77,11 +68,11 @@ async def started_on_a_full_disk(engine: Engine, project: Path) -> tuple[str, He
 
 
 async def test_a_reply_streamed_onto_a_full_disk_is_told_at_once_and_kept_whole(
-    tmp_path: Path, project: Path
+    tmp_path: Path, project_dir: Path
 ) -> None:
     home = tmp_path / "home"
     async with open_engine(home) as (engine, recorder):
-        session, heard = await started_on_a_full_disk(engine, project)
+        session, heard = await started_on_a_full_disk(engine, project_dir)
         turn = asyncio.ensure_future(engine.prompt(session, f"bench {SIZE}"))
         await recorder.wait_for(lambda: bool(heard.problems))
         where, message, shown = heard.problems[0]
@@ -99,11 +90,11 @@ async def test_a_reply_streamed_onto_a_full_disk_is_told_at_once_and_kept_whole(
 
 
 async def test_a_disk_that_frees_after_the_turn_gets_the_reply_without_more_activity(
-    tmp_path: Path, project: Path
+    tmp_path: Path, project_dir: Path
 ) -> None:
     home = tmp_path / "home"
     async with open_engine(home) as (engine, recorder):
-        session, heard = await started_on_a_full_disk(engine, project)
+        session, heard = await started_on_a_full_disk(engine, project_dir)
         assert await engine.prompt(session, f"bench {SIZE}") == "end_turn"
         stored = on_disk(home / "cockpit.db")  # the reply's first flush may have fit
         assert stored[0] == ("user", f"bench {SIZE}") and len(stored) <= 2
@@ -134,10 +125,10 @@ def run_on_a_full_disk(
 
 
 def test_cockpit_run_on_a_disk_that_stays_full_says_what_it_lost_and_exits_5(
-    tmp_path: Path, project: Path
+    tmp_path: Path, project_dir: Path
 ) -> None:
     home = tmp_path / "home"
-    result = run_on_a_full_disk(home, project, -1)
+    result = run_on_a_full_disk(home, project_dir, -1)
     assert result.returncode == EXIT_STORE == 5, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
@@ -155,10 +146,10 @@ def test_cockpit_run_on_a_disk_that_stays_full_says_what_it_lost_and_exits_5(
 
 
 def test_cockpit_run_on_a_disk_that_frees_stores_everything_and_still_exits_5(
-    tmp_path: Path, project: Path
+    tmp_path: Path, project_dir: Path
 ) -> None:
     home = tmp_path / "home"
-    result = run_on_a_full_disk(home, project, 0.2)
+    result = run_on_a_full_disk(home, project_dir, 0.2)
     assert result.returncode == EXIT_STORE, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines() == [

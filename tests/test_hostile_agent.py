@@ -27,7 +27,7 @@ from tests.engine_helpers import assert_live_equals_stored, open_engine, rows_of
 from tests.test_cli import cockpit
 from tests.test_engine_restart import TINY
 from tests.tiny_agent import hostile_lines
-from tests.ui_helpers import make_app, send, wait_until
+from tests.ui_helpers import make_app, send, settled, wait_until
 
 LINES = 600
 
@@ -210,7 +210,7 @@ async def tui_takes_hostile_lines(tmp_path: Path, prompt: str, timeout: float = 
             lambda: len(view.model) <= view.limit, what="the window bound to its limit"
         )
         await pilot.press("slash", "w", "e")
-        await pilot.pause(0.3)
+        await settled(pilot)
         assert app.is_running
         await pilot.press("ctrl+a", "ctrl+k", *"hello", "enter")
         await wait_until(lambda: shown_texts(app)[-1:] == ["ok"], timeout=30)

@@ -6,7 +6,6 @@ subprocess (`tests/tiny_agent.py`, `ask-many`)."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,7 +21,7 @@ from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.transcript import TranscriptView
 from tests.test_engine_restart import TINY
-from tests.ui_helpers import make_app, ready, send, wait_until
+from tests.ui_helpers import handled_so_far, make_app, ready, send, wait_until
 
 SIZE = (100, 30)
 MANY = 300
@@ -122,7 +121,7 @@ async def test_esc_cancels_the_turn_while_the_requests_still_arrive(tmp_path: Pa
         await wait_until(lambda: isinstance(app.focused, Composer))
         before = len(asked)
         await wait_until(lambda: len(asked) >= before + 20)
-        await asyncio.sleep(0.1)
+        await handled_so_far(app)
         # more requests came and took nothing: the keyboard is where the user put it
         assert isinstance(app.focused, Composer)
         assert len(view.prompts) == len(app.query(PermissionPrompt)) == 1

@@ -18,6 +18,7 @@ from cockpit.engine.file_index.gitignore import IgnoreRules, is_ignored
 from cockpit.engine.file_index.index import FileIndex, Match
 from cockpit.engine.mention_blocks import mention_blocks
 from cockpit.text.mentions import Mention, completion_query, find_mentions, format_mention
+from tests.checkout import tree_first
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -520,6 +521,6 @@ def test_engine_side_module_does_not_import_textual() -> None:
         "import sys, cockpit.engine.file_index.index, cockpit.engine.mention_blocks;"
         " sys.exit('textual' in sys.modules)"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = tree_first(os.environ)
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=False)
     assert result.returncode == 0

@@ -159,17 +159,19 @@ def run_and_show(
 
 @pytest.mark.parametrize("service", [True, False], ids=["service", "local"])
 def test_cockpit_run_stores_a_row_for_each_malformed_request(
-    tmp_path: Path, project: Path, service: bool
+    tmp_path: Path, project_dir: Path, service: bool
 ) -> None:
-    _, rows = run_and_show(tmp_path / "home", project, service=service)
+    _, rows = run_and_show(tmp_path / "home", project_dir, service=service)
     check_rows(rows)
     assert rows[-1].text == f"{ANSWERS}; stored before their answer: {EVERY_ONE}/{EVERY_ONE}"
 
 
 def test_through_the_service_250_refused_requests_are_100_rows_and_a_count(
-    tmp_path: Path, project: Path
+    tmp_path: Path, project_dir: Path
 ) -> None:
-    printed, rows = run_and_show(tmp_path / "home", project, service=True, prompt="refuse n=250")
+    printed, rows = run_and_show(
+        tmp_path / "home", project_dir, service=True, prompt="refuse n=250"
+    )
     assert len(refused_rows(rows)) == LISTED
     assert [(row.payload or {})["refusedCount"] for row in counted(rows)] == [150]
     assert rows[-1].text.endswith("; stored before their answer: 250/250")
@@ -192,13 +194,6 @@ async def test_cockpit_run_prints_the_count_again_as_it_last_stood(store: Store)
     assert first.startswith("! …and 1 more refused request this turn")
     assert reply_text == "done"
     assert last.startswith("! …and 2 more refused requests this turn") and last.endswith(".\n")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 async def test_meta_keys_that_would_stand_in_for_params_are_taken_out_with_a_row(

@@ -28,13 +28,6 @@ RUN = ("run", "--agent", "demo", "--yes")
 """`cockpit run` on the demo agent, allowing what it asks; the prompt follows."""
 
 
-@pytest.fixture
-def home(service_home: Path) -> Path:
-    """The test's home, whose commands attach to its service; no process of it survives
-    the test."""
-    return service_home
-
-
 def ok(result: Any) -> Any:
     """`result`, once it is known to have exited 0 (else fail with its output)."""
     assert result.returncode == 0, f"exit {result.returncode}:\n{result.stdout}\n{result.stderr}"
@@ -56,64 +49,66 @@ def agents_running(home: Path) -> dict[int, str]:
 # -- through the service -------------------------------------------------------------------
 
 
-async def test_a_run_stops_its_agent_when_its_turn_ends_and_is_marked(home: Path) -> None:
-    ran = ok(cockpit(*RUN, "hello", home=home))
+async def test_a_run_stops_its_agent_when_its_turn_ends_and_is_marked(service_home: Path) -> None:
+    ran = ok(cockpit(*RUN, "hello", home=service_home))
     assert ran.stdout.startswith("# Welcome to Cockpit")
-    assert service_pid(home) is not None, "`cockpit run` started no service"
-    assert agents_running(home) == {}, "the run left its agent running in the service"
-    ((session, record),) = listed(home).items()
+    assert service_pid(service_home) is not None, "`cockpit run` started no service"
+    assert agents_running(service_home) == {}, "the run left its agent running in the service"
+    ((session, record),) = listed(service_home).items()
     assert record["status"] == Status.CLOSED
     assert record["run"] is True
-    assert await session_status(home, session) == Status.CLOSED
-    line = ok(cockpit("ls", home=home)).stdout.splitlines()[0]
+    assert await session_status(service_home, session) == Status.CLOSED
+    line = ok(cockpit("ls", home=service_home)).stdout.splitlines()[0]
     assert line.startswith(f"{session}  closed ") and "  run  hello  [" in line, line
-    shown = json.loads(ok(cockpit("show", session, "--json", home=home)).stdout)
+    shown = json.loads(ok(cockpit("show", session, "--json", home=service_home)).stdout)
     assert shown["session"]["run"] is True
     kinds = [row["kind"] for row in shown["rows"]]
     assert kinds[:2] == ["user", "agent"] and "notice" not in kinds, shown["rows"]
 
 
-async def test_keep_leaves_the_agent_running_and_a_later_prompt_keeps_it(home: Path) -> None:
-    ok(cockpit(*RUN, "hello", home=home))
-    (stopped,) = listed(home)
-    ok(cockpit("run", "--keep", "--agent", "demo", "--yes", "hello", home=home))
-    (kept,) = set(listed(home)) - {stopped}
-    assert len(agents_running(home)) == 1, "--keep did not keep the agent"
-    sessions = listed(home)
+async def test_keep_leaves_the_agent_running_and_a_later_prompt_keeps_it(
+    service_home: Path,
+) -> None:
+    ok(cockpit(*RUN, "hello", home=service_home))
+    (stopped,) = listed(service_home)
+    ok(cockpit("run", "--keep", "--agent", "demo", "--yes", "hello", home=service_home))
+    (kept,) = set(listed(service_home)) - {stopped}
+    assert len(agents_running(service_home)) == 1, "--keep did not keep the agent"
+    sessions = listed(service_home)
     assert sessions[kept]["status"] == Status.READY and sessions[kept]["run"] is True
 
     # A later prompt to the run that stopped starts its agent again, as usual, and that
     # turn is not the run's: its agent goes on.
-    again = ok(cockpit("send", stopped, "hello", "--wait", home=home))
+    again = ok(cockpit("send", stopped, "hello", "--wait", home=service_home))
     assert "# Welcome to Cockpit" in again.stdout
-    assert len(agents_running(home)) == 2
-    assert listed(home)[stopped]["status"] == Status.READY
+    assert len(agents_running(service_home)) == 2
+    assert listed(service_home)[stopped]["status"] == Status.READY
 
 
 async def test_a_run_whose_client_is_killed_ends_its_turn_then_stops_its_agent(
-    home: Path,
+    service_home: Path,
 ) -> None:
-    runner = spawn_cockpit(*RUN, "slow", home=home)
+    runner = spawn_cockpit(*RUN, "slow", home=service_home)
     try:
         assert runner.stdout is not None
         assert runner.stdout.readline().startswith("# A slow reply")
-        (session,) = listed(home)
-        assert await session_status(home, session) == Status.WORKING
-        assert len(agents_running(home)) == 1
+        (session,) = listed(service_home)
+        assert await session_status(service_home, session) == Status.WORKING
+        assert len(agents_running(service_home)) == 1
     finally:
         runner.send_signal(signal.SIGKILL)  # the client dies mid-turn
         runner.wait()
 
     async def stopped() -> bool:
-        return await session_status(home, session) == Status.CLOSED
+        return await session_status(service_home, session) == Status.CLOSED
 
     await eventually(stopped, 60, "the service to end the turn and stop the run's agent")
-    assert agents_running(home) == {}
-    rows = rows_of(home, session)
+    assert agents_running(service_home) == {}
+    rows = rows_of(service_home, session)
     (reply,) = [text for kind, text in rows.values() if kind == "agent"]
     assert reply.startswith("# A slow reply") and len(reply) >= 1200, "the reply is cut"
     assert [text for kind, text in rows.values() if kind in ("notice", "error")] == []
-    assert listed(home)[session]["run"] is True
+    assert listed(service_home)[session]["run"] is True
 
 
 # -- with --local ---------------------------------------------------------------------------

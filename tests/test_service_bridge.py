@@ -37,6 +37,7 @@ from cockpit.client import (
 from cockpit.paths import ssh_control_path
 from cockpit.remote import engine as remote_engine
 from cockpit.remote.launch import BridgeUnusable
+from tests.checkout import TREE
 from tests.engine_helpers import Recorder, assert_live_equals_stored
 from tests.service_helpers import (
     cockpit,
@@ -51,12 +52,6 @@ from tests.waiting import eventually
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 SSHD = Path("/usr/sbin/sshd")
-
-
-@pytest.fixture
-def home(service_home: Path) -> Path:
-    """The store the bridge serves, whose service is stopped at the test's end."""
-    return service_home
 
 
 @pytest.fixture
@@ -124,18 +119,20 @@ def test_remote_runs_the_bridge_over_ssh_and_via_runs_any_command(
     assert reach() == Reach()
 
 
-def test_commands_through_the_bridge_reach_the_store_it_serves(home: Path, elsewhere: Path) -> None:
-    via = ("--via", shlex.join(bridge_command(home)))
+def test_commands_through_the_bridge_reach_the_store_it_serves(
+    service_home: Path, elsewhere: Path
+) -> None:
+    via = ("--via", shlex.join(bridge_command(service_home)))
     empty = ok(cockpit(*via, "ls", home=elsewhere))
     assert empty.stdout.startswith("No sessions yet")
-    assert service_pid(home) is not None, "the bridge started no service for its store"
+    assert service_pid(service_home) is not None, "the bridge started no service for its store"
 
     ran = ok(cockpit(*via, "run", "--agent", "demo", "--yes", "hello", home=elsewhere))
     assert ran.stdout.startswith("# Welcome to Cockpit")
     listed = json.loads(ok(cockpit(*via, "ls", "--json", home=elsewhere)).stdout)
     # the run's agent stopped with its turn, and the run is marked, across the bridge too
     assert [(s["status"], s["title"], s["run"]) for s in listed] == [("closed", "hello", True)]
-    assert ok(cockpit("ls", home=home)).stdout.split()[0] == listed[0]["id"]
+    assert ok(cockpit("ls", home=service_home)).stdout.split()[0] == listed[0]["id"]
     assert service_pid(elsewhere) is None, "a command through the bridge used its own store"
 
     broken = cockpit("--via", "false", "ls", home=elsewhere)
@@ -157,12 +154,12 @@ def test_a_bridge_that_fails_is_run_once_and_says_why(elsewhere: Path, tmp_path:
 
 
 def test_a_bridge_that_ends_cleanly_before_the_answer_is_a_service_going_away(
-    home: Path, elsewhere: Path, tmp_path: Path
+    service_home: Path, elsewhere: Path, tmp_path: Path
 ) -> None:
     """A bridge that ends with exit code 0 before the service answered relayed a service
     that went away: the client waits for the next one, running the bridge again."""
     first = tmp_path / "first-run"
-    bridge = shlex.join(bridge_command(home))
+    bridge = shlex.join(bridge_command(service_home))
     quoted = shlex.quote(str(first))
     command = f"if [ -e {quoted} ]; then exec {bridge}; else touch {quoted}; fi"
     listed = ok(cockpit("--via", shlex.join(["sh", "-c", command]), "ls", home=elsewhere))
@@ -170,11 +167,13 @@ def test_a_bridge_that_ends_cleanly_before_the_answer_is_a_service_going_away(
 
 
 @pytest.fixture
-async def bridged(home: Path, tmp_path: Path) -> AsyncIterator[tuple[EngineAPI, Path]]:
+async def bridged(service_home: Path, tmp_path: Path) -> AsyncIterator[tuple[EngineAPI, Path]]:
     """A client in this process reaching the service through a bridge command that notes
     each pid it runs as (the file it writes them to)."""
     pids = tmp_path / "bridge-pids"
-    command = f"echo $$ >> {shlex.quote(str(pids))}; exec {shlex.join(bridge_command(home))}"
+    command = (
+        f"echo $$ >> {shlex.quote(str(pids))}; exec {shlex.join(bridge_command(service_home))}"
+    )
     engine = await open_engine(tmp_path, reach=Reach(via=("sh", "-c", command)))
     try:
         yield engine, pids
@@ -187,13 +186,13 @@ def bridge_pids(pids: Path) -> list[int]:
 
 
 async def test_a_bridge_that_takes_its_time_to_connect_is_waited_for(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bridge's first answer includes its own start (ssh connecting, a password typed):
     it gets BRIDGE_HELLO_TIMEOUT, not the socket's HELLO_TIMEOUT."""
     monkeypatch.setattr(remote_engine, "HELLO_TIMEOUT", 0.3)
-    slow = ("sh", "-c", f"sleep 1.5; exec {shlex.join(bridge_command(home))}")
-    engine = await open_engine(home, reach=Reach(via=slow))
+    slow = ("sh", "-c", f"sleep 1.5; exec {shlex.join(bridge_command(service_home))}")
+    engine = await open_engine(service_home, reach=Reach(via=slow))
     try:
         assert await engine.sessions() == []
     finally:
@@ -201,7 +200,7 @@ async def test_a_bridge_that_takes_its_time_to_connect_is_waited_for(
 
 
 async def test_the_turn_outlives_its_bridge_and_the_client_reattaches(
-    home: Path, tmp_path: Path, bridged: tuple[EngineAPI, Path]
+    service_home: Path, tmp_path: Path, bridged: tuple[EngineAPI, Path]
 ) -> None:
     engine, pids = bridged
     recorder = Recorder()
@@ -283,7 +282,8 @@ def sshd(tmp_path: Path) -> Iterator[tuple[int, Path]]:
                 "StrictModes no",
                 "UsePAM no",
                 "AcceptEnv COCKPIT_HOME",  # the store a test names
-                f"SetEnv PATH={Path(sys.executable).parent}:/usr/bin:/bin",  # its `cockpit`
+                # its `cockpit`, importing the tree under test
+                f"SetEnv PATH={Path(sys.executable).parent}:/usr/bin:/bin PYTHONPATH={TREE}",
                 "",
             ]
         )
@@ -338,16 +338,24 @@ def ssh_to(port: int, key: Path) -> list[str]:
 
 
 def test_run_over_a_real_ssh_connection(
-    home: Path, elsewhere: Path, sshd: tuple[int, Path]
+    service_home: Path, elsewhere: Path, sshd: tuple[int, Path]
 ) -> None:
     port, key = sshd
     ssh = [*ssh_to(port, key), "127.0.0.1"]
-    remote = ["env", f"COCKPIT_HOME={home}", sys.executable, "-m", "cockpit", "service", "--stdio"]
+    remote = [
+        "env",
+        f"COCKPIT_HOME={service_home}",
+        sys.executable,
+        "-m",
+        "cockpit",
+        "service",
+        "--stdio",
+    ]
     via = shlex.join([*ssh, *remote])
     ran = cockpit("--via", via, "run", "--agent", "demo", "--yes", "hello", home=elsewhere)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.startswith("# Welcome to Cockpit")
-    assert service_pid(home) is not None, "no service runs for the store ssh reached"
+    assert service_pid(service_home) is not None, "no service runs for the store ssh reached"
     assert service_pid(elsewhere) is None
     listed = json.loads(ok(cockpit("--via", via, "ls", "--json", home=elsewhere)).stdout)
     assert [s["title"] for s in listed] == ["hello"]
@@ -359,7 +367,7 @@ def logins(sshd_log: Path) -> int:
 
 
 def test_remote_logs_in_once_and_its_later_runs_share_that_connection(
-    home: Path, elsewhere: Path, sshd: tuple[int, Path]
+    service_home: Path, elsewhere: Path, sshd: tuple[int, Path]
 ) -> None:
     """`cockpit --remote HOST` through the user's ssh (COCKPIT_SSH: this test's port and
     key; the store on HOST passed in the environment sshd accepts, its `cockpit` on the
@@ -368,7 +376,7 @@ def test_remote_logs_in_once_and_its_later_runs_share_that_connection(
     port, key = sshd
     sshd_log = key.parent / "sshd.log"
     assert (Path(sys.executable).parent / "cockpit").exists(), "no `cockpit` for sshd's PATH"
-    ssh = [*ssh_to(port, key), "-o", f"SetEnv=COCKPIT_HOME={home}"]
+    ssh = [*ssh_to(port, key), "-o", f"SetEnv=COCKPIT_HOME={service_home}"]
     env = {"COCKPIT_SSH": shlex.join(ssh)}
     control = ssh_control_path({"COCKPIT_HOME": str(elsewhere)})
     try:
@@ -382,7 +390,7 @@ def test_remote_logs_in_once_and_its_later_runs_share_that_connection(
         listed = cockpit(*remote, "ls", "--json", home=elsewhere, env_extra=env)
         assert [s["title"] for s in json.loads(ok(listed).stdout)] == ["hello"]
         assert logins(sshd_log) == 1, "the second run logged in again"
-        assert service_pid(home) is not None and service_pid(elsewhere) is None
+        assert service_pid(service_home) is not None and service_pid(elsewhere) is None
     finally:  # the shared connection would outlive the test by SSH_PERSIST seconds
         subprocess.run(
             [*ssh, "-o", f"ControlPath={control}", "-O", "exit", "127.0.0.1"],

@@ -48,17 +48,10 @@ NOTES = "Write demo-notes.md"
 
 
 @pytest.fixture
-def home(service_home: Path) -> Path:
-    """The test's home, whose commands attach to its service; no process of it survives
-    the test."""
-    return service_home
-
-
-@pytest.fixture
-async def client(home: Path) -> AsyncIterator[tuple[EngineAPI, Recorder]]:
+async def client(service_home: Path) -> AsyncIterator[tuple[EngineAPI, Recorder]]:
     """A client of the home's service in the test's process (it starts the service), with a
     recorder of what it receives."""
-    engine = await open_engine(home, reach=Reach())
+    engine = await open_engine(service_home, reach=Reach())
     assert engine.detaches, "open_engine gave an engine in this process, not the service's"
     recorder = Recorder()
     engine.subscribe(recorder)
@@ -163,87 +156,91 @@ def ended_cleanly(process: subprocess.Popen[bytes], how: int) -> tuple[int, str]
 # -- run and ls through the service -------------------------------------------------------------
 
 
-async def test_run_goes_through_the_service_and_ls_shows_live_statuses(home: Path) -> None:
-    ran = ok(cockpit("run", "--keep", *HELLO[1:], home=home))  # its agent goes on: ready
+async def test_run_goes_through_the_service_and_ls_shows_live_statuses(service_home: Path) -> None:
+    ran = ok(cockpit("run", "--keep", *HELLO[1:], home=service_home))  # its agent goes on: ready
     assert ran.stdout.startswith(WELCOME)
-    assert service_pid(home) is not None, "`cockpit run` started no service"
-    (session,) = listed(home)
-    assert listed(home) == {session: Status.READY}
+    assert service_pid(service_home) is not None, "`cockpit run` started no service"
+    (session,) = listed(service_home)
+    assert listed(service_home) == {session: Status.READY}
 
-    ok(cockpit("service", "stop", "--yes", home=home))
-    assert service_pid(home) is None
-    without = ok(cockpit("ls", home=home)).stdout
+    ok(cockpit("service", "stop", "--yes", home=service_home))
+    assert service_pid(service_home) is None
+    without = ok(cockpit("ls", home=service_home)).stdout
     assert session in without, "ls without a service (a read in its own process) lost it"
-    assert service_pid(home) is None, "ls started a service"
+    assert service_pid(service_home) is None, "ls started a service"
 
 
-async def test_run_gives_the_agent_its_timeout_through_the_service(home: Path) -> None:
+async def test_run_gives_the_agent_its_timeout_through_the_service(service_home: Path) -> None:
     """`--timeout` reaches the service's engine: an agent that never answers `initialize`
     fails the run after that long, not after the service's own 120 s."""
     demo = Path(__file__).resolve().parent.parent / "acp" / "demo_agent.py"
     hanging = f"{sys.executable} {demo} --hang-initialize"
     started = time.monotonic()
-    ran = cockpit("run", "--agent-cmd", hanging, "--timeout", "1.5", "hello", home=home)
+    ran = cockpit("run", "--agent-cmd", hanging, "--timeout", "1.5", "hello", home=service_home)
     assert time.monotonic() - started < 20, "the run waited for the service's own timeout"
     assert ran.returncode == 3, ran
     assert "did not answer within 1.5 s while starting" in ran.stderr, ran.stderr
-    assert service_pid(home) is not None, "the run did not go through the service"
+    assert service_pid(service_home) is not None, "the run did not go through the service"
 
 
 async def test_ls_says_what_a_local_cockpit_runs_and_that_a_killed_one_runs_nothing(
-    home: Path,
+    service_home: Path,
 ) -> None:
     """Sessions run by a `--local` Cockpit are its word (the service does not run them);
     once that Cockpit is killed mid-turn, its stored "working" is stale: nothing runs."""
     local = {"COCKPIT_LOCAL": "1"}
-    runner = spawn_cockpit("run", "--agent", "demo", "slow", home=home, env_extra=local)
+    runner = spawn_cockpit("run", "--agent", "demo", "slow", home=service_home, env_extra=local)
     try:
         assert runner.stdout is not None
         assert runner.stdout.readline().startswith("# A slow reply")
-        (session,) = listed(home)  # through the service, which this run does not use
-        assert listed(home)[session] == Status.WORKING
-        without = ok(cockpit("ls", home=home, env_extra=local)).stdout
+        (session,) = listed(service_home)  # through the service, which this run does not use
+        assert listed(service_home)[session] == Status.WORKING
+        without = ok(cockpit("ls", home=service_home, env_extra=local)).stdout
         assert f"{session}  {Status.WORKING}" in without
     finally:
         runner.kill()
         runner.wait()
-    assert listed(home)[session] == Status.CLOSED
-    without = ok(cockpit("ls", home=home, env_extra=local)).stdout
+    assert listed(service_home)[session] == Status.CLOSED
+    without = ok(cockpit("ls", home=service_home, env_extra=local)).stdout
     assert f"{session}  {Status.CLOSED}" in without, without
 
 
-async def test_a_killed_client_leaves_its_turn_running_and_ls_says_so_live(home: Path) -> None:
-    session = new_session(home)
-    follower = spawn_cockpit("send", session, "slow", "--wait", home=home)
+async def test_a_killed_client_leaves_its_turn_running_and_ls_says_so_live(
+    service_home: Path,
+) -> None:
+    session = new_session(service_home)
+    follower = spawn_cockpit("send", session, "slow", "--wait", home=service_home)
     try:
         assert follower.stdout is not None
         assert follower.stdout.readline().startswith("# A slow reply")
     finally:
         follower.kill()  # the client dies mid-turn, as a closed terminal's TUI does
         follower.wait()
-    assert listed(home)[session] == Status.WORKING
+    assert listed(service_home)[session] == Status.WORKING
 
-    gave_up = cockpit("wait", session, "--until", "idle", "--timeout", "1", home=home)
+    gave_up = cockpit("wait", session, "--until", "idle", "--timeout", "1", home=service_home)
     assert gave_up.returncode == 124, gave_up
     assert f"gave up after 1 s: {session} is still working, not idle" in gave_up.stderr
 
-    done = ok(cockpit("wait", session, "--until", "done", home=home))
+    done = ok(cockpit("wait", session, "--until", "done", home=service_home))
     assert done.stdout.strip() == f"{session} ready"
-    assert listed(home)[session] == Status.READY
-    *_, prompt, reply = stored_rows(home, session)
+    assert listed(service_home)[session] == Status.READY
+    *_, prompt, reply = stored_rows(service_home, session)
     assert (prompt["kind"], prompt["text"]) == ("user", "slow")
     assert reply["kind"] == "agent" and reply["text"].startswith("# A slow reply")
 
 
-async def test_a_run_whose_service_is_killed_says_so_without_a_traceback(home: Path) -> None:
+async def test_a_run_whose_service_is_killed_says_so_without_a_traceback(
+    service_home: Path,
+) -> None:
     """`cockpit run` streaming when its service dies: it ends at once, exit 6, one line that
     says the service went away without a word (not stopped by the user), no traceback;
     what was stored stays readable."""
-    run = spawn_cockpit("run", "--agent", "demo", "--yes", "slow", home=home)
+    run = spawn_cockpit("run", "--agent", "demo", "--yes", "slow", home=service_home)
     try:
         assert run.stdout is not None
         assert run.stdout.readline().startswith("# A slow reply")
-        pid = service_pid(home)
+        pid = service_pid(service_home)
         assert pid is not None, "`cockpit run` started no service"
         os.kill(pid, signal.SIGKILL)
         _out, err = run.communicate(timeout=30)
@@ -255,8 +252,8 @@ async def test_a_run_whose_service_is_killed_says_so_without_a_traceback(home: P
     assert "the Cockpit service went away without a word" in err
     assert "it was killed or it crashed" in err
     assert "Traceback" not in err, err
-    (session,) = listed(home)
-    prompt, *_ = stored_rows(home, session)
+    (session,) = listed(service_home)
+    prompt, *_ = stored_rows(service_home, session)
     assert (prompt["kind"], prompt["text"]) == ("user", "slow")
 
 
@@ -264,7 +261,7 @@ async def test_a_run_whose_service_is_killed_says_so_without_a_traceback(home: P
 
 
 async def test_an_attached_client_sees_cockpit_run_stream_live(
-    home: Path, client: tuple[EngineAPI, Recorder]
+    service_home: Path, client: tuple[EngineAPI, Recorder]
 ) -> None:
     engine, recorder = client
     created: list[str] = []
@@ -277,7 +274,7 @@ async def test_an_attached_client_sees_cockpit_run_stream_live(
             ends.append(event.session)
 
     engine.subscribe(listen)
-    run = spawn_cockpit("run", "--agent", "demo", "--yes", "bench", home=home)
+    run = spawn_cockpit("run", "--agent", "demo", "--yes", "bench", home=service_home)
     try:
         await eventually(lambda: created, what="the session `cockpit run` creates")
         session = created[0]
@@ -307,51 +304,53 @@ async def test_an_attached_client_sees_cockpit_run_stream_live(
 
 
 async def test_send_returns_once_the_service_has_stored_the_prompt(
-    home: Path, tmp_path: Path
+    service_home: Path, tmp_path: Path
 ) -> None:
-    session = new_session(home)
-    sent = ok(cockpit("send", session[:4], "hello", "there", home=home))
+    session = new_session(service_home)
+    sent = ok(cockpit("send", session[:4], "hello", "there", home=service_home))
     assert f"sent to {session}" in sent.stderr
-    users = [row["text"] for row in stored_rows(home, session) if row["kind"] == "user"]
+    users = [row["text"] for row in stored_rows(service_home, session) if row["kind"] == "user"]
     assert users == ["hi", "hello there"], "`cockpit send` returned before the prompt was stored"
-    ok(cockpit("wait", session, home=home))
+    ok(cockpit("wait", session, home=service_home))
 
     prompt_file = tmp_path / "prompt.md"
     prompt_file.write_text("from a file\n")
-    ok(cockpit("send", session, "--file", str(prompt_file), home=home))
-    ok(cockpit("wait", session, home=home))
-    piped = await in_thread("send", session, "--file", "-", home=home, stdin="from stdin\n")
+    ok(cockpit("send", session, "--file", str(prompt_file), home=service_home))
+    ok(cockpit("wait", session, home=service_home))
+    piped = await in_thread("send", session, "--file", "-", home=service_home, stdin="from stdin\n")
     ok(piped)
-    ok(cockpit("wait", session, home=home))
-    users = [row["text"] for row in stored_rows(home, session) if row["kind"] == "user"]
+    ok(cockpit("wait", session, home=service_home))
+    users = [row["text"] for row in stored_rows(service_home, session) if row["kind"] == "user"]
     assert users == ["hi", "hello there", "from a file\n", "from stdin\n"]
-    assert listed(home)[session] == Status.READY
+    assert listed(service_home)[session] == Status.READY
 
-    nothing = cockpit("send", session, home=home)
+    nothing = cockpit("send", session, home=service_home)
     assert nothing.returncode == 2 and "nothing to send" in nothing.stderr
-    unknown = cockpit("send", "zzzz", "hello", home=home)
+    unknown = cockpit("send", "zzzz", "hello", home=service_home)
     assert unknown.returncode == 2
 
 
-async def test_send_wait_streams_the_reply_and_exits_with_the_turn(home: Path) -> None:
-    session = new_session(home)
-    followed = ok(cockpit("send", session, "hello", "--wait", home=home))
+async def test_send_wait_streams_the_reply_and_exits_with_the_turn(service_home: Path) -> None:
+    session = new_session(service_home)
+    followed = ok(cockpit("send", session, "hello", "--wait", home=service_home))
     assert followed.stdout.startswith(WELCOME)
-    rows = stored_rows(home, session)
+    rows = stored_rows(service_home, session)
     assert rows[-1]["kind"] == "agent" and rows[-1]["text"].strip() in followed.stdout
-    assert listed(home)[session] == Status.READY
+    assert listed(service_home)[session] == Status.READY
 
-    at_once = ok(cockpit("wait", session, "--until", "done", "--timeout", "10", home=home))
+    at_once = ok(cockpit("wait", session, "--until", "done", "--timeout", "10", home=service_home))
     assert at_once.stdout.strip() == f"{session} ready"
 
 
-async def test_wait_until_needs_you_sees_a_question(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home))  # its --yes allowed that run's questions, no later one's
-    (session,) = listed(home)
-    ok(cockpit("send", session, "permission", home=home))
-    asked = ok(cockpit("wait", session, "--until", "needs-you", "--timeout", "30", home=home))
+async def test_wait_until_needs_you_sees_a_question(service_home: Path) -> None:
+    ok(cockpit(*HELLO, home=service_home))  # its --yes allowed that run's questions, no later one's
+    (session,) = listed(service_home)
+    ok(cockpit("send", session, "permission", home=service_home))
+    asked = ok(
+        cockpit("wait", session, "--until", "needs-you", "--timeout", "30", home=service_home)
+    )
     assert asked.stdout.strip() == f"{session} waiting: {NOTES}"
-    still = cockpit("wait", session, "--until", "idle", "--timeout", "1", home=home)
+    still = cockpit("wait", session, "--until", "idle", "--timeout", "1", home=service_home)
     assert still.returncode == 124 and "still waiting, not idle" in still.stderr
 
 
@@ -359,7 +358,7 @@ async def test_wait_until_needs_you_sees_a_question(home: Path) -> None:
 
 
 async def test_answer_takes_a_number_an_id_a_name_or_a_kind(
-    home: Path, tmp_path: Path, client: tuple[EngineAPI, Recorder]
+    service_home: Path, tmp_path: Path, client: tuple[EngineAPI, Recorder]
 ) -> None:
     engine, recorder = client
     ends: list[str] = []
@@ -371,7 +370,7 @@ async def test_answer_takes_a_number_an_id_a_name_or_a_kind(
     engine.subscribe(count_ends)
     record = await engine.create_session("demo", tmp_path)
     session = record.id
-    none = await in_thread("answer", session, "1", home=home)
+    none = await in_thread("answer", session, "1", home=service_home)
     assert none.returncode == 2 and f"no question waits in {session}" in none.stderr
 
     async def answered(wanted: str, option: str, turns: int) -> None:
@@ -382,16 +381,16 @@ async def test_answer_takes_a_number_an_id_a_name_or_a_kind(
         request = engine.first_pending(session)
         assert request is not None and request.title == NOTES
         if turns == 1:
-            wrong = await in_thread("answer", session, "maybe", home=home)
+            wrong = await in_thread("answer", session, "maybe", home=service_home)
             assert wrong.returncode == 2
             assert "'maybe' is not one of the options: 1. Allow once (allow_once), " in wrong.stderr
             assert engine.pending_count(session) == 1
-        ok(await in_thread("answer", session, wanted, home=home))
+        ok(await in_thread("answer", session, wanted, home=service_home))
         await eventually(
             lambda: (request.id, option) in recorder.resolved, what=f"{wanted!r} -> {option}"
         )
         assert engine.pending_count(session) == 0, "the question stays for another client"
-        now = await in_thread("events", "--json", "--session", session, home=home)
+        now = await in_thread("events", "--json", "--session", session, home=service_home)
         assert [line for line in ok(now).stdout.splitlines() if '"question"' in line] == []
         await eventually(lambda: len(ends) == turns, 30, "the end of the turn")
 
@@ -408,10 +407,10 @@ async def test_answer_takes_a_number_an_id_a_name_or_a_kind(
 # -- events ----------------------------------------------------------------------------------
 
 
-async def test_events_follow_a_question_to_the_end_of_its_turn_in_order(home: Path) -> None:
-    session = new_session(home)
-    follower = spawn_events(home, "--follow", "--json", "--session", session)
-    everything = spawn_events(home, "--follow", "--json", "--frames")
+async def test_events_follow_a_question_to_the_end_of_its_turn_in_order(service_home: Path) -> None:
+    session = new_session(service_home)
+    follower = spawn_events(service_home, "--follow", "--json", "--session", session)
+    everything = spawn_events(service_home, "--follow", "--json", "--frames")
     try:
         lines = Lines(follower)
         first = lines.until(lambda line: True)
@@ -419,15 +418,15 @@ async def test_events_follow_a_question_to_the_end_of_its_turn_in_order(home: Pa
         all_lines = Lines(everything)
         all_lines.until(lambda line: line.get("session") == session)
 
-        ok(cockpit("send", session, "permission", home=home))
-        ok(cockpit("wait", session, "--until", "needs-you", home=home))
-        now = ok(cockpit("events", "--json", home=home)).stdout.splitlines()
+        ok(cockpit("send", session, "permission", home=service_home))
+        ok(cockpit("wait", session, "--until", "needs-you", home=service_home))
+        now = ok(cockpit("events", "--json", home=service_home)).stdout.splitlines()
         assert json.loads(now[0]) == {"type": "status", "session": session, "status": "waiting"}
         question = json.loads(now[1])
         assert question["type"] == "question" and question["title"] == NOTES
         assert [o["optionId"] for o in question["options"]] == ["allow", "allow-always", "reject"]
 
-        ok(cockpit("answer", session, "1", home=home))
+        ok(cockpit("answer", session, "1", home=service_home))
         lines.until(lambda line: line["type"] == "turn_end")
         kinds = [line["type"] for line in lines.seen]
         working = kinds.index("status", 1)
@@ -468,12 +467,12 @@ async def test_events_follow_a_question_to_the_end_of_its_turn_in_order(home: Pa
                 process.wait()
 
 
-async def test_events_follow_ends_when_the_service_goes_away(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home))
-    follower = spawn_events(home, "--follow", "--json")
+async def test_events_follow_ends_when_the_service_goes_away(service_home: Path) -> None:
+    ok(cockpit(*HELLO, home=service_home))
+    follower = spawn_events(service_home, "--follow", "--json")
     try:
         Lines(follower).until(lambda line: line["type"] == "status")
-        ok(cockpit("service", "stop", "--yes", home=home))
+        ok(cockpit("service", "stop", "--yes", home=service_home))
         try:
             follower.wait(20)
         except subprocess.TimeoutExpired:
@@ -485,7 +484,7 @@ async def test_events_follow_ends_when_the_service_goes_away(home: Path) -> None
             "cockpit: the Cockpit service was stopped by `cockpit service stop`; what it "
             "stored is kept (`cockpit show` reads it)"
         )
-        assert service_pid(home) is None, "the follower started a new service"
+        assert service_pid(service_home) is None, "the follower started a new service"
     finally:
         if follower.poll() is None:
             follower.kill()

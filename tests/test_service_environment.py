@@ -29,13 +29,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 DEMO = str(agents_dir() / "demo_agent.py")
 
 
-@pytest.fixture
-def home(service_home: Path) -> Path:
-    """The test's home, whose commands attach to its service; no process of it survives
-    the test."""
-    return service_home
-
-
 def dumping_agent(out: Path) -> str:
     """An agent command (`--agent-cmd`) that writes the environment and the umask it was
     started with to `out` and `out.umask`, then becomes the demo agent."""
@@ -76,16 +69,16 @@ def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) ->
 
 
 def test_an_agent_gets_the_environment_of_the_command_not_the_service_s(
-    home: Path, tmp_path: Path
+    service_home: Path, tmp_path: Path
 ) -> None:
     """The first command starts the service with its environment; the second one's agent
     sees the second one's (a key exported since, a variable unset since)."""
     first, second = tmp_path / "first.env", tmp_path / "second.env"
-    run_dumping(home, first, {"FOO": "first", "ONLY_FIRST": "1"})
-    pid = service_pid(home)
+    run_dumping(service_home, first, {"FOO": "first", "ONLY_FIRST": "1"})
+    pid = service_pid(service_home)
     assert pid is not None
-    run_dumping(home, second, {"FOO": "second", "ANTHROPIC_API_KEY": "sk-exported-later"})
-    assert service_pid(home) == pid  # the same service ran both
+    run_dumping(service_home, second, {"FOO": "second", "ANTHROPIC_API_KEY": "sk-exported-later"})
+    assert service_pid(service_home) == pid  # the same service ran both
     assert environment_in(first)["FOO"] == "first"
     seen = environment_in(second)
     assert seen["FOO"] == "second"
@@ -93,13 +86,13 @@ def test_an_agent_gets_the_environment_of_the_command_not_the_service_s(
     assert "ONLY_FIRST" not in seen
 
 
-def test_an_agent_gets_the_umask_of_the_command(home: Path, tmp_path: Path) -> None:
-    run_dumping(home, tmp_path / "first.env", {})  # the service starts with the usual 022
+def test_an_agent_gets_the_umask_of_the_command(service_home: Path, tmp_path: Path) -> None:
+    run_dumping(service_home, tmp_path / "first.env", {})  # the service starts with the usual 022
     out = tmp_path / "second.env"
     command = cockpit_command("run", "--agent-cmd", dumping_agent(out), "--yes", "hello")
     masked = ["sh", "-c", 'umask 077; exec "$@"', "sh", *command]
     done = subprocess.run(
-        masked, env=cockpit_env(home), cwd=home.parent, capture_output=True, text=True,
+        masked, env=cockpit_env(service_home), cwd=service_home.parent, capture_output=True, text=True,
         timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -123,80 +116,86 @@ def agent_pids(out: Path) -> list[int]:
     return found
 
 
-def test_a_prompt_that_restarts_an_agent_brings_its_environment(home: Path, tmp_path: Path) -> None:
+def test_a_prompt_that_restarts_an_agent_brings_its_environment(
+    service_home: Path, tmp_path: Path
+) -> None:
     """An agent that died restarts with the environment of the prompt that restarts it:
     `cockpit send` from a shell where the user has exported a new value."""
     out = tmp_path / "agent.env"
-    session = session_of(run_dumping(home, out, {"FOO": "first"}))
-    sent = cockpit("send", session, "hello", "--wait", home=home, env_extra={"FOO": "running"})
+    session = session_of(run_dumping(service_home, out, {"FOO": "first"}))
+    sent = cockpit(
+        "send", session, "hello", "--wait", home=service_home, env_extra={"FOO": "running"}
+    )
     assert sent.returncode == 0, sent.stderr
     assert environment_in(out)["FOO"] == "first"  # it ran: the new value waits for a start
     for pid in agent_pids(out):
         subprocess.run(["kill", "-KILL", str(pid)], check=False)
     wait_for(
-        lambda: '"exited"' in cockpit("ls", "--json", home=home).stdout,
+        lambda: '"exited"' in cockpit("ls", "--json", home=service_home).stdout,
         "the session to show its agent exited",
     )
-    sent = cockpit("send", session, "hello", "--wait", home=home, env_extra={"FOO": "third"})
+    sent = cockpit(
+        "send", session, "hello", "--wait", home=service_home, env_extra={"FOO": "third"}
+    )
     assert sent.returncode == 0, sent.stderr
     assert environment_in(out)["FOO"] == "third"
 
 
 def test_service_restart_starts_the_agents_again_with_its_environment(
-    home: Path, tmp_path: Path
+    service_home: Path, tmp_path: Path
 ) -> None:
     """After exporting a key, `cockpit service restart` is how the running agents get it."""
     out = tmp_path / "agent.env"
-    session = session_of(run_dumping(home, out, {"FOO": "first"}))
-    cockpit("send", session, "hello", "--wait", home=home, env_extra={"FOO": "first"})
-    before = service_pid(home)
-    done = cockpit("service", "restart", "--yes", home=home, env_extra={"FOO": "restarted"})
+    session = session_of(run_dumping(service_home, out, {"FOO": "first"}))
+    cockpit("send", session, "hello", "--wait", home=service_home, env_extra={"FOO": "first"})
+    before = service_pid(service_home)
+    done = cockpit("service", "restart", "--yes", home=service_home, env_extra={"FOO": "restarted"})
     assert done.returncode == 0, done.stderr
     assert "Started 1 agent(s) again with this command's environment" in done.stderr
-    assert service_pid(home) not in (None, before)
+    assert service_pid(service_home) not in (None, before)
     wait_for(lambda: environment_in(out).get("FOO") == "restarted", "the agent to restart")
 
 
 def test_a_variable_of_this_machine_never_reaches_an_agent_through_a_link(
-    home: Path, tmp_path: Path
+    service_home: Path, tmp_path: Path
 ) -> None:
     """Through `--via` (as through `--remote`'s ssh), the client sends no environment: the
     far side's bridge puts in its own. Here the far side is this machine without the
     variable; the service itself was started by a command that had it."""
     secret = "local-value-4d1c9a"
-    run_dumping(home, tmp_path / "first.env", {"LOCAL_ONLY": secret})  # the service has it
+    run_dumping(service_home, tmp_path / "first.env", {"LOCAL_ONLY": secret})  # the service has it
     sent = tmp_path / "what-crossed"
     far_side = shlex.join(
         ["sh", "-c", 'tee "$0" | exec "$@"', str(sent), "env", "-u", "LOCAL_ONLY",
-         "REMOTE_ONLY=there", *cockpit_command("--data-dir", str(home), "service", "--stdio")]
+         "REMOTE_ONLY=there", *cockpit_command("--data-dir", str(service_home), "service", "--stdio")]
     )  # fmt: skip
     out = tmp_path / "remote.env"
-    run_dumping(home, out, {"LOCAL_ONLY": secret}, "--via", far_side)
+    run_dumping(service_home, out, {"LOCAL_ONLY": secret}, "--via", far_side)
     seen = environment_in(out)
     assert seen["REMOTE_ONLY"] == "there"
     assert "LOCAL_ONLY" not in seen
     assert secret not in sent.read_text()  # nothing of it crossed the link
 
 
-def test_the_environment_shows_nowhere(home: Path, tmp_path: Path) -> None:
+def test_the_environment_shows_nowhere(service_home: Path, tmp_path: Path) -> None:
     """A value of the user's environment is in no log, no store, no command line, no
     `events --json` and no error sent to a client, even after a start that failed."""
-    cockpit("run", "--agent", "demo", "--yes", "hello", home=home)  # the service, unmarked
+    cockpit("run", "--agent", "demo", "--yes", "hello", home=service_home)  # the service, unmarked
     mark = "zq-environment-mark-7f3e"
     env = {"SOME_TOKEN": mark, "OTHER": mark}
-    run_dumping(home, tmp_path / "agent.env", env)
+    run_dumping(service_home, tmp_path / "agent.env", env)
     failed = cockpit(
-        "run", "--agent-cmd", "no-such-agent-program", "hello", home=home, env_extra=env
+        "run", "--agent-cmd", "no-such-agent-program", "hello", home=service_home, env_extra=env
     )
     assert failed.returncode == 3
-    events = cockpit("events", "--json", home=home, env_extra=env)
-    shows = cockpit("ls", "--json", home=home, env_extra=env)
+    events = cockpit("events", "--json", home=service_home, env_extra=env)
+    shows = cockpit("ls", "--json", home=service_home, env_extra=env)
     for output in (failed, events, shows):
         assert mark not in output.stdout + output.stderr
-    for path in home.rglob("*"):
+    for path in service_home.rglob("*"):
         if path.is_file():
             assert mark.encode() not in path.read_bytes(), path
-    pid = service_pid(home)
+    pid = service_pid(service_home)
     assert pid is not None
     for name in ("cmdline", "environ"):
         assert mark.encode() not in Path(f"/proc/{pid}/{name}").read_bytes()

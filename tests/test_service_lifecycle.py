@@ -66,13 +66,6 @@ KEPT = ("run", "--keep", "--agent", "demo", "--yes", "hello")
 
 
 @pytest.fixture
-def home(service_home: Path) -> Path:
-    """The test's home, whose commands attach to its service; no process of it survives
-    the test."""
-    return service_home
-
-
-@pytest.fixture
 def short_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A home whose socket fits in its own runtime folder (`$COCKPIT_HOME/run`), not in
     the short folder under the temporary folder that the tests' deep homes share. A test
@@ -191,33 +184,33 @@ def run_on_a_terminal(home: Path, *args: str) -> tuple[int, int, bytes]:
     return terminal.process.pid, code, output.encode()
 
 
-async def test_a_service_started_by_a_client_runs_detached_and_private(home: Path) -> None:
-    client, code, output = run_on_a_terminal(home, *KEPT)
+async def test_a_service_started_by_a_client_runs_detached_and_private(service_home: Path) -> None:
+    client, code, output = run_on_a_terminal(service_home, *KEPT)
     assert code == 0, output.decode(errors="replace")
-    pid = the_service(home)
+    pid = the_service(service_home)
     session_id, terminal = proc_stat(pid)
     assert session_id != client, "the service runs in the client's session"
     assert session_id == pid, "the service leads no session of its own"
     assert terminal == 0, "the service has a controlling terminal"
 
     os.kill(pid, signal.SIGHUP)
-    answered = ok(cockpit("service", "status", home=home))
+    answered = ok(cockpit("service", "status", home=service_home))
     assert f"pid {pid}" in answered.stdout
     assert pid_alive(pid)
 
-    log = service_log(home)
+    log = service_log(service_home)
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert f"pid {pid}, listening on" in log.read_text()
-    path = service_socket(home)
+    path = service_socket(service_home)
     assert stat.S_ISSOCK(path.stat().st_mode)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    shared = [str(p) for p in home.rglob("*") if stat.S_IMODE(p.stat().st_mode) & 0o077]
+    shared = [str(p) for p in service_home.rglob("*") if stat.S_IMODE(p.stat().st_mode) & 0o077]
     assert shared == [], "files of the store others may read"
 
     # Only the socket is made private: the agents, and the files they write in a
     # project, keep the user's umask.
-    agents = agents_of(home)
+    agents = agents_of(service_home)
     assert agents, "the session's agent does not run in the service"
     assert {umask_of(agent) for agent in agents} == {umask_of(os.getpid())}
 
@@ -226,40 +219,40 @@ async def test_a_service_started_by_a_client_runs_detached_and_private(home: Pat
 
 
 async def test_stop_and_restart_refuse_mid_turn_without_yes_and_leave_no_process(
-    home: Path,
+    service_home: Path,
 ) -> None:
-    ok(cockpit(*KEPT, home=home))
-    session = newest_session(home)
-    pid = the_service(home)
-    said = ok(cockpit("service", "status", home=home)).stdout
+    ok(cockpit(*KEPT, home=service_home))
+    session = newest_session(service_home)
+    pid = the_service(service_home)
+    said = ok(cockpit("service", "status", home=service_home)).stdout
     assert f"pid {pid}" in said and session in said and "ready" in said
 
-    ok(cockpit("send", session, "slow", home=home))
-    await turn_running(home, session)
-    agents = agents_of(home)
+    ok(cockpit("send", session, "slow", home=service_home))
+    await turn_running(service_home, session)
+    agents = agents_of(service_home)
     assert agents, "no agent process of the home runs the turn"
     for action in ("stop", "restart"):
-        refused = cockpit("service", action, home=home)
+        refused = cockpit("service", action, home=service_home)
         assert refused.returncode == 2, refused.stderr
         assert "1 turn(s) running" in refused.stderr
         assert session in refused.stderr and "working" in refused.stderr
-        assert service_pid(home) == pid, f"`service {action}` without --yes stopped it"
+        assert service_pid(service_home) == pid, f"`service {action}` without --yes stopped it"
 
-    ok(cockpit("service", "restart", "--yes", home=home))
-    restarted = service_pid(home)
+    ok(cockpit("service", "restart", "--yes", home=service_home))
+    restarted = service_pid(service_home)
     assert restarted is not None and restarted != pid
     assert not pid_alive(pid)
     assert not any(pid_alive(agent) for agent in agents), "an agent outlived its service"
-    cut = [text for kind, text in rows_of(home, session).values() if kind == "notice"]
+    cut = [text for kind, text in rows_of(service_home, session).values() if kind == "notice"]
     assert any("the Cockpit service stopped" in text for text in cut), cut
 
-    ok(cockpit("service", "stop", "--yes", home=home))
-    assert service_pid(home) is None
+    ok(cockpit("service", "stop", "--yes", home=service_home))
+    assert service_pid(service_home) is None
     # The store is let go before the service's interpreter has exited: a moment, not more.
     await eventually(
-        lambda: pids_of(home) == [], 5, "every process of the home to end after the stop"
+        lambda: pids_of(service_home) == [], 5, "every process of the home to end after the stop"
     )
-    gone = cockpit("service", "status", home=home)
+    gone = cockpit("service", "status", home=service_home)
     assert gone.returncode == 1 and "No Cockpit service runs" in gone.stdout
 
 
@@ -277,12 +270,12 @@ def children_of(pid: int) -> dict[int, str]:
     return found
 
 
-async def test_an_agent_that_dies_is_reaped_by_the_service(home: Path) -> None:
-    ok(cockpit(*KEPT, home=home))
-    session = newest_session(home)
-    pid = the_service(home)
+async def test_an_agent_that_dies_is_reaped_by_the_service(service_home: Path) -> None:
+    ok(cockpit(*KEPT, home=service_home))
+    session = newest_session(service_home)
+    pid = the_service(service_home)
     (agent,) = children_of(pid)
-    crashed = cockpit("send", session, "crash", "--wait", home=home)
+    crashed = cockpit("send", session, "crash", "--wait", home=service_home)
     assert crashed.returncode != 0, "the crash scenario did not crash"
     await eventually(lambda: not pid_alive(agent), what="the crashed agent to end")
     await eventually(lambda: agent not in children_of(pid), what="the service to reap its agent")
@@ -305,68 +298,81 @@ def services_of(home: Path) -> list[int]:
     return found
 
 
-async def test_two_clients_starting_at_once_end_on_one_service(home: Path) -> None:
-    clients = [spawn_cockpit(*HELLO, home=home) for _ in range(2)]
+async def test_two_clients_starting_at_once_end_on_one_service(service_home: Path) -> None:
+    clients = [spawn_cockpit(*HELLO, home=service_home) for _ in range(2)]
     for client in clients:
         out, err = client.communicate(timeout=60)
         assert client.returncode == 0, f"a client failed:\n{out}\n{err}"
-    services = services_of(home)
+    services = services_of(service_home)
     assert len(services) == 1, f"{len(services)} services run on one store"
-    pid = service_pid(home)
+    pid = service_pid(service_home)
     assert services == [pid]
-    assert (await status_of(home) or {}).get("pid") == pid
-    assert len(store_query(home, "SELECT id FROM sessions")) == 2
+    assert (await status_of(service_home) or {}).get("pid") == pid
+    assert len(store_query(service_home, "SELECT id FROM sessions")) == 2
 
 
-async def test_two_starts_racing_in_one_instant_leave_one_service(home: Path) -> None:
+async def test_two_starts_racing_in_one_instant_leave_one_service(service_home: Path) -> None:
     """Both see no socket and both launch a service (a sure race, not a likely one)."""
-    connections = await asyncio.gather(connect_or_start(home), connect_or_start(home))
+    connections = await asyncio.gather(
+        connect_or_start(service_home), connect_or_start(service_home)
+    )
     for _reader, writer in connections:
         writer.close()
-    pid = the_service(home)
-    await eventually(lambda: services_of(home) == [pid], what="the service that lost to exit")
-    assert "already runs" in service_log(home).read_text()
-    assert (await status_of(home) or {}).get("pid") == pid
+    pid = the_service(service_home)
+    await eventually(
+        lambda: services_of(service_home) == [pid], what="the service that lost to exit"
+    )
+    assert "already runs" in service_log(service_home).read_text()
+    assert (await status_of(service_home) or {}).get("pid") == pid
 
 
-async def test_a_client_starting_while_the_service_stops_starts_another(home: Path) -> None:
+async def test_a_client_starting_while_the_service_stops_starts_another(service_home: Path) -> None:
     """A service that stops (idle, or asked to) holds the store's lock until its agents
     have stopped, after its socket is gone: a client that comes then starts a service that
     finds the lock taken and leaves; once the lock is free, the client starts another."""
-    lock = os.open(service_lock(home), os.O_RDWR | os.O_CREAT, 0o600)
+    lock = os.open(service_lock(service_home), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the stopping service's
-        client = spawn_cockpit(*HELLO, home=home)
+        client = spawn_cockpit(*HELLO, home=service_home)
         await eventually(
-            lambda: service_log(home).exists() and "already runs" in service_log(home).read_text(),
+            lambda: (
+                service_log(service_home).exists()
+                and "already runs" in service_log(service_home).read_text()
+            ),
             what="the client's service to find the store taken",
         )
     finally:
         os.close(lock)
     out, err = client.communicate(timeout=60)
     assert client.returncode == 0, f"the client failed:\n{out}\n{err}"
-    assert services_of(home) == [service_pid(home)]
+    assert services_of(service_home) == [service_pid(service_home)]
 
 
 # -- 4. a stale socket -------------------------------------------------------------------------
 
 
-async def test_a_client_replaces_a_service_killed_with_its_socket_left_behind(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home))
-    pid = the_service(home)
+async def test_a_client_replaces_a_service_killed_with_its_socket_left_behind(
+    service_home: Path,
+) -> None:
+    ok(cockpit(*HELLO, home=service_home))
+    pid = the_service(service_home)
     os.kill(pid, signal.SIGKILL)
-    await eventually(lambda: service_pid(home) is None, what="the killed service to let go")
-    assert service_socket(home).exists(), "the killed service's socket is gone (no stale test)"
+    await eventually(lambda: service_pid(service_home) is None, what="the killed service to let go")
+    assert service_socket(service_home).exists(), (
+        "the killed service's socket is gone (no stale test)"
+    )
 
-    ok(cockpit(*HELLO, home=home))
-    again = service_pid(home)
+    ok(cockpit(*HELLO, home=service_home))
+    again = service_pid(service_home)
     assert again is not None and again != pid
-    assert (await status_of(home) or {}).get("pid") == again
+    assert (await status_of(service_home) or {}).get("pid") == again
 
 
 @pytest.mark.parametrize("left", ["a file", "a socket no one listens on"])
-async def test_a_client_replaces_what_is_not_a_listening_socket(home: Path, left: str) -> None:
-    path = service_socket(home)
+async def test_a_client_replaces_what_is_not_a_listening_socket(
+    service_home: Path, left: str
+) -> None:
+    path = service_socket(service_home)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if left == "a file":
         path.write_text("not a socket")
@@ -374,23 +380,25 @@ async def test_a_client_replaces_what_is_not_a_listening_socket(home: Path, left
         dead = socket.socket(socket.AF_UNIX)
         dead.bind(str(path))
         dead.close()
-    ok(cockpit(*HELLO, home=home))
+    ok(cockpit(*HELLO, home=service_home))
     assert stat.S_ISSOCK(path.stat().st_mode)
-    assert (await status_of(home) or {}).get("pid") == service_pid(home)
+    assert (await status_of(service_home) or {}).get("pid") == service_pid(service_home)
 
 
 async def test_a_service_that_hangs_is_said_to_hang(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ok(cockpit(*HELLO, home=home))
-    pid = the_service(home)
+    ok(cockpit(*HELLO, home=service_home))
+    pid = the_service(service_home)
     monkeypatch.setattr(remote_engine, "HELLO_TIMEOUT", 0.5)
     os.kill(pid, signal.SIGSTOP)
     try:
         with pytest.raises(ConnectionError, match="did not answer"):
             async with asyncio.timeout(10):  # a client that hangs too fails, and says so
-                await RemoteEngine.attach(lambda: open_socket(home), name="a hung one's client")
-        hung = cockpit("service", "status", home=home)
+                await RemoteEngine.attach(
+                    lambda: open_socket(service_home), name="a hung one's client"
+                )
+        hung = cockpit("service", "status", home=service_home)
     finally:
         os.kill(pid, signal.SIGCONT)
     assert hung.returncode == 6, hung.stderr
@@ -534,43 +542,45 @@ def test_a_socket_served_by_another_user_is_not_talked_to(short_home: Path) -> N
 
 
 async def test_a_client_of_another_protocol_is_told_to_restart_and_restart_works(
-    home: Path,
+    service_home: Path,
 ) -> None:
-    ok(cockpit(*HELLO, home=home))
-    pid = the_service(home)
+    ok(cockpit(*HELLO, home=service_home))
+    pid = the_service(service_home)
     theirs = protocol.PROTOCOL_VERSION
     ours = theirs + 1
     with pytest.MonkeyPatch.context() as newer:
         newer.setattr(protocol, "PROTOCOL_VERSION", ours)
         with pytest.raises(ProtocolMismatch) as mismatch:
-            await RemoteEngine.attach(lambda: open_socket(home), name="a newer client")
+            await RemoteEngine.attach(lambda: open_socket(service_home), name="a newer client")
         said = str(mismatch.value)
         assert f"speaks protocol {theirs}" in said and f"speaks {ours}" in said
         assert "cockpit service restart" in said
 
-        assert (await status_of(home) or {}).get("pid") == pid  # no hello needed
-        code = await manage(argparse.Namespace(action="restart", yes=True), home)
+        assert (await status_of(service_home) or {}).get("pid") == pid  # no hello needed
+        code = await manage(argparse.Namespace(action="restart", yes=True), service_home)
         assert code == 0
-        restarted = service_pid(home)
+        restarted = service_pid(service_home)
         assert restarted is not None and restarted != pid
         assert not pid_alive(pid)
-    engine = await RemoteEngine.attach(lambda: open_socket(home), name="a client of its version")
+    engine = await RemoteEngine.attach(
+        lambda: open_socket(service_home), name="a client of its version"
+    )
     try:
         assert engine.service.get("pid") == restarted
     finally:
         await engine.close()
 
 
-def test_the_command_line_says_a_protocol_mismatch_plainly(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home))
+def test_the_command_line_says_a_protocol_mismatch_plainly(service_home: Path) -> None:
+    ok(cockpit(*HELLO, home=service_home))
     newer = (
         "import sys; import cockpit.protocol as p; p.PROTOCOL_VERSION += 1; "
         "from cockpit.cli.main import main; sys.exit(main(sys.argv[1:]))"
     )
     result = subprocess.run(
         [sys.executable, "-c", newer, *HELLO],
-        env=cockpit_env(home),
-        cwd=home.parent,
+        env=cockpit_env(service_home),
+        cwd=service_home.parent,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -600,74 +610,78 @@ async def gone(pid: int, what: str, timeout: float = 10) -> None:
     await eventually(lambda: not pid_alive(pid), timeout, what)
 
 
-async def test_a_service_with_no_client_and_nothing_running_stops_by_itself(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home, env_extra=IDLE_SOON))
-    pid = the_service(home)
+async def test_a_service_with_no_client_and_nothing_running_stops_by_itself(
+    service_home: Path,
+) -> None:
+    ok(cockpit(*HELLO, home=service_home, env_extra=IDLE_SOON))
+    pid = the_service(service_home)
     await gone(pid, "the idle service to stop by itself")
-    assert pids_of(home) == [], "the idle service left a process behind"
-    assert not service_socket(home).exists()
+    assert pids_of(service_home) == [], "the idle service left a process behind"
+    assert not service_socket(service_home).exists()
 
 
-async def test_an_idle_service_waits_for_a_waiting_question(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home))
-    session = newest_session(home)
-    ok(cockpit("service", "stop", "--yes", home=home))
-    ok(cockpit("send", session, "permission", home=home, env_extra=IDLE_SOON))
-    pid = the_service(home)
+async def test_an_idle_service_waits_for_a_waiting_question(service_home: Path) -> None:
+    ok(cockpit(*HELLO, home=service_home))
+    session = newest_session(service_home)
+    ok(cockpit("service", "stop", "--yes", home=service_home))
+    ok(cockpit("send", session, "permission", home=service_home, env_extra=IDLE_SOON))
+    pid = the_service(service_home)
 
     async def asked() -> bool:
-        return (await status_of(home) or {}).get("questions") == 1
+        return (await status_of(service_home) or {}).get("questions") == 1
 
     await eventually(asked, what="the permission question to wait")
     await asyncio.sleep(LONGER_THAN_IDLE)  # what is awaited is that nothing happens
     assert pid_alive(pid), "the service stopped while a question waited"
-    ok(cockpit("answer", session, "1", home=home))
+    ok(cockpit("answer", session, "1", home=service_home))
     await gone(pid, "the service to stop once the question was answered and the turn ended")
 
 
-async def test_an_idle_service_waits_for_a_running_turn(home: Path) -> None:
-    ok(cockpit(*HELLO, home=home))
-    session = newest_session(home)
-    ok(cockpit("service", "stop", "--yes", home=home))
-    ok(cockpit("send", session, "slow", home=home, env_extra=IDLE_SOON))
-    pid = the_service(home)
-    await turn_running(home, session)
+async def test_an_idle_service_waits_for_a_running_turn(service_home: Path) -> None:
+    ok(cockpit(*HELLO, home=service_home))
+    session = newest_session(service_home)
+    ok(cockpit("service", "stop", "--yes", home=service_home))
+    ok(cockpit("send", session, "slow", home=service_home, env_extra=IDLE_SOON))
+    pid = the_service(service_home)
+    await turn_running(service_home, session)
     await asyncio.sleep(LONGER_THAN_IDLE)  # what is awaited is that nothing happens
     assert pid_alive(pid), "the service stopped while a turn ran"
-    assert await session_status(home, session) == "working"
+    assert await session_status(service_home, session) == "working"
 
 
 # -- 8. killed mid-turn ------------------------------------------------------------------------
 
 
 async def test_a_service_killed_mid_turn_loses_no_row_orphans_no_agent_and_resumes(
-    home: Path,
+    service_home: Path,
 ) -> None:
-    ok(cockpit(*HELLO, home=home))
-    session = newest_session(home)
-    ok(cockpit("send", session, "slow", home=home))
-    await turn_running(home, session)
+    ok(cockpit(*HELLO, home=service_home))
+    session = newest_session(service_home)
+    ok(cockpit("send", session, "slow", home=service_home))
+    await turn_running(service_home, session)
     await eventually(
-        lambda: any("A slow reply" in text for _kind, text in rows_of(home, session).values()),
+        lambda: any(
+            "A slow reply" in text for _kind, text in rows_of(service_home, session).values()
+        ),
         what="the slow reply's row to be stored",
     )
-    pid = the_service(home)
-    agents = agents_of(home)
+    pid = the_service(service_home)
+    agents = agents_of(service_home)
     assert agents, "no agent runs the turn"
-    stored = rows_of(home, session)
+    stored = rows_of(service_home, session)
     os.kill(pid, signal.SIGKILL)
     await gone(pid, "the killed service to go")
     await eventually(
-        lambda: pids_of(home) == [], 5, "the agents of the killed service to end with it"
+        lambda: pids_of(service_home) == [], 5, "the agents of the killed service to end with it"
     )
 
-    ok(cockpit("service", "restart", "--yes", home=home))
-    after = rows_of(home, session)
+    ok(cockpit("service", "restart", "--yes", home=service_home))
+    after = rows_of(service_home, session)
     for key, (kind, text) in stored.items():
         assert key in after, f"row {key} ({kind}) was stored, and lost"
         assert after[key][0] == kind and after[key][1].startswith(text), f"row {key} changed"
     notices = [text for kind, text in after.values() if kind == "notice"]
     assert CUT_BY_A_STOP in notices
 
-    resumed = ok(cockpit("send", session, "hello", "--wait", home=home))
+    resumed = ok(cockpit("send", session, "hello", "--wait", home=service_home))
     assert "Welcome to Cockpit" in resumed.stdout

@@ -40,13 +40,6 @@ HELLO = ("run", "--agent", "demo", "--yes", "--keep", "hello")
 """A short turn in a new session whose agent stays up."""
 
 
-@pytest.fixture
-def home(service_home: Path) -> Path:
-    """The test's home, whose commands attach to its service; no process of it survives
-    the test."""
-    return service_home
-
-
 def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
     """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -94,55 +87,57 @@ def service_by_hand(home: Path, *before: str) -> subprocess.Popen[bytes]:
 
 
 def test_a_run_whose_service_the_user_stops_says_so_and_no_service_comes_back(
-    home: Path,
+    service_home: Path,
 ) -> None:
-    run = streaming(home)
-    stopped = cockpit("service", "stop", "--yes", home=home)
+    run = streaming(service_home)
+    stopped = cockpit("service", "stop", "--yes", home=service_home)
     assert stopped.returncode == 0, stopped.stderr
     code, err = ended(run)
     assert code == EXIT_SERVICE, err
     assert "the Cockpit service was stopped by `cockpit service stop`" in err
     assert "Traceback" not in err
-    time.sleep(6)  # a client used to start the next service after about 4 s
-    assert service_pid(home) is None
+    # A client used to start the next service about 4 s later. The run has ended: once no
+    # process of the store is left (the stopped service's agents end), none can start one.
+    wait_for(lambda: not pids_of(service_home), "every process of the store to end")
+    assert service_pid(service_home) is None
 
 
 def test_a_service_whose_socket_cannot_be_removed_still_ends_with_its_agents(
-    home: Path,
+    service_home: Path,
 ) -> None:
     """A folder where the socket was: removing the socket fails as the service stops. It
     used to linger for good, with its agent, its lock let go."""
-    home.mkdir(parents=True, exist_ok=True)
-    pid = service_by_hand(home).pid
-    assert cockpit(*HELLO, home=home).returncode == 0
-    agents = [other for other in pids_of(home) if other != pid]
+    service_home.mkdir(parents=True, exist_ok=True)
+    pid = service_by_hand(service_home).pid
+    assert cockpit(*HELLO, home=service_home).returncode == 0
+    agents = [other for other in pids_of(service_home) if other != pid]
     assert agents, "the run's agent should still run in the service"
-    socket = service_socket(home)
+    socket = service_socket(service_home)
     socket.unlink()
     socket.mkdir()
     (socket / "in the way").write_text("")
     os.kill(pid, signal.SIGTERM)
     wait_for(lambda: not pid_alive(pid), "the service to end", 30)
     wait_for(lambda: not any(pid_alive(agent) for agent in agents), "its agents to end", 10)
-    assert "could not remove the socket" in (home / "service.out").read_text()
+    assert "could not remove the socket" in (service_home / "service.out").read_text()
 
 
 @pytest.mark.parametrize("how", ["removed", "replaced"])
 def test_a_store_removed_under_the_service_stops_it_and_says_what_was_lost(
-    home: Path, tmp_path: Path, how: str
+    service_home: Path, tmp_path: Path, how: str
 ) -> None:
     """The store's folder removed (or moved away and another made in its place) while a
     reply streams: the run does not report success, it says how much could not be kept,
     and the service, which would write into a file no one can open, ends."""
-    run = streaming(home)
-    pid = service_pid(home)
+    run = streaming(service_home)
+    pid = service_pid(service_home)
     assert pid is not None
     if how == "removed":  # the service may write a log as it goes: what is left stays
-        shutil.rmtree(home, ignore_errors=True)
-        assert not (home / "cockpit.db").exists()
+        shutil.rmtree(service_home, ignore_errors=True)
+        assert not (service_home / "cockpit.db").exists()
     else:
-        home.rename(tmp_path / "moved away")
-        home.mkdir()
+        service_home.rename(tmp_path / "moved away")
+        service_home.mkdir()
     code, err = ended(run)
     assert code == EXIT_STORE, err
     assert "was removed or replaced while the Cockpit service ran" in err
@@ -150,22 +145,22 @@ def test_a_store_removed_under_the_service_stops_it_and_says_what_was_lost(
     wait_for(lambda: not pid_alive(pid), "the service to end", 30)
 
 
-def test_status_and_stop_say_what_a_full_disk_has_not_saved(home: Path) -> None:
+def test_status_and_stop_say_what_a_full_disk_has_not_saved(service_home: Path) -> None:
     """Disk full: `status` shows the sessions with unsaved text; `stop` without --yes says
     how much it would lose and does not stop; with --yes it says what was lost (it once
     printed only "Stopped", having lost most of a reply)."""
-    service = service_by_hand(home, "tests.full_disk", "4", "-1")
+    service = service_by_hand(service_home, "tests.full_disk", "4", "-1")
     try:
-        run = cockpit("run", "--agent", "demo", "--yes", "bench 20000", home=home)
+        run = cockpit("run", "--agent", "demo", "--yes", "bench 20000", home=service_home)
         assert run.returncode == EXIT_STORE, run.stderr
-        status = cockpit("service", "status", home=home)
+        status = cockpit("service", "status", home=service_home)
         assert "NOT SAVED:" in status.stdout, status.stdout
         assert "not saved" in status.stdout.split("NOT SAVED:")[1]
-        refused = cockpit("service", "stop", home=home)
+        refused = cockpit("service", "stop", home=service_home)
         assert refused.returncode == EXIT_USAGE, refused.stderr
         assert "not saved yet" in refused.stderr
-        assert service_pid(home) == service.pid
-        stopped = cockpit("service", "stop", "--yes", home=home)
+        assert service_pid(service_home) == service.pid
+        stopped = cockpit("service", "stop", "--yes", home=service_home)
         assert stopped.returncode == EXIT_STORE, stopped.stderr
         assert "could not be saved and are lost" in stopped.stderr
         assert "database or disk is full" in stopped.stderr
@@ -176,14 +171,14 @@ def test_status_and_stop_say_what_a_full_disk_has_not_saved(home: Path) -> None:
             service.wait()
 
 
-def test_a_reply_streaming_onto_a_healthy_disk_is_not_said_unsaved(home: Path) -> None:
+def test_a_reply_streaming_onto_a_healthy_disk_is_not_said_unsaved(service_home: Path) -> None:
     """What waits for the next flush (a tenth of a second) is no loss: while a reply
     streams and writes work, `status` shows nothing unsaved, whatever moment it is asked
     at (it said "NOT SAVED" at almost every moment of a streaming reply)."""
-    run = streaming(home)
+    run = streaming(service_home)
     try:
         for _ in range(5):
-            status = cockpit("service", "status", home=home)
+            status = cockpit("service", "status", home=service_home)
             assert "working" in status.stdout, status.stdout
             assert "NOT SAVED" not in status.stdout
             assert "not saved" not in status.stdout

@@ -51,18 +51,6 @@ BURN = "import time\nwhile time.process_time() < 1: pass"
 """A child that uses one second of CPU time, however long that takes on a busy machine."""
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 # -- what is measured -------------------------------------------------------------------------
 
 
@@ -120,10 +108,10 @@ async def start_failure(home: Path, project: Path, spec: AgentSpec, ceiling: flo
 
 @pytest.mark.real_spawn
 async def test_an_agent_that_sleeps_while_it_starts_fails_at_the_stall_limit(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
     began = time.monotonic()
-    why = await start_failure(home, project, tiny("--start", "sleep=300"), 90)
+    why = await start_failure(data_home, project_dir, tiny("--start", "sleep=300"), 90)
     assert STALLED in why
     assert "it used no CPU time and wrote nothing" in why
     assert time.monotonic() - began < 60, "it waited for the ceiling"
@@ -131,11 +119,11 @@ async def test_an_agent_that_sleeps_while_it_starts_fails_at_the_stall_limit(
 
 @pytest.mark.real_spawn
 async def test_an_agent_that_writes_but_never_answers_fails_at_the_ceiling(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
     began = time.monotonic()
     chatty = AgentSpec(name="chatty", command=CHATTY)
-    why = await start_failure(home, project, chatty, CEILING)
+    why = await start_failure(data_home, project_dir, chatty, CEILING)
     assert f"did not answer within {CEILING:g} s while starting" in why
     assert "loading..." in why  # its last words on stderr
     assert time.monotonic() - began >= CEILING
@@ -143,25 +131,25 @@ async def test_an_agent_that_writes_but_never_answers_fails_at_the_ceiling(
 
 @pytest.mark.real_spawn
 async def test_an_agent_that_works_longer_than_the_stall_limit_starts(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
-    async with open_engine(home, timeout=60) as (engine, _recorder):
+    async with open_engine(data_home, timeout=60) as (engine, _recorder):
         engine.stall_limit = STALL
-        record = await engine.create_session(tiny("--start", f"busy={3 * STALL}"), project)
+        record = await engine.create_session(tiny("--start", f"busy={3 * STALL}"), project_dir)
         await engine.start(record.id)
         assert engine.status(record.id) == Status.READY
 
 
 async def test_a_load_may_take_longer_than_the_ceiling_while_the_agent_works(
-    home: Path, project: Path
+    data_home: Path, project_dir: Path
 ) -> None:
     """A session/load replays a long history: it gets four times the ceiling in all, and
     the stall rule still watches it (the agent only writes meanwhile). The agent is a fork
     of the tests' server, which answers `initialize` at once, whatever the machine's load."""
-    async with open_engine(home, timeout=120) as (engine, _recorder):
+    async with open_engine(data_home, timeout=120) as (engine, _recorder):
         engine.stall_limit = STALL
         spec = tiny("--caps", "load", "--load", "chatter=12")
-        record = await engine.create_session(spec, project)
+        record = await engine.create_session(spec, project_dir)
         await engine.start(record.id)
         await engine.stop(record.id)
         began = time.monotonic()
@@ -171,14 +159,14 @@ async def test_a_load_may_take_longer_than_the_ceiling_while_the_agent_works(
 
 
 async def test_the_stall_limit_comes_from_the_environment(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(STALL_ENV, "4.5")
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         assert engine.stall_limit == 4.5
         assert engine.problems == []
     monkeypatch.setenv(STALL_ENV, "soon")
-    async with open_engine(home) as (engine, _recorder):
+    async with open_engine(data_home) as (engine, _recorder):
         assert engine.stall_limit == STALL_LIMIT
         assert engine.problems == [
             f"{STALL_ENV} must be a number of seconds above 0, not 'soon': an agent that "
@@ -208,9 +196,11 @@ MODES = pytest.mark.parametrize("mode", ["local", "service"])
 
 @MODES
 @pytest.mark.real_spawn
-def test_run_fails_an_agent_that_does_nothing_at_the_stall_limit(home: Path, mode: str) -> None:
-    with services_stopped(home):
-        code, output, took = run_starting(home, mode, f"{TINY_CMD} --start sleep=300", 90)
+def test_run_fails_an_agent_that_does_nothing_at_the_stall_limit(
+    data_home: Path, mode: str
+) -> None:
+    with services_stopped(data_home):
+        code, output, took = run_starting(data_home, mode, f"{TINY_CMD} --start sleep=300", 90)
     assert code == 3, output
     assert STALLED in output
     assert "did not answer within" not in output
@@ -219,9 +209,9 @@ def test_run_fails_an_agent_that_does_nothing_at_the_stall_limit(home: Path, mod
 
 @MODES
 @pytest.mark.real_spawn
-def test_run_fails_an_agent_that_only_writes_at_its_timeout(home: Path, mode: str) -> None:
-    with services_stopped(home):
-        code, output, took = run_starting(home, mode, shlex.join(CHATTY), CEILING)
+def test_run_fails_an_agent_that_only_writes_at_its_timeout(data_home: Path, mode: str) -> None:
+    with services_stopped(data_home):
+        code, output, took = run_starting(data_home, mode, shlex.join(CHATTY), CEILING)
     assert code == 3, output
     assert f"did not answer within {CEILING:g} s while starting" in output
     assert "did nothing" not in output
@@ -230,9 +220,13 @@ def test_run_fails_an_agent_that_only_writes_at_its_timeout(home: Path, mode: st
 
 @MODES
 @pytest.mark.real_spawn
-def test_run_starts_an_agent_that_works_longer_than_the_stall_limit(home: Path, mode: str) -> None:
-    with services_stopped(home):
-        code, output, _took = run_starting(home, mode, f"{TINY_CMD} --start busy={3 * STALL}", 90)
+def test_run_starts_an_agent_that_works_longer_than_the_stall_limit(
+    data_home: Path, mode: str
+) -> None:
+    with services_stopped(data_home):
+        code, output, _took = run_starting(
+            data_home, mode, f"{TINY_CMD} --start busy={3 * STALL}", 90
+        )
     assert code == 0, output
     assert "ok" in output
 

@@ -29,12 +29,6 @@ REFUSED = "ssh: connect to host build-box port 22: Connection refused"
 """What ssh says when the host is up and its sshd is not."""
 
 
-@pytest.fixture
-def home(service_home: Path) -> Path:
-    """The store the bridge serves, whose service is stopped at the test's end."""
-    return service_home
-
-
 class DroppingBridge:
     """A `--via` command, as the screen runs it, that reaches the service of `home` and
     notes its pid, until it is told to fail as ssh does: saying what ssh says of a host
@@ -80,9 +74,9 @@ def status_of(app: CockpitApp, width: int = 200) -> str:
 
 
 async def test_what_ssh_says_after_a_drop_is_on_the_offline_line_not_over_the_screen(
-    home: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    service_home: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    bridge = DroppingBridge(home, tmp_path)
+    bridge = DroppingBridge(service_home, tmp_path)
     app = make_app(tmp_path, engine=bridge.engine)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until(lambda: app.current is not None, 30, "a session on screen")

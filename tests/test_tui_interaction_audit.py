@@ -244,7 +244,7 @@ async def test_answering_a_request_leaves_the_transcript_at_its_end(tmp_path: Pa
         await wait_until(lambda: isinstance(app.focused, PermissionPrompt))
         await pilot.press("1")
         await ready(app)
-        await pilot.pause(0.5)  # past any scrolling animation
+        await pilot.wait_for_scheduled_animations()  # past any scrolling animation
         view = app.query_one(TranscriptView)
         assert view.max_scroll_y > 20
         assert view.scroll_y >= view.max_scroll_y - 1

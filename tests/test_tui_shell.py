@@ -27,7 +27,17 @@ from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import ConfirmScreen, OptionsScreen, RenameScreen
 from cockpit.ui.screens.reading import PlanScreen
 from cockpit.ui.transcript import TranscriptView
-from tests.ui_helpers import NOW, add_session, fill, make_app, ready, send, ticking, wait_until
+from tests.ui_helpers import (
+    NOW,
+    add_session,
+    fill,
+    make_app,
+    ready,
+    send,
+    settled,
+    ticking,
+    wait_until,
+)
 
 SIZE = (260, 50)
 
@@ -204,7 +214,7 @@ async def test_escape_cancels_from_the_transcript_and_returns_to_the_composer(
         await wait_until(lambda: isinstance(app.screen, HelpScreen))
         await pilot.press("escape")
         await wait_until(lambda: not isinstance(app.screen, HelpScreen))
-        await pilot.pause(0.2)
+        await settled(pilot)
         assert app.engine.status(session) == Status.WORKING
         # Esc closes the composer's completion menu, and only that.
         composer = app.query_one(Composer)
@@ -213,7 +223,7 @@ async def test_escape_cancels_from_the_transcript_and_returns_to_the_composer(
         menu = app.query_one(CompletionMenu)
         await wait_until(lambda: bool(menu.display))
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await settled(pilot)
         assert not menu.display and composer.text == "/"
         assert app.engine.status(session) == Status.WORKING
         composer.text = ""

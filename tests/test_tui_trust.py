@@ -21,7 +21,16 @@ from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.transcript import TranscriptView
-from tests.ui_helpers import add_session, fill, focused_composer, make_app, ready, send, wait_until
+from tests.ui_helpers import (
+    add_session,
+    fill,
+    focused_composer,
+    make_app,
+    ready,
+    send,
+    settled,
+    wait_until,
+)
 
 SIZE = (100, 30)
 
@@ -330,7 +339,7 @@ async def test_toasts_never_cover_the_composer(tmp_path: Path) -> None:
         for number in range(3):
             app.notify(f"note {number}", timeout=30)
         await wait_until(lambda: len(app.screen.query(Toast)) == 3)
-        await pilot.pause(0.3)
+        await settled(pilot)
         composer = app.query_one(Composer).region
         toasts = [toast.region for toast in app.screen.query(Toast)]
         assert all(region.height for region in toasts)

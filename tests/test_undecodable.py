@@ -155,13 +155,6 @@ async def test_the_engine_cleans_what_a_client_sends(engines: Engines) -> None:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def home(tmp_path: Path) -> Iterator[Path]:
     with services_stopped(tmp_path / "home") as home:
         yield home
@@ -169,9 +162,9 @@ def home(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_prompt_with_bytes_that_are_not_utf8_runs_and_shows(
-    mode: str, home: Path, project: Path
+    mode: str, home: Path, project_dir: Path
 ) -> None:
-    result = run_in(mode, home, "run", "--cwd", str(project), "--agent", "demo", THINK)
+    result = run_in(mode, home, "run", "--cwd", str(project_dir), "--agent", "demo", THINK)
     assert result.returncode == EXIT_OK, result.stderr
     assert "Traceback" not in result.stderr
     notice = replaced_notice("Argument 1 of the prompt", 1)
@@ -182,14 +175,14 @@ def test_a_prompt_with_bytes_that_are_not_utf8_runs_and_shows(
     assert shown.returncode == 0, shown.stderr
     assert f"> think {REPLACEMENT}.txt" in shown.stdout
     assert shown.stdout.count("not UTF-8") == 1  # the command line's notice, not the engine's
-    again = run_in(mode, home, "run", "--cwd", str(project), "--agent", "demo", "think")
+    again = run_in(mode, home, "run", "--cwd", str(project_dir), "--agent", "demo", "think")
     assert again.returncode == EXIT_OK, again.stderr
 
 
-def test_send_file_with_bytes_that_are_not_utf8(home: Path, project: Path) -> None:
-    bad = project / "plan.md"
+def test_send_file_with_bytes_that_are_not_utf8(home: Path, project_dir: Path) -> None:
+    bad = project_dir / "plan.md"
     bad.write_bytes(b"tour \xff\xfe \xc3")
-    first = cockpit("run", "--cwd", str(project), "--agent", "demo", "hello", home=home)
+    first = cockpit("run", "--cwd", str(project_dir), "--agent", "demo", "hello", home=home)
     assert first.returncode == EXIT_OK, first.stderr
     session = cockpit("ls", home=home).stdout.split()[0]
     sent = cockpit("send", session, "--file", str(bad), "--wait", home=home)

@@ -140,6 +140,31 @@ def burst(app: CockpitApp, *keys: str) -> None:
         app.post_message(events.Key(key, key_to_character(key)))
 
 
+async def settled(pilot: Any) -> None:
+    """Until the app has handled every message its screen was sent and finished every
+    worker those started (and their animations): what a burst of keys leads to has then
+    happened, so a test may assert what did not happen."""
+    app = pilot.app
+    for _ in range(100):
+        await pilot.wait_for_scheduled_animations()
+        running = [worker for worker in app.workers if not worker.is_finished]
+        if not running:
+            return
+        await app.workers.wait_for_complete(running)
+    raise AssertionError(f"the app never settled: {list(app.workers)}")
+
+
+async def handled_so_far(app: CockpitApp, rounds: int = 3) -> None:
+    """Until the app has handled the messages it was sent before now, and those their
+    handlers sent (`rounds` deep): a callback goes to the back of its queue, which is
+    first in first out. Unlike a pilot's pause, this does not wait for the app to be idle,
+    so it returns while an agent keeps the app busy."""
+    for _ in range(rounds):
+        handled = asyncio.Event()
+        app.call_later(handled.set)
+        await handled.wait()
+
+
 async def steady(pilot: Any, read: Callable[[], T], pauses: int = 3) -> T:
     """What `read()` gives once it has stayed the same over `pauses` pauses in a row: a
     layout settles in steps (a prompt mounted, then the scrollbar it brought narrows it)."""
