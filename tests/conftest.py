@@ -217,6 +217,25 @@ def project_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def cli_home(tmp_path: Path) -> Iterator[Path]:
+    """A data folder (`tmp_path/home`, made) for the `cockpit` commands a test runs, in
+    either mode: a service they start there is gone when the test ends."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with services_stopped(home):
+        yield home
+
+
+@pytest.fixture
+def readme_project(tmp_path: Path) -> Path:
+    """A project folder holding a README (`tmp_path/project`), for an agent to read."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "README.md").write_text("# A project\n\nIt has a readme.\n")
+    return folder
+
+
+@pytest.fixture
 def data_home(tmp_path: Path) -> Path:
     """A data folder (not made yet) for an engine the test opens itself, apart from the
     COCKPIT_HOME of its commands (`isolated_home`)."""

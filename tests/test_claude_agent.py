@@ -71,7 +71,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def sample_app(tmp_path: Path) -> Path:
+    """A small project with a README and a program, for the agent to read and edit."""
     folder = tmp_path / "project"
     (folder / "src").mkdir(parents=True)
     (folder / "README.md").write_text("# Demo project\n\nIt prints hello.\n")
@@ -200,9 +201,9 @@ async def four_step_turn(home: Path, project: Path, fake: FakeAnthropic) -> str:
 
 
 async def test_earlier_steps_are_sent_byte_identical_and_the_cache_grows(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
-    await four_step_turn(data_home, project, fake)
+    await four_step_turn(data_home, sample_app, fake)
     bodies = fake.bodies()
     assert [len(body["messages"]) for body in bodies] == [1, 3, 5, 7]
     for index, earlier in enumerate(bodies):
@@ -250,9 +251,9 @@ async def test_earlier_steps_are_sent_byte_identical_and_the_cache_grows(
 
 
 async def test_inspect_prints_exactly_what_the_server_received(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
-    session = await four_step_turn(data_home, project, fake)
+    session = await four_step_turn(data_home, sample_app, fake)
     bodies = [recorded.body for recorded in fake.requests]
     result = inspect(data_home, session, "--json")
     assert result.returncode == 0, result.stderr
@@ -299,9 +300,11 @@ async def test_inspect_prints_exactly_what_the_server_received(
     assert missing.returncode == 2 and "there is no call 9 (the session made 4)" in missing.stderr
 
 
-async def test_inspect_refuses_a_session_of_another_agent(data_home: Path, project: Path) -> None:
+async def test_inspect_refuses_a_session_of_another_agent(
+    data_home: Path, sample_app: Path
+) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", sample_app)
         await engine.prompt(record.id, "hello")
     result = inspect(data_home, record.id)
     assert result.returncode == 2
@@ -310,7 +313,7 @@ async def test_inspect_refuses_a_session_of_another_agent(data_home: Path, proje
 
 
 async def test_a_signed_empty_thinking_block_is_sent_back(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(
@@ -321,7 +324,7 @@ async def test_a_signed_empty_thinking_block_is_sent_back(
         reply(text("It has two functions.")),
     )
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         assert await engine.prompt(record.id, "what is in app.py?") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert_live_equals_stored(recorder, record.id, rows)
@@ -335,14 +338,14 @@ async def test_a_signed_empty_thinking_block_is_sent_back(
 
 
 async def test_a_prompt_sent_mid_turn_lands_after_the_tool_results(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(tool("run_command", {"command": "echo one"})),
         reply(text("Ran it, and I saw your second message.")),
     )
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         extra: list[asyncio.Future[Any]] = []
 
         def on_ask(request: PermissionRequest) -> None:
@@ -395,7 +398,7 @@ async def test_a_prompt_sent_mid_turn_lands_after_the_tool_results(
 
 @pytest.mark.parametrize("stop", ["max_tokens", "refusal"])
 async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
-    stop: str, data_home: Path, project: Path, fake: FakeAnthropic
+    stop: str, data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     """The reply is cut (or refused) while a second prompt waits: the agent answers the
     second prompt at once, in a turn of its own, and both requests get a response."""
@@ -405,7 +408,7 @@ async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
         reply(text("Here is the answer to the second question.")),
     )
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         turn = asyncio.create_task(engine.prompt(record.id, "first question"))
         await recorder.wait_for(lambda: len(fake.requests) == 1)
         joined = mid_turn_prompt(engine, record.id, "second question")
@@ -436,14 +439,14 @@ async def test_a_prompt_queued_when_the_model_stops_short_is_answered(
 
 
 async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     """Cancel ends the turn; a prompt that waited for it is logged after the cancel, shown,
     answered `cancelled`, sent with the next prompt and replayed after a restart."""
     long_text = " ".join(f"word{n}" for n in range(600))
     fake.script(Reply([text(long_text)], delay=0.01), reply(text("Short, then.")))
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
         await recorder.wait_for(
             lambda: any(b.kind == "agent" and len(b.text) > 40 for b in recorder.view(record.id))
@@ -470,7 +473,7 @@ async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert [block["text"] for block in messages[2]["content"]] == ["and keep it short", "go on"]
     async with open_engine(data_home) as (engine, _recorder):
-        imported = await engine.create_session("claude", project)
+        imported = await engine.create_session("claude", sample_app)
         await engine.store.update_session(imported.id, agent_session_id=agent_session)
         await engine.start(imported.id)
         replayed = await rows_of(engine, imported.id)
@@ -482,7 +485,7 @@ async def test_a_prompt_queued_when_the_turn_is_cancelled_is_kept(
 
 
 async def test_a_prompt_queued_when_the_model_call_fails_is_kept(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     long_text = " ".join(f"word{n}" for n in range(300))
     fake.script(
@@ -490,7 +493,7 @@ async def test_a_prompt_queued_when_the_model_call_fails_is_kept(
         reply(text("Back.")),
     )
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
         await recorder.wait_for(
             lambda: any(b.kind == "agent" and len(b.text) > 20 for b in recorder.view(record.id))
@@ -508,7 +511,7 @@ async def test_a_prompt_queued_when_the_model_call_fails_is_kept(
 
 
 async def test_a_path_that_looks_like_an_option_stays_a_path(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     """`find -fprint -maxdepth ...` would create a file called -maxdepth: every path the
     agent hands to find or grep starts with ./ instead."""
@@ -521,12 +524,12 @@ async def test_a_path_that_looks_like_an_option_stays_a_path(
         ),
         reply(text("Nothing there.")),
     )
-    before = sorted(str(path) for path in project.rglob("*"))
+    before = sorted(str(path) for path in sample_app.rglob("*"))
     async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         assert await engine.prompt(record.id, "list -fprint") == "end_turn"
         assert_live_equals_stored(recorder, record.id, await rows_of(engine, record.id))
-    assert sorted(str(path) for path in project.rglob("*")) == before
+    assert sorted(str(path) for path in sample_app.rglob("*")) == before
     results = fake.bodies()[1]["messages"][2]["content"]
     for result, name in zip(results[:3], ["-fprint", "-fprint x", "-r"], strict=True):
         assert result["is_error"] is True
@@ -536,12 +539,12 @@ async def test_a_path_that_looks_like_an_option_stays_a_path(
 
 
 async def test_cancel_stops_the_stream_at_once_and_keeps_what_arrived(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     long_text = " ".join(f"word{n}" for n in range(600))
     fake.script(Reply([text(long_text)], delay=0.01), reply(text("Fine, stopping there.")))
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         turn = asyncio.create_task(engine.prompt(record.id, "write a lot"))
         await recorder.wait_for(
             lambda: any(b.kind == "agent" and len(b.text) > 40 for b in recorder.view(record.id))
@@ -573,12 +576,12 @@ async def test_cancel_stops_the_stream_at_once_and_keeps_what_arrived(
 
 
 async def test_cancel_while_a_command_waits_for_permission(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(text("Running it."), tool("run_command", {"command": "echo never"})))
     fake.script(reply(text("OK.")))
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         turn = asyncio.create_task(engine.prompt(record.id, "run something"))
         await recorder.wait_for(lambda: bool(recorder.asked))
         assert await engine.cancel(record.id)
@@ -593,7 +596,7 @@ async def test_cancel_while_a_command_waits_for_permission(
 
 
 async def test_a_model_error_fails_the_turn_visibly_and_the_session_goes_on(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(http_error(500, "api_error", "the fake server broke"))
     fake.script(
@@ -606,7 +609,7 @@ async def test_a_model_error_fails_the_turn_visibly_and_the_session_goes_on(
     )
     fake.script(reply(text("Back again.")))
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         assert await engine.prompt(record.id, "first") == "error"
         rows = await rows_of(engine, record.id)
         assert rows[-1].kind == "error"
@@ -639,13 +642,13 @@ async def test_a_model_error_fails_the_turn_visibly_and_the_session_goes_on(
 
 
 async def test_a_refusal_ends_the_turn_and_leaves_the_context(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(text("Fine.")))
     fake.script(reply(text("I can't help with"), stop="refusal"))
     fake.script(reply(text("Sure.")))
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         assert await engine.prompt(record.id, "hello") == "end_turn"
         assert await engine.prompt(record.id, "something refused") == "refusal"
         rows = await rows_of(engine, record.id)
@@ -663,7 +666,7 @@ async def test_a_refusal_ends_the_turn_and_leaves_the_context(
 
 
 async def test_max_tokens_stops_without_running_a_cut_tool_call(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(
@@ -673,24 +676,24 @@ async def test_max_tokens_stops_without_running_a_cut_tool_call(
         )
     )
     async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         assert await engine.prompt(record.id, "write x") == "max_tokens"
         rows = await rows_of(engine, record.id)
         assert_live_equals_stored(recorder, record.id, rows)
         assert any("output token limit" in row.text for row in rows if row.kind == "agent")
         assert not recorder.asked
-        assert not (project / "x.txt").exists()
+        assert not (sample_app / "x.txt").exists()
         entries = await agent_log(engine, data_home, record.id)
         (result,) = [entry for entry in entries if entry.type == "tool_result"]
         assert result.data["isError"] is True
 
 
 async def test_without_a_key_the_agent_says_what_to_set(
-    data_home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, sample_app: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         with pytest.raises(StartError, match="ANTHROPIC_API_KEY"):
             await engine.start(record.id)
         (row,) = await rows_of(engine, record.id)
@@ -701,11 +704,11 @@ async def test_without_a_key_the_agent_says_what_to_set(
 
 
 async def test_a_reloaded_session_needs_the_key_to_prompt(
-    data_home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, sample_app: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake.script(reply(text("Hi.")))
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         assert await engine.prompt(record.id, "hello") == "end_turn"
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     async with open_engine(data_home) as (engine, _recorder):
@@ -717,12 +720,12 @@ async def test_a_reloaded_session_needs_the_key_to_prompt(
 
 
 async def test_session_load_after_a_restart_replays_the_same_transcript(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(*FOUR_STEPS)
     fake.script(reply(thinking("Short one.", "sig-2"), text("Second turn.")))
     async with open_engine(data_home, auto_answer=allow_all) as (engine, _recorder):
-        original = await engine.create_session("claude", project)
+        original = await engine.create_session("claude", sample_app)
         assert await engine.prompt(original.id, "look around") == "end_turn"
         assert await engine.prompt(original.id, "and again") == "end_turn"
         before = await rows_of(engine, original.id)
@@ -730,7 +733,7 @@ async def test_session_load_after_a_restart_replays_the_same_transcript(
     async with open_engine(data_home) as (engine, recorder):
         # A new engine and a new agent process; a session that holds no transcript yet
         # keeps what the agent replays from its log.
-        imported = await engine.create_session("claude", project)
+        imported = await engine.create_session("claude", sample_app)
         await engine.store.update_session(imported.id, agent_session_id=agent_session)
         await engine.start(imported.id)
         after = await rows_of(engine, imported.id)
@@ -759,7 +762,7 @@ async def test_session_load_after_a_restart_replays_the_same_transcript(
 
 
 async def test_prompt_edit_with_permission_command_and_resume(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(
         reply(
@@ -773,7 +776,7 @@ async def test_prompt_edit_with_permission_command_and_resume(
         reply(text("Edited and checked.")),
     )
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
 
         def answer(request: PermissionRequest) -> None:
             asyncio.get_running_loop().create_task(engine.answer_permission(request.id, "allow"))
@@ -787,7 +790,7 @@ async def test_prompt_edit_with_permission_command_and_resume(
         assert diff["oldText"].endswith("It prints hello.\n") and diff["newText"].endswith(
             "It greets.\n"
         )
-        assert (project / "README.md").read_text() == "# Demo project\n\nIt greets.\n"
+        assert (sample_app / "README.md").read_text() == "# Demo project\n\nIt greets.\n"
         decisions = [row.text for row in rows if row.kind == "permission"]
         assert [d.split(":")[0] for d in decisions] == ["Allowed once", "Allowed once"]
         command = next(
@@ -817,7 +820,7 @@ async def test_prompt_edit_with_permission_command_and_resume(
 
 
 async def test_plan_mode_refuses_edits_and_a_rejection_is_reported(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     edit = {"path": "README.md", "old_text": "hello", "new_text": "bye"}
     fake.script(reply(tool("edit_file", edit)), reply(text("I would change hello to bye.")))
@@ -825,7 +828,7 @@ async def test_plan_mode_refuses_edits_and_a_rejection_is_reported(
         reply(tool("write_file", {"path": "new.txt", "content": "x\n"})), reply(text("OK."))
     )
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         await engine.set_mode(record.id, "plan")
         assert await engine.prompt(record.id, "change it") == "end_turn"
         assert not recorder.asked
@@ -840,8 +843,8 @@ async def test_plan_mode_refuses_edits_and_a_rejection_is_reported(
         assert_live_equals_stored(recorder, record.id, rows)
         statuses = [(row.payload or {}).get("status") for row in rows if row.kind == "tool"]
         assert statuses == ["failed", "failed"]
-    assert (project / "README.md").read_text().endswith("It prints hello.\n")
-    assert not (project / "new.txt").exists()
+    assert (sample_app / "README.md").read_text().endswith("It prints hello.\n")
+    assert not (sample_app / "new.txt").exists()
     plan_result = fake.bodies()[1]["messages"][2]["content"][0]
     assert plan_result["is_error"] is True and "plan mode" in plan_result["content"]
     rejected = fake.bodies()[3]["messages"][-1]["content"][0]
@@ -849,11 +852,11 @@ async def test_plan_mode_refuses_edits_and_a_rejection_is_reported(
 
 
 async def test_model_and_thinking_are_config_options(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(text("one")), reply(text("two")), reply(text("three")))
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
         await engine.start(record.id)
         options = (await engine.session(record.id)).config_options or ()
         model = next(o for o in options if o["id"] == "model")
@@ -924,7 +927,7 @@ async def test_the_fake_api_refuses_the_thinking_the_real_one_refuses(
 
 
 async def test_a_thinking_change_mid_turn_applies_from_the_next_turn(
-    data_home: Path, project: Path, fake: FakeAnthropic
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     """With thinking on, the API refuses a tool-loop step whose last assistant message does
     not open with a thinking block: a turn keeps the settings it started with."""
@@ -935,7 +938,7 @@ async def test_a_thinking_change_mid_turn_applies_from_the_next_turn(
         reply(thinking("It says hello.", "sig-end"), text("It prints hello.")),
     )
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project)
+        record = await engine.create_session("claude", sample_app)
 
         def on_ask(request: PermissionRequest) -> None:
             async def switch_then_allow() -> None:
@@ -962,7 +965,7 @@ async def test_a_thinking_change_mid_turn_applies_from_the_next_turn(
 
 
 async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
-    tmp_path: Path, project: Path, fake: FakeAnthropic
+    tmp_path: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     """The whole path a user takes: a prompt typed in the composer, the edit's diff asked
     inline, `1` allows it, the file changes and the reply shows as one bubble."""
@@ -977,7 +980,7 @@ async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
         ),
         reply(text("Edited.")),
     )
-    app = make_app(tmp_path, project, agent="claude")
+    app = make_app(tmp_path, sample_app, agent="claude")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(
             lambda: app.current is not None and app.engine.status(app.current) == Status.READY
@@ -992,7 +995,7 @@ async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
         await pilot.press("1")
         await wait_until(lambda: app.engine.status(session) == Status.READY)
         await pilot.pause()
-        assert (project / "README.md").read_text() == "# Demo project\n\nIt greets.\n"
+        assert (sample_app / "README.md").read_text() == "# Demo project\n\nIt greets.\n"
         bubbles = [bubble.text for bubble in app.query(AgentBubble)]
         assert bubbles == ["Editing the readme.", "Edited."]
         rows = await app.engine.rows(session)
@@ -1000,7 +1003,7 @@ async def test_through_the_tui_an_edit_is_asked_inline_and_answered_with_a_key(
 
 
 async def test_through_the_tui_a_command_runs_and_the_session_resumes_in_a_new_app(
-    tmp_path: Path, project: Path, fake: FakeAnthropic
+    tmp_path: Path, sample_app: Path, fake: FakeAnthropic
 ) -> None:
     """A command asked inline and allowed with `1`, its output in its card; then the app
     closes, a new app on the same home reopens the session with its transcript, and a new
@@ -1009,7 +1012,7 @@ async def test_through_the_tui_a_command_runs_and_the_session_resumes_in_a_new_a
         reply(text("Checking."), tool("run_command", {"command": "echo hello from the tui"})),
         reply(text("It printed hello.")),
     )
-    app = make_app(tmp_path, project, agent="claude")
+    app = make_app(tmp_path, sample_app, agent="claude")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(
             lambda: app.current is not None and app.engine.status(app.current) == Status.READY
@@ -1038,7 +1041,7 @@ async def test_through_the_tui_a_command_runs_and_the_session_resumes_in_a_new_a
     )
 
     fake.script(reply(text("Still hello.")))
-    again = make_app(tmp_path, project, agent="claude")
+    again = make_app(tmp_path, sample_app, agent="claude")
     async with again.run_test(size=(120, 40)) as pilot:
         await wait_until(lambda: again.current == session and len(again.query(AgentBubble)) == 2)
         await pilot.pause()
@@ -1067,32 +1070,32 @@ async def test_through_the_tui_a_command_runs_and_the_session_resumes_in_a_new_a
 
 
 async def test_inspect_reads_the_same_calls_through_the_service_as_from_the_store(
-    home: Path, project: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, sample_app: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`model_calls` of the contract: the store read on its own (no service runs) and the
     store's service, over its socket, answer the same calls, and `cockpit inspect` prints
     the same document either way."""
-    session = await four_step_turn(home, project, fake)
-    alone = await StoreReader.open(home)
+    session = await four_step_turn(data_home, sample_app, fake)
+    alone = await StoreReader.open(data_home)
     try:
         read = await alone.model_calls(session[:6])
     finally:
         await alone.close()
     assert (read.session, read.total, [c.number for c in read.calls]) == (session, 4, [1, 2, 3, 4])
     assert [dict(c.request) for c in read.calls] == [r.body for r in fake.requests]
-    local = inspect(home, session, "--json")
+    local = inspect(data_home, session, "--json")
     assert local.returncode == 0, local.stderr
     monkeypatch.delenv("COCKPIT_LOCAL")
-    with services_stopped(home):
-        await client.start_service(home)
-        engine = await client.open_engine(home, reach=client.Reach(), start=False)
+    with services_stopped(data_home):
+        await client.start_service(data_home)
+        engine = await client.open_engine(data_home, reach=client.Reach(), start=False)
         try:
             assert await engine.model_calls(session) == read
             assert (await engine.model_calls(session, 2)).calls == read.calls[1:2]
         finally:
             await engine.close()
-        attached = await asyncio.to_thread(inspect, home, session, "--json")
+        attached = await asyncio.to_thread(inspect, data_home, session, "--json")
         assert attached.returncode == 0, attached.stderr
         assert json.loads(attached.stdout) == json.loads(local.stdout)
-        refused = await asyncio.to_thread(inspect, home, "nothing-like-this")
+        refused = await asyncio.to_thread(inspect, data_home, "nothing-like-this")
         assert refused.returncode == 2 and refused.stderr.startswith("cockpit: no session")

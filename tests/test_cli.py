@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from store.store import Store
 from tests.engine_helpers import DEMO
 from tests.forked_cockpit import run_command
@@ -25,17 +23,9 @@ def cockpit(
     return run_command(args, env=env, cwd=cwd or ROOT, stdin=stdin, timeout=120)
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "README.md").write_text("# readme\n")
-    return folder
-
-
-def test_run_streams_the_reply_and_exits_zero(tmp_path: Path, project: Path) -> None:
+def test_run_streams_the_reply_and_exits_zero(tmp_path: Path, readme_project: Path) -> None:
     home = tmp_path / "home"
-    result = cockpit(home, "run", "--cwd", str(project), "show", "me", "around")
+    result = cockpit(home, "run", "--cwd", str(readme_project), "show", "me", "around")
     assert result.returncode == 0, result.stderr
     assert "cockpit agents" in result.stdout
     listed = json.loads(cockpit(home, "ls", "--json").stdout)
@@ -55,9 +45,9 @@ def test_run_streams_the_reply_and_exits_zero(tmp_path: Path, project: Path) -> 
     assert plain.startswith("> show me around\n")
 
 
-def test_run_reports_tools_decisions_and_plans(tmp_path: Path, project: Path) -> None:
+def test_run_reports_tools_decisions_and_plans(tmp_path: Path, readme_project: Path) -> None:
     result = cockpit(
-        tmp_path / "home", "run", "--cwd", str(project), "--yes", "plan", "and", "tools"
+        tmp_path / "home", "run", "--cwd", str(readme_project), "--yes", "plan", "and", "tools"
     )
     assert result.returncode == 0, result.stderr
     assert "Plan:\n  [x]" in result.stdout
@@ -67,20 +57,20 @@ def test_run_reports_tools_decisions_and_plans(tmp_path: Path, project: Path) ->
 
 
 def test_permissions_are_rejected_without_a_terminal_or_a_flag(
-    tmp_path: Path, project: Path
+    tmp_path: Path, readme_project: Path
 ) -> None:
-    result = cockpit(tmp_path / "home", "run", "--cwd", str(project), "permission")
+    result = cockpit(tmp_path / "home", "run", "--cwd", str(readme_project), "permission")
     assert result.returncode == 0, result.stderr
     assert "* Rejected: Write demo-notes.md (no terminal to ask)" in result.stdout
-    assert not (project / "demo-notes.md").exists()
+    assert not (readme_project / "demo-notes.md").exists()
     allowed = cockpit(
-        tmp_path / "home", "run", "--cwd", str(project), "--allow", "edit", "permission"
+        tmp_path / "home", "run", "--cwd", str(readme_project), "--allow", "edit", "permission"
     )
     assert "* Allowed once: Write demo-notes.md (by policy)" in allowed.stdout
 
 
-def test_a_crash_exits_three_with_the_stop_reason(tmp_path: Path, project: Path) -> None:
-    result = cockpit(tmp_path / "home", "run", "--cwd", str(project), "crash")
+def test_a_crash_exits_three_with_the_stop_reason(tmp_path: Path, readme_project: Path) -> None:
+    result = cockpit(tmp_path / "home", "run", "--cwd", str(readme_project), "crash")
     assert result.returncode == 3
     assert "stop reason 'error'" in result.stderr
     assert "ERROR: The agent exited with code 3." in result.stdout
@@ -96,12 +86,12 @@ def test_unknown_agent_and_missing_folder_are_usage_errors(tmp_path: Path) -> No
     assert cockpit(tmp_path / "home", "show", "zzzz").returncode == 2
 
 
-def test_any_command_can_be_the_agent(tmp_path: Path, project: Path) -> None:
+def test_any_command_can_be_the_agent(tmp_path: Path, readme_project: Path) -> None:
     result = cockpit(
         tmp_path / "home",
         "run",
         "--cwd",
-        str(project),
+        str(readme_project),
         "--agent-cmd",
         f"{sys.executable} {DEMO}",
         "think",
@@ -122,27 +112,27 @@ def test_agents_lists_availability_and_demo_words(tmp_path: Path) -> None:
 
 
 def test_a_broken_user_agents_file_is_reported_and_demo_still_runs(
-    tmp_path: Path, project: Path
+    tmp_path: Path, readme_project: Path
 ) -> None:
     home = tmp_path / "home"
     (home / "config").mkdir(parents=True)
     (home / "config" / "agents.toml").write_text("[agents.x\ncommand = 1\n")
-    result = cockpit(home, "run", "--cwd", str(project), "hello")
+    result = cockpit(home, "run", "--cwd", str(readme_project), "hello")
     assert result.returncode == 0
     assert f"{home / 'config' / 'agents.toml'}:1: not valid TOML" in result.stderr
 
 
 def test_escape_sequences_reach_a_pipe_raw_but_a_terminal_clean(
-    tmp_path: Path, project: Path
+    tmp_path: Path, readme_project: Path
 ) -> None:
     home = tmp_path / "home"
-    piped = cockpit(home, "run", "--cwd", str(project), "escape")
+    piped = cockpit(home, "run", "--cwd", str(readme_project), "escape")
     assert "\x1b[31m" in piped.stdout  # a pipe gets what the agent said
     script = (
         "import os, pty, sys\n"
         "pid, fd = pty.fork()\n"
         "if pid == 0:\n"
-        f"    os.execvp(sys.executable, [sys.executable, '-m', 'cockpit', 'run', '--cwd', {str(project)!r}, 'escape'])\n"
+        f"    os.execvp(sys.executable, [sys.executable, '-m', 'cockpit', 'run', '--cwd', {str(readme_project)!r}, 'escape'])\n"
         "out = b''\n"
         "while True:\n"
         "    try:\n"

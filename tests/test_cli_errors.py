@@ -8,14 +8,12 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cockpit.cli.exits import EXIT_OK, EXIT_USAGE, system_error_message
 from tests.cli_modes import MODES, run_in
-from tests.service_helpers import services_stopped
 
 
 @pytest.mark.parametrize(
@@ -45,15 +43,9 @@ def test_a_system_error_is_one_line_with_the_file_and_the_reason(error: OSError,
     assert system_error_message(error) == line
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
-    with services_stopped(tmp_path / "home") as home:
-        yield home
-
-
 @pytest.mark.parametrize("mode", MODES)
-def test_a_folder_that_is_not_there_is_one_line_and_exit_two(mode: str, home: Path) -> None:
-    result = run_in(mode, home, "run", "--agent", "demo", "--cwd", "/does/not/exist", "hi")
+def test_a_folder_that_is_not_there_is_one_line_and_exit_two(mode: str, cli_home: Path) -> None:
+    result = run_in(mode, cli_home, "run", "--agent", "demo", "--cwd", "/does/not/exist", "hi")
     assert (result.returncode, result.stderr) == (
         EXIT_USAGE,
         "cockpit: /does/not/exist is not a folder\n",
@@ -61,10 +53,10 @@ def test_a_folder_that_is_not_there_is_one_line_and_exit_two(mode: str, home: Pa
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_relative_folder_is_the_users(mode: str, home: Path, tmp_path: Path) -> None:
+def test_a_relative_folder_is_the_users(mode: str, cli_home: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     (work / "sub").mkdir(parents=True)
-    result = run_in(mode, home, "run", "--agent", "demo", "--cwd", "sub", "hi", cwd=work)
+    result = run_in(mode, cli_home, "run", "--agent", "demo", "--cwd", "sub", "hi", cwd=work)
     assert result.returncode == EXIT_OK, result.stderr
-    (listed,) = json.loads(run_in(mode, home, "ls", "--json").stdout)
+    (listed,) = json.loads(run_in(mode, cli_home, "ls", "--json").stdout)
     assert listed["cwd"] == str(work / "sub")

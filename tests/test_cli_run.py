@@ -35,14 +35,6 @@ from tests.waiting import eventually
 TINY_CMD = f"{sys.executable} {TINY}"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "README.md").write_text("# readme\n")
-    return folder
-
-
 def start(home: Path, *args: str, stdin: int | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "cockpit", *args],
@@ -68,10 +60,12 @@ def read_until(stream: IO[bytes], done: bytes | int, timeout: float = 60) -> byt
 
 
 def test_a_question_is_asked_when_stdin_is_a_terminal_and_stdout_a_pipe(
-    tmp_path: Path, project: Path
+    tmp_path: Path, readme_project: Path
 ) -> None:
     master, slave = os.openpty()
-    process = start(tmp_path / "home", "run", "--cwd", str(project), "permission", stdin=slave)
+    process = start(
+        tmp_path / "home", "run", "--cwd", str(readme_project), "permission", stdin=slave
+    )
     os.close(slave)
     try:
         assert process.stderr is not None
@@ -89,21 +83,27 @@ def test_a_question_is_asked_when_stdin_is_a_terminal_and_stdout_a_pipe(
     assert "* Allowed once: Write demo-notes.md\n" in stdout
     assert "The agent asks" not in stdout  # stdout holds only the session
     assert "Decision received: I wrote `demo-notes.md` (allowed once)." in stdout
-    assert (project / "demo-notes.md").exists()
+    assert (readme_project / "demo-notes.md").exists()
 
 
-def test_another_stop_reason_exits_one(tmp_path: Path, project: Path) -> None:
+def test_another_stop_reason_exits_one(tmp_path: Path, readme_project: Path) -> None:
     result = cockpit(
-        tmp_path / "home", "run", "--cwd", str(project), "--agent-cmd", TINY_CMD, "max_tokens"
+        tmp_path / "home",
+        "run",
+        "--cwd",
+        str(readme_project),
+        "--agent-cmd",
+        TINY_CMD,
+        "max_tokens",
     )
     assert result.returncode == 1
     assert "cockpit: the turn ended with stop reason 'max_tokens'" in result.stderr
     assert "! The agent stopped: it reached its output token limit." in result.stdout
 
 
-def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path, project: Path) -> None:
+def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path, readme_project: Path) -> None:
     home = tmp_path / "home"
-    process = start(home, "run", "--cwd", str(project), "slow")
+    process = start(home, "run", "--cwd", str(readme_project), "slow")
     try:
         assert process.stdout is not None
         first = read_until(process.stdout, 60)
@@ -129,10 +129,17 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path, project: Path) ->
 
 
 def test_verbose_status_lines_are_cleaned_of_escape_sequences(
-    tmp_path: Path, project: Path
+    tmp_path: Path, readme_project: Path
 ) -> None:
     result = cockpit(
-        tmp_path / "home", "run", "--verbose", "--cwd", str(project), "--agent-cmd", TINY_CMD, "ask"
+        tmp_path / "home",
+        "run",
+        "--verbose",
+        "--cwd",
+        str(readme_project),
+        "--agent-cmd",
+        TINY_CMD,
+        "ask",
     )
     assert result.returncode == 0, result.stderr
     assert "[waiting] Delete everything\n" in result.stderr
@@ -140,15 +147,17 @@ def test_verbose_status_lines_are_cleaned_of_escape_sequences(
     assert "answered: no" in result.stdout  # no terminal to ask: rejected
 
 
-def test_a_store_from_a_newer_cockpit_is_one_clear_line(tmp_path: Path, project: Path) -> None:
+def test_a_store_from_a_newer_cockpit_is_one_clear_line(
+    tmp_path: Path, readme_project: Path
+) -> None:
     home = tmp_path / "home"
     assert cockpit(home, "ls").returncode == 0
     assert not (home / "cockpit.db").exists(), "ls made a store where there was none"
     home.mkdir(exist_ok=True)
     with sqlite3.connect(home / "cockpit.db") as db:
         db.execute("PRAGMA user_version = 999")
-    for args in (["ls"], ["show", "abc"], ["run", "--cwd", str(project), "hello"], []):
-        result = cockpit(home, *args, cwd=project)  # [] opens the TUI
+    for args in (["ls"], ["show", "abc"], ["run", "--cwd", str(readme_project), "hello"], []):
+        result = cockpit(home, *args, cwd=readme_project)  # [] opens the TUI
         assert result.returncode == 2, (args, result.stderr)
         assert result.stderr.count("\n") == 1, result.stderr
         assert result.stderr.startswith("cockpit: ")
@@ -190,7 +199,7 @@ async def service_here(home: Path) -> AsyncIterator[None]:
 async def test_a_session_the_store_refuses_is_one_clear_line_and_exit_5(
     where: str,
     isolated_home: Path,
-    project: Path,
+    readme_project: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     writes_refused: None,
@@ -199,7 +208,7 @@ async def test_a_session_the_store_refuses_is_one_clear_line_and_exit_5(
     and across the service's socket alike: `cockpit run` says it in one line and exits 5,
     as it did when it caught the database's own error."""
     isolated_home.mkdir(parents=True, exist_ok=True)
-    args = parser().parse_args(["run", "--cwd", str(project), "hello"])
+    args = parser().parse_args(["run", "--cwd", str(readme_project), "hello"])
     if where == "local":
         code = await run_command(args, isolated_home)
     else:

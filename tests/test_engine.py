@@ -27,21 +27,13 @@ from tests.engine_helpers import (
 )
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "README.md").write_text("# A project\n\nIt has a readme.\n")
-    return folder
-
-
 def kinds(rows: list) -> list[str]:  # type: ignore[type-arg]
     return [row.kind for row in rows]
 
 
-async def test_the_tour_streams_into_one_row(data_home: Path, project: Path) -> None:
+async def test_the_tour_streams_into_one_row(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         assert await engine.prompt(record.id, "hello there") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert kinds(rows) == ["user", "agent"]
@@ -75,10 +67,10 @@ SCENARIOS = [
 
 @pytest.mark.parametrize("word", SCENARIOS)
 async def test_each_scenario_folds_and_streams_exactly(
-    data_home: Path, project: Path, word: str
+    data_home: Path, readme_project: Path, word: str
 ) -> None:
     async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         assert await engine.prompt(record.id, f"please {word}") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert_live_equals_stored(recorder, record.id, rows)
@@ -118,9 +110,9 @@ async def test_each_scenario_folds_and_streams_exactly(
             assert oct((data_home / "logs" / f"{record.id}.log").stat().st_mode & 0o777) == "0o600"
 
 
-async def test_tools_read_edit_and_run_a_terminal(data_home: Path, project: Path) -> None:
+async def test_tools_read_edit_and_run_a_terminal(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         assert await engine.prompt(record.id, "tools") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert_live_equals_stored(recorder, record.id, rows)
@@ -128,7 +120,7 @@ async def test_tools_read_edit_and_run_a_terminal(data_home: Path, project: Path
         assert [t["kind"] for t in tools] == ["read", "edit", "execute"]
         assert all(t["status"] == "completed" for t in tools)
         assert "It has a readme." in str(tools[0]["content"])
-        assert (project / "demo-notes.md").exists()
+        assert (readme_project / "demo-notes.md").exists()
         (terminal,) = tools[2]["terminalOutput"].values()
         assert terminal["output"] == "hello from the terminal\n"
         assert terminal["exitStatus"] == {"exitCode": 0, "signal": None}
@@ -138,10 +130,10 @@ async def test_tools_read_edit_and_run_a_terminal(data_home: Path, project: Path
 
 
 async def test_a_user_answer_is_written_before_the_agent_goes_on(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
 
         def answer(request: PermissionRequest) -> None:
             asyncio.get_running_loop().create_task(engine.answer_permission(request.id, "allow"))
@@ -159,9 +151,9 @@ async def test_a_user_answer_is_written_before_the_agent_goes_on(
         assert any(status == Status.WAITING for _, status, _ in recorder.statuses)
 
 
-async def test_allow_always_is_not_asked_again(data_home: Path, project: Path) -> None:
+async def test_allow_always_is_not_asked_again(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
 
         def answer(request: PermissionRequest) -> None:
             asyncio.get_running_loop().create_task(
@@ -176,9 +168,9 @@ async def test_allow_always_is_not_asked_again(data_home: Path, project: Path) -
         assert [d["decidedBy"] for d in decisions if d] == ["user", "remembered"]
 
 
-async def test_cancel_while_a_permission_is_pending(data_home: Path, project: Path) -> None:
+async def test_cancel_while_a_permission_is_pending(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         turn = asyncio.create_task(engine.prompt(record.id, "permission"))
         await recorder.wait_for(lambda: bool(recorder.asked))
         assert await engine.cancel(record.id)
@@ -192,9 +184,9 @@ async def test_cancel_while_a_permission_is_pending(data_home: Path, project: Pa
         assert_live_equals_stored(recorder, record.id, rows)
 
 
-async def test_cancel_mid_stream_keeps_what_arrived(data_home: Path, project: Path) -> None:
+async def test_cancel_mid_stream_keeps_what_arrived(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         turn = asyncio.create_task(engine.prompt(record.id, "slow"))
         await recorder.wait_for(lambda: recorder.frames > 12)
         started = asyncio.get_running_loop().time()
@@ -209,9 +201,9 @@ async def test_cancel_mid_stream_keeps_what_arrived(data_home: Path, project: Pa
         assert await engine.prompt(record.id, "hello") == "end_turn"  # the session goes on
 
 
-async def test_an_agent_that_crashes_mid_turn(data_home: Path, project: Path) -> None:
+async def test_an_agent_that_crashes_mid_turn(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         assert await engine.prompt(record.id, "crash") == "error"
         rows = await rows_of(engine, record.id)
         assert kinds(rows) == ["user", "agent", "error"]
@@ -227,9 +219,11 @@ async def test_an_agent_that_crashes_mid_turn(data_home: Path, project: Path) ->
         assert any("Reconnected" in r.text for r in after if r.kind == "notice")
 
 
-async def test_garbage_on_stdout_does_not_kill_the_session(data_home: Path, project: Path) -> None:
+async def test_garbage_on_stdout_does_not_kill_the_session(
+    data_home: Path, readme_project: Path
+) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         assert await engine.prompt(record.id, "garbage") == "end_turn"
         rows = await rows_of(engine, record.id)
         notices = [r.text for r in rows if r.kind == "notice"]
@@ -240,18 +234,20 @@ async def test_garbage_on_stdout_does_not_kill_the_session(data_home: Path, proj
         assert await engine.prompt(record.id, "hello") == "end_turn"
 
 
-async def test_a_ten_megabyte_line(data_home: Path, project: Path) -> None:
+async def test_a_ten_megabyte_line(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         assert await engine.prompt(record.id, "huge") == "end_turn"
         rows = await rows_of(engine, record.id)
         assert [len(r.text) for r in rows if r.kind == "agent"] == [10 * 1024 * 1024]
         assert_live_equals_stored(recorder, record.id, rows)
 
 
-async def test_an_agent_that_never_answers_initialize(data_home: Path, project: Path) -> None:
+async def test_an_agent_that_never_answers_initialize(
+    data_home: Path, readme_project: Path
+) -> None:
     async with open_engine(data_home, timeout=1) as (engine, _recorder):
-        record = await engine.create_session(demo("--hang-initialize"), project)
+        record = await engine.create_session(demo("--hang-initialize"), readme_project)
         with pytest.raises(StartError, match="did not answer within 1 s"):
             await engine.start(record.id)
         rows = await rows_of(engine, record.id)
@@ -261,9 +257,9 @@ async def test_an_agent_that_never_answers_initialize(data_home: Path, project: 
         assert live.process is not None and live.process.returncode is not None
 
 
-async def test_an_agent_that_exits_at_start(data_home: Path, project: Path) -> None:
+async def test_an_agent_that_exits_at_start(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session(demo("--exit-on-start", "5"), project)
+        record = await engine.create_session(demo("--exit-on-start", "5"), readme_project)
         assert await engine.prompt(record.id, "hello") == "error"
         rows = await rows_of(engine, record.id)
         assert rows[0].kind == "user"
@@ -272,10 +268,10 @@ async def test_an_agent_that_exits_at_start(data_home: Path, project: Path) -> N
 
 
 async def test_a_missing_agent_program_says_how_to_install_it(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("goose", project)
+        record = await engine.create_session("goose", readme_project)
         with pytest.raises(StartError, match="was not found"):
             await engine.start(record.id)
         (row,) = await rows_of(engine, record.id)
@@ -283,10 +279,10 @@ async def test_a_missing_agent_program_says_how_to_install_it(
 
 
 async def test_restart_with_a_stored_transcript_drops_the_replay(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         await engine.prompt(record.id, "first question")
         await engine.prompt(record.id, "think")
         before = await rows_of(engine, record.id)
@@ -304,15 +300,15 @@ async def test_restart_with_a_stored_transcript_drops_the_replay(
 
 
 async def test_load_without_a_stored_transcript_keeps_the_replay(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        original = await engine.create_session("demo", project)
+        original = await engine.create_session("demo", readme_project)
         await engine.prompt(original.id, "one")
         await engine.prompt(original.id, "two")
         agent_session = (await engine.session(original.id)).agent_session_id
         await engine.stop(original.id)
-        imported = await engine.create_session("demo", project)
+        imported = await engine.create_session("demo", readme_project)
         await engine.store.update_session(imported.id, agent_session_id=agent_session)
         await engine.start(imported.id)
         rows = await rows_of(engine, imported.id)
@@ -326,9 +322,9 @@ async def test_load_without_a_stored_transcript_keeps_the_replay(
         assert "replayed 2 turn(s)" in rows[-1].text
 
 
-async def test_a_load_that_fails_falls_back_honestly(data_home: Path, project: Path) -> None:
+async def test_a_load_that_fails_falls_back_honestly(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         await engine.store.update_session(
             record.id, agent_session_id="not-a-session-the-agent-knows"
         )
@@ -339,10 +335,12 @@ async def test_a_load_that_fails_falls_back_honestly(data_home: Path, project: P
         assert (await engine.session(record.id)).agent_session_id != "not-a-session-the-agent-knows"
 
 
-async def test_fs_escapes_are_refused(data_home: Path, project: Path, tmp_path: Path) -> None:
+async def test_fs_escapes_are_refused(
+    data_home: Path, readme_project: Path, tmp_path: Path
+) -> None:
     (tmp_path / "outside.txt").write_text("secret")
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         assert await engine.prompt(record.id, "outside") == "end_turn"
         rows = await rows_of(engine, record.id)
         refused = [r.text for r in rows if r.kind == "notice" and r.text.startswith("Refused")]
@@ -357,10 +355,10 @@ async def test_fs_escapes_are_refused(data_home: Path, project: Path, tmp_path: 
 
 @pytest.mark.real_spawn  # the group is the agent's own, not a stand-in's (tests/agent_forks.py)
 async def test_stop_ends_the_process_group_and_leaves_no_zombie(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         await engine.start(record.id)
         live = engine._live[record.id]
         assert live.process is not None
@@ -373,13 +371,13 @@ async def test_stop_ends_the_process_group_and_leaves_no_zombie(
 
 
 async def test_a_start_asked_for_while_a_stop_runs_waits_for_it(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     """A prompt typed the moment its session closes: the start waits for the stop, then
     runs a new agent. Run side by side, the stop marked the new agent's session closed and
     waited forever for that agent, which no one stopped, to exit (the app never closed)."""
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         await engine.start(record.id)
         live = engine._live[record.id]
         assert live.process is not None
@@ -395,9 +393,9 @@ async def test_a_start_asked_for_while_a_stop_runs_waits_for_it(
         assert not Path(f"/proc/{second}").exists()
 
 
-async def test_modes_and_config_options(data_home: Path, project: Path) -> None:
+async def test_modes_and_config_options(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         await engine.set_mode(record.id, "accept")
         await engine.set_config_option(record.id, "model", "demo-smart")
         session = await engine.session(record.id)
@@ -407,9 +405,9 @@ async def test_modes_and_config_options(data_home: Path, project: Path) -> None:
         assert model["currentValue"] == "demo-smart"
 
 
-async def test_eight_sessions_streaming_at_once(data_home: Path, project: Path) -> None:
+async def test_eight_sessions_streaming_at_once(data_home: Path, readme_project: Path) -> None:
     async with open_engine(data_home) as (engine, recorder):
-        records = [await engine.create_session("demo", project) for _ in range(8)]
+        records = [await engine.create_session("demo", readme_project) for _ in range(8)]
         reasons = await asyncio.gather(*(engine.prompt(r.id, "table") for r in records))
         assert reasons == ["end_turn"] * 8
         known = "# A long markdown reply\n\n" + markdown_reply(random.Random(7), 6000)
@@ -421,10 +419,10 @@ async def test_eight_sessions_streaming_at_once(data_home: Path, project: Path) 
 
 
 async def test_an_agent_speaking_another_protocol_version_is_refused(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session(demo("--protocol-version", "2"), project)
+        record = await engine.create_session(demo("--protocol-version", "2"), readme_project)
         with pytest.raises(StartError, match="speaks ACP version 2; Cockpit speaks version 1"):
             await engine.start(record.id)
         assert engine.status(record.id) == Status.ERROR
@@ -433,10 +431,10 @@ async def test_an_agent_speaking_another_protocol_version_is_refused(
 
 
 async def test_a_missing_file_is_not_found_unless_the_agent_needs_empty_content(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     async with open_engine(data_home) as (engine, _recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         live = LiveSession(
             record,
             AgentSpec(name="demo", command=("x",)),
@@ -446,21 +444,21 @@ async def test_a_missing_file_is_not_found_unless_the_agent_needs_empty_content(
             handshake_timeout=1,
         )
         with pytest.raises(RequestError) as raised:
-            await live.read_file(str(project / "missing.md"), None, None)
+            await live.read_file(str(readme_project / "missing.md"), None, None)
         assert raised.value.code == -32002
         live.spec = AgentSpec(name="gemini", command=("gemini",), missing_file="empty")
-        assert await live.read_file(str(project / "missing.md"), None, None) == ""
+        assert await live.read_file(str(readme_project / "missing.md"), None, None) == ""
         with pytest.raises(RequestError):
             await live.read_file("/etc/hostname", None, None)
         await live.stop()
 
 
 async def test_a_running_command_shows_its_output_before_it_ends(
-    data_home: Path, project: Path
+    data_home: Path, readme_project: Path
 ) -> None:
     """The card of a command that takes a while gets its output while it still runs."""
     async with open_engine(data_home, auto_answer=allow_all) as (engine, recorder):
-        record = await engine.create_session("demo", project)
+        record = await engine.create_session("demo", readme_project)
         seen: list[dict[str, Any]] = []
 
         def watch(event: EngineEvent) -> None:

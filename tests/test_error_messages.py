@@ -7,7 +7,6 @@ with --local."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,6 @@ from cockpit.cli.exits import EXIT_AGENT, EXIT_FAILED
 from cockpit.engine.errors import describe, request_error_line
 from tests.cli_modes import MODES, run_in
 from tests.fake_anthropic import FakeAnthropic, http_error
-from tests.service_helpers import services_stopped
 
 
 def test_data_with_a_message_reads_as_that_message() -> None:
@@ -75,12 +73,11 @@ def test_a_key_the_api_refuses_is_said_in_sentences() -> None:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A store whose service (when a test starts one) is gone when the test ends."""
+def keyless_home(cli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`cli_home`, with no model API key or address in the environment."""
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    with services_stopped(tmp_path / "home") as home:
-        yield home
+    return cli_home
 
 
 RAW = ("{'", '{"', "'variable'", "code -32000")
@@ -89,9 +86,9 @@ RAW = ("{'", '{"', "'variable'", "code -32000")
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_claude_agent_without_a_key_says_what_to_set(
-    mode: str, home: Path, project_dir: Path
+    mode: str, keyless_home: Path, project_dir: Path
 ) -> None:
-    result = run_in(mode, home, "run", "--cwd", str(project_dir), "--agent", "claude", "hi")
+    result = run_in(mode, keyless_home, "run", "--cwd", str(project_dir), "--agent", "claude", "hi")
     assert result.returncode == EXIT_AGENT, result.stderr
     assert "Authentication required: Set ANTHROPIC_API_KEY to an Anthropic API key" in (
         result.stderr
@@ -103,13 +100,13 @@ def test_the_claude_agent_without_a_key_says_what_to_set(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_refused_key_fails_the_turn_in_one_sentence(
-    mode: str, home: Path, project_dir: Path
+    mode: str, keyless_home: Path, project_dir: Path
 ) -> None:
     with FakeAnthropic() as fake:
         fake.script(http_error(401, "authentication_error", "invalid x-api-key"))
         result = run_in(
             mode,
-            home,
+            keyless_home,
             *("run", "--cwd", str(project_dir), "--agent", "claude", "hi"),
             env_extra={"ANTHROPIC_API_KEY": "sk-refused", "ANTHROPIC_BASE_URL": fake.url},
         )

@@ -9,13 +9,13 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cockpit.cli.exits import EXIT_CANCELLED, INTERRUPTED
-from tests.service_helpers import Terminal, services_stopped
+from tests.service_helpers import Terminal
 
 pytestmark = [
     pytest.mark.real_spawn,
@@ -35,14 +35,6 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {MOMENT_TIMEOUT:g} s in vain for {what}")
         time.sleep(0.002)
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
-    home = tmp_path / "home"
-    home.mkdir()
-    with services_stopped(home):
-        yield home
 
 
 def loaded(pid: int, library: str) -> bool:
@@ -74,10 +66,10 @@ def moments(home: Path, terminal: Terminal) -> dict[str, Callable[[], bool]]:
     ],
 )
 def test_ctrl_c_before_the_screen_says_so_in_one_line(
-    home: Path, tmp_path: Path, args: tuple[str, ...], moment: str
+    cli_home: Path, tmp_path: Path, args: tuple[str, ...], moment: str
 ) -> None:
-    terminal = Terminal(home, *args, str(tmp_path))
-    wait_for(moments(home, terminal)[moment], moment)
+    terminal = Terminal(cli_home, *args, str(tmp_path))
+    wait_for(moments(cli_home, terminal)[moment], moment)
     terminal.ctrl_c()
     code, output = terminal.end(END_TIMEOUT)
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
@@ -88,11 +80,11 @@ def test_ctrl_c_before_the_screen_says_so_in_one_line(
 
 @pytest.mark.parametrize("args", [(), ("--local",)])
 def test_sigint_once_the_screen_is_up_ends_it_cleanly(
-    home: Path, tmp_path: Path, args: tuple[str, ...]
+    cli_home: Path, tmp_path: Path, args: tuple[str, ...]
 ) -> None:
     """A Ctrl-C typed on the screen is a key; a SIGINT sent to it (`kill -INT`) ends it as
     a quit does, the terminal given back (the screen's alternate buffer left)."""
-    terminal = Terminal(home, *args, str(tmp_path))
+    terminal = Terminal(cli_home, *args, str(tmp_path))
     wait_for(lambda: b"\x1b[?1049h" in terminal.output, "the screen")
     time.sleep(0.5)
     terminal.process.send_signal(signal.SIGINT)

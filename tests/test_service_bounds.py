@@ -41,18 +41,10 @@ from tests.waiting import eventually
 
 
 @pytest.fixture
-def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The test's store, reached through its service (COCKPIT_LOCAL unset)."""
-    monkeypatch.delenv("COCKPIT_LOCAL")
-    isolated_home.mkdir(parents=True, exist_ok=True)
-    return isolated_home
-
-
-@pytest.fixture
-async def service(home: Path) -> AsyncIterator[ServiceProcess]:
+async def service(service_home: Path) -> AsyncIterator[ServiceProcess]:
     """`cockpit service` in a process of its own on the test's store, stopped after it."""
-    with services_stopped(home):
-        async with running_service(home) as running:
+    with services_stopped(service_home):
+        async with running_service(service_home) as running:
             yield running
 
 
@@ -136,19 +128,19 @@ def lines_of(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("through", ["service", "local"])
 async def test_a_draft_past_its_bound_is_not_kept_and_the_one_kept_stays(
-    home: Path, tmp_path: Path, through: str
+    service_home: Path, tmp_path: Path, through: str
 ) -> None:
     async with contextlib.AsyncExitStack() as stack:
         if through == "service":
-            stack.enter_context(services_stopped(home))
-            await stack.enter_async_context(running_service(home))
-            client = await stack.enter_async_context(attached(home))
+            stack.enter_context(services_stopped(service_home))
+            await stack.enter_async_context(running_service(service_home))
+            client = await stack.enter_async_context(attached(service_home))
             engine: Any = client
 
             async def save(session: str, text: str) -> None:
                 await client._call("save_draft", session_id=session, text=text)  # answered
         else:
-            engine = await Engine.open(home)
+            engine = await Engine.open(service_home)
             stack.push_async_callback(engine.close)
 
             async def save(session: str, text: str) -> None:
@@ -278,78 +270,80 @@ async def test_ten_thousand_malformed_lines_cost_the_log_a_line(service: Service
 
 
 async def test_past_the_cap_a_client_is_refused_in_words_and_status_and_stop_still_work(
-    home: Path,
+    service_home: Path,
 ) -> None:
     """A service that serves two clients: a third is refused with a line it prints (the
     command line exits 6 with it), and `status` and `stop` still work. Once one leaves,
     the next is served."""
-    async with served_here(home, max_clients=2) as running:
-        async with attached(home, "first"), attached(home, "second"):
+    async with served_here(service_home, max_clients=2) as running:
+        async with attached(service_home, "first"), attached(service_home, "second"):
             with pytest.raises(ServiceFull, match="has 2 clients attached, as many as it serves"):
-                await RemoteEngine.attach(lambda: connect_or_start(home, start=False))
-            refused = await asyncio.to_thread(cockpit, "events", "--json", home=home)
+                await RemoteEngine.attach(lambda: connect_or_start(service_home, start=False))
+            refused = await asyncio.to_thread(cockpit, "events", "--json", home=service_home)
             assert refused.returncode == 6
             assert refused.stderr.strip() == (
                 "cockpit: the Cockpit service has 2 clients attached, as many as it serves at "
                 "once: close one (a `cockpit` screen, a `cockpit events --follow`...) and try "
                 "again"
             )
-            status = await asyncio.to_thread(cockpit, "service", "status", home=home)
+            status = await asyncio.to_thread(cockpit, "service", "status", home=service_home)
             assert status.returncode == 0 and "2 client(s) attached" in status.stdout
-        async with attached(home, "third") as third:  # room again
+        async with attached(service_home, "third") as third:  # room again
             assert await third.sessions() == []
-            async with attached(home, "fourth"):
-                stopped = await asyncio.to_thread(cockpit, "service", "stop", "--yes", home=home)
+            async with attached(service_home, "fourth"):
+                stopped = await asyncio.to_thread(
+                    cockpit, "service", "stop", "--yes", home=service_home
+                )
                 assert stopped.returncode == 0, stopped.stderr
                 assert await asyncio.wait_for(running, 30) == 0
 
 
 async def test_a_full_service_turns_away_the_overflow_and_status_gets_in(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past the cap and the connections read over it, a connection is told why and closed
     unread: a client says the same line; `status` asks again until it gets in (here, once
     the silent connection over the cap has had its moment)."""
     monkeypatch.setattr(server, "OVER_THE_CAP", 1)
-    async with served_here(home, max_clients=1), attached(home, "only"):
-        _reader, silent = await raw_connection(home)  # over the cap, and says nothing
+    async with served_here(service_home, max_clients=1), attached(service_home, "only"):
+        _reader, silent = await raw_connection(service_home)  # over the cap, and says nothing
         try:
             await asyncio.sleep(0.1)
             with pytest.raises(ServiceFull, match="has 1 clients attached"):
-                await RemoteEngine.attach(lambda: connect_or_start(home, start=False))
-            assert await status_seconds(home) < server.OVER_THE_CAP_GRACE + 3
+                await RemoteEngine.attach(lambda: connect_or_start(service_home, start=False))
+            assert await status_seconds(service_home) < server.OVER_THE_CAP_GRACE + 3
         finally:
             silent.close()
 
 
 async def test_a_connection_that_never_says_hello_does_not_hold_a_place(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A connection that says nothing holds the one place of a service that serves one
     client only for a moment: then it is let go, and a client that says hello is served."""
     monkeypatch.setattr(server, "HELLO_GRACE", 1.0)
-    async with served_here(home, max_clients=1):
-        _reader, silent = await raw_connection(home)
+    async with served_here(service_home, max_clients=1):
+        _reader, silent = await raw_connection(service_home)
         try:
             await asyncio.sleep(0.1)
             with pytest.raises(ServiceFull):
-                await RemoteEngine.attach(lambda: connect_or_start(home, start=False))
+                await RemoteEngine.attach(lambda: connect_or_start(service_home, start=False))
             await asyncio.sleep(1.0)
-            async with attached(home, "served") as client:
+            async with attached(service_home, "served") as client:
                 assert await client.sessions() == []
         finally:
             silent.close()
 
 
 async def test_a_full_queue_of_connections_is_waited_out_not_taken_for_another_user(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A listener whose queue of connections is full refuses a connection with EAGAIN, and
     asyncio took the socket for connected: its peer's uid read as -1, and `status` said the
     socket was another user's. Now the client waits for room; when there is none in time,
     it says the service takes no more connections."""
     monkeypatch.setattr(launch, "QUEUE_WAIT", 0.5)
-    path = service_socket(home)
+    path = service_socket(service_home)
     path.parent.mkdir(parents=True, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -365,10 +359,10 @@ async def test_a_full_queue_of_connections_is_waited_out_not_taken_for_another_u
             except BlockingIOError:
                 break
         with pytest.raises(launch.ServiceBusy, match="takes no more connections"):
-            await query_service(home, protocol.STATUS)
+            await query_service(service_home, protocol.STATUS)
         loop = asyncio.get_running_loop()
         loop.call_later(0.2, lambda: listener.accept()[0].close())  # room, in a moment
-        _reader, writer = await launch.open_socket(home)
+        _reader, writer = await launch.open_socket(service_home)
         writer.close()
     finally:
         for waiting in queued:

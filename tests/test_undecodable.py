@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,6 @@ from tests.service_helpers import (
     cockpit,
     cockpit_command,
     cockpit_env,
-    services_stopped,
 )
 from tests.test_engine_restart import TINY
 from tests.ui_service_helpers import ENGINES, Engines, engines_of
@@ -154,50 +153,44 @@ async def test_the_engine_cleans_what_a_client_sends(engines: Engines) -> None:
 # -- the command line -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
-    with services_stopped(tmp_path / "home") as home:
-        yield home
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_a_prompt_with_bytes_that_are_not_utf8_runs_and_shows(
-    mode: str, home: Path, project_dir: Path
+    mode: str, cli_home: Path, project_dir: Path
 ) -> None:
-    result = run_in(mode, home, "run", "--cwd", str(project_dir), "--agent", "demo", THINK)
+    result = run_in(mode, cli_home, "run", "--cwd", str(project_dir), "--agent", "demo", THINK)
     assert result.returncode == EXIT_OK, result.stderr
     assert "Traceback" not in result.stderr
     notice = replaced_notice("Argument 1 of the prompt", 1)
     assert result.stdout.startswith(f"! {notice}\n")
     assert "(thinking)" in result.stdout  # the demo agent's `think` ran
-    (session,) = [line.split()[0] for line in run_in(mode, home, "ls").stdout.splitlines()]
-    shown = run_in(mode, home, "show", session)
+    (session,) = [line.split()[0] for line in run_in(mode, cli_home, "ls").stdout.splitlines()]
+    shown = run_in(mode, cli_home, "show", session)
     assert shown.returncode == 0, shown.stderr
     assert f"> think {REPLACEMENT}.txt" in shown.stdout
     assert shown.stdout.count("not UTF-8") == 1  # the command line's notice, not the engine's
-    again = run_in(mode, home, "run", "--cwd", str(project_dir), "--agent", "demo", "think")
+    again = run_in(mode, cli_home, "run", "--cwd", str(project_dir), "--agent", "demo", "think")
     assert again.returncode == EXIT_OK, again.stderr
 
 
-def test_send_file_with_bytes_that_are_not_utf8(home: Path, project_dir: Path) -> None:
+def test_send_file_with_bytes_that_are_not_utf8(cli_home: Path, project_dir: Path) -> None:
     bad = project_dir / "plan.md"
     bad.write_bytes(b"tour \xff\xfe \xc3")
-    first = cockpit("run", "--cwd", str(project_dir), "--agent", "demo", "hello", home=home)
+    first = cockpit("run", "--cwd", str(project_dir), "--agent", "demo", "hello", home=cli_home)
     assert first.returncode == EXIT_OK, first.stderr
-    session = cockpit("ls", home=home).stdout.split()[0]
-    sent = cockpit("send", session, "--file", str(bad), "--wait", home=home)
+    session = cockpit("ls", home=cli_home).stdout.split()[0]
+    sent = cockpit("send", session, "--file", str(bad), "--wait", home=cli_home)
     assert sent.returncode == EXIT_OK, sent.stderr
-    shown = cockpit("show", session, home=home).stdout
+    shown = cockpit("show", session, home=cli_home).stdout
     assert f"! {replaced_notice(f'The file {bad}', 3)}" in shown
     assert f"> tour {REPLACEMENT}{REPLACEMENT} {REPLACEMENT}" in shown
     piped = subprocess.run(
         cockpit_command("send", session, "--file", "-"),
         input=b"tour \xff",
-        env=cockpit_env(home),
+        env=cockpit_env(cli_home),
         capture_output=True,
         timeout=COCKPIT_TIMEOUT,
         check=False,
     )
     assert piped.returncode == EXIT_OK, piped.stderr
-    shown = cockpit("show", session, home=home).stdout
+    shown = cockpit("show", session, home=cli_home).stdout
     assert f"! {replaced_notice('Standard input', 1)}" in shown
