@@ -703,6 +703,22 @@ async def test_without_a_key_the_agent_says_what_to_set(
     assert fake.requests == []
 
 
+async def test_a_blank_prompt_is_refused_before_the_model_is_called(
+    data_home: Path, sample_app: Path, fake: FakeAnthropic
+) -> None:
+    """A prompt of white space only (another ACP client may send one) would make a request
+    with no message, which the model refuses: the agent says so and calls nothing."""
+    fake.script(reply(text("Hi.")))
+    async with open_engine(data_home) as (engine, _recorder):
+        record = await engine.create_session("claude", sample_app)
+        assert await engine.prompt(record.id, " \r\n") == "error"
+        error = (await rows_of(engine, record.id))[-1]
+        assert error.kind == "error" and "The prompt has no text" in error.text
+        assert fake.requests == []
+        assert await engine.prompt(record.id, "hello") == "end_turn"  # the session goes on
+    assert len(fake.requests) == 1
+
+
 async def test_a_reloaded_session_needs_the_key_to_prompt(
     data_home: Path, sample_app: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:

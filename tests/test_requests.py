@@ -268,6 +268,8 @@ thinking_blocks = st.builds(
     lambda text, signed: e.thinking(text, "sig" if signed else "", "m"), texts, st.booleans()
 )
 text_blocks = st.builds(lambda text: e.assistant_text(text, "m"), texts)
+prompts = texts.map(lambda text: text if text.strip() else f"q{text}")
+"""What a user sends: never blank (the agent refuses a blank prompt before it is logged)."""
 
 
 @st.composite
@@ -277,7 +279,7 @@ def conversations(draw: st.DrawFn) -> Log:
     calls = 0
     for turn_number in range(draw(st.integers(1, 3))):
         turn = f"t{turn_number}"
-        log.add(turn, 0, e.user_text(draw(texts) or "q", "u")).call()
+        log.add(turn, 0, e.user_text(draw(prompts), "u")).call()
         steps = draw(st.integers(1, 4))
         for step in range(1, steps + 1):
             if draw(st.integers(0, 9)) == 0:  # cancelled before anything sealed
@@ -300,7 +302,7 @@ def conversations(draw: st.DrawFn) -> Log:
             if draw(st.booleans()):
                 log.add(turn, step, e.error("oops", "x"))
             if ids and draw(st.integers(0, 3)) == 0:
-                log.add(turn, step, e.user_text(draw(texts) or "more", "u"))
+                log.add(turn, step, e.user_text(draw(prompts), "u"))
             if not ids and step < steps:
                 break
             if step < steps:

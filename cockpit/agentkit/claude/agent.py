@@ -38,6 +38,7 @@ from cockpit.agentkit.claude.config import (
     AGENT_NAME,
     AGENT_TITLE,
     AGENT_VERSION,
+    BLANK_PROMPT,
     KEY_VARIABLE,
     MODEL_OPTION,
     NO_KEY,
@@ -232,6 +233,8 @@ class ClaudeAgent(ConnectedAgent[Session]):
         session = self.session(session_id)
         api_key()
         text = prompt_text(prompt)
+        if not text.strip():  # the model refuses a request whose only text is blank
+            raise RequestError.invalid_params({"message": BLANK_PROMPT})
         if session.task is not None and not session.task.done():
             answer: asyncio.Future[StopReason] = asyncio.get_running_loop().create_future()
             session.queued.append(Queued(text, answer))

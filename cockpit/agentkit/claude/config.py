@@ -17,6 +17,7 @@ NO_KEY = (
     "Set ANTHROPIC_API_KEY to an Anthropic API key (and ANTHROPIC_BASE_URL to use a "
     "gateway), then start the session again."
 )
+BLANK_PROMPT = "The prompt has no text to send to the model: write something and send it again."
 
 DEFAULT_MODELS = {
     "claude-sonnet-4-6": "Claude Sonnet 4.6",
