@@ -612,6 +612,15 @@ def test_a_run_ends_its_first_line_with_a_dim_mark() -> None:
     assert text.plain[mark.start : mark.end].strip() == "run"
 
 
+def test_a_title_with_line_breaks_stays_on_its_line() -> None:
+    """A title is the agent's or the user's text: a line break in it would push the rest of
+    the entry (and a run's mark) onto lines of their own."""
+    entry = RailEntry("s1", "ready", "fix\nthe\r\nbug", "demo", "/p/a\nb", 5.0, True)
+    first, second = entry_text(entry, False, 20).plain.split("\n")
+    assert first == "  fix the bug    run"
+    assert "\n" not in second and "a b" in second
+
+
 def test_a_wide_title_is_cut_by_cells_with_an_ellipsis() -> None:
     entry = RailEntry("s1", "ready", "修复登录页面的错误并添加测试", "demo", "/p", 5.0)
     line = entry_text(entry, True, 12).plain

@@ -15,10 +15,9 @@ from textual.color import Color
 from textual.message import Message
 from textual.widgets.option_list import Option
 
-from cockpit.text.sanitize import printable
 from cockpit.text.textout import RUN_MARK, age
 from cockpit.ui.listing import Listing
-from cockpit.ui.one_line import clip_cells, short_folder
+from cockpit.ui.one_line import clean_line, clip_cells, short_folder
 from cockpit.ui.session_states import GLYPHS, RailState
 
 
@@ -55,14 +54,14 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
     text = Text()
     text.append(GLYPHS.get(entry.state, " "))
     mark = f" {RUN_MARK}" if entry.run else ""
-    title = clip_cells(printable(entry.title), width - 2 - len(mark))
+    title = clip_cells(clean_line(entry.title), width - 2 - len(mark))
     text.append(" " + title, style="bold" if entry.state in ("needs-you", "unread") else "")
     if mark:
         gap = width - 2 - cell_len(title) - len(mark)
         text.append(" " * gap + mark, style="dim")
     if not compact:
         when = age(entry.seconds_old)
-        place = printable(f"{entry.agent} · {short_folder(entry.folder)}")
+        place = clean_line(f"{entry.agent} · {short_folder(entry.folder)}")
         text.append(f"\n  {clip_cells(place, width - len(when) - 5)} · {when}", style="dim")
     return text
 
