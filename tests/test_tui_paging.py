@@ -380,10 +380,16 @@ async def test_page_keys_in_a_one_line_prompt_scroll_the_transcript(tmp_path: Pa
         await pilot.press("pagedown")
         await settle(pilot)
         assert view.scroll_y == bottom
+        one_line = composer.size.height
         composer.text = "line one\nline two\nline three"
         composer.move_cursor((2, 0))
         await settle(pilot)
-        bottom = view.scroll_y  # the prompt grew: the transcript is shorter
+        # The prompt grew: the transcript is shorter once the screen is laid out again,
+        # and still shows its end (a loaded machine may take more than a pause for that).
+        await wait_until(
+            lambda: composer.size.height > one_line and view.scroll_y == view.max_scroll_y
+        )
+        bottom = view.scroll_y
         await pilot.press("pageup")  # a longer prompt pages its own lines
         await settle(pilot)
         assert view.scroll_y == bottom
