@@ -399,7 +399,9 @@ async def test_five_thousand_connections_at_once_cost_a_bounded_memory_given_bac
         assert len(connections) > 4000
         assert await status_seconds(home) < 5
         peak = rss_mb(pid)
-        assert peak - before < 30, f"{before:.0f} MB before, {peak:.0f} MB with the connections"
+        # Holding all of them costs over 100 MB. Turning them away costs a few, more on a
+        # loaded machine, where more wait at once to be turned away (33 MB seen at load 13).
+        assert peak - before < 50, f"{before:.0f} MB before, {peak:.0f} MB with the connections"
     finally:
         for writer in connections:
             writer.close()
