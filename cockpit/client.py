@@ -37,7 +37,7 @@ from cockpit.engine.registry import (
 from cockpit.paths import private_dir, ssh_control_path
 from cockpit.protocol import STATUS, STOP
 from cockpit.remote.bridge import bridge
-from cockpit.remote.engine import ProtocolMismatch, RemoteEngine, ServiceFull
+from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.last_words import hear
 from cockpit.remote.launch import (
     GONE_TIMEOUT,
@@ -50,6 +50,7 @@ from cockpit.remote.launch import (
     service_pid,
     wait_gone,
 )
+from cockpit.remote.link import ProtocolMismatch, ServiceFull
 from cockpit.service import daemon
 
 LOCAL_ENV = "COCKPIT_LOCAL"

@@ -30,8 +30,9 @@ from cockpit.bounds import DRAFT_BYTES, RequestTooLarge, encoded
 from cockpit.engine.core import Engine
 from cockpit.paths import service_socket
 from cockpit.remote import launch
-from cockpit.remote.engine import RemoteEngine, ServiceFull
+from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import STREAM_LIMIT, connect_or_start, query_service
+from cockpit.remote.link import ServiceFull
 from cockpit.service import daemon, server
 from tests.bench.service_procs import ServiceProcess, rss_mb, running_service
 from tests.service_helpers import cockpit, services_stopped

@@ -35,7 +35,7 @@ from cockpit.client import (
     open_engine,
 )
 from cockpit.paths import ssh_control_path
-from cockpit.remote import engine as remote_engine
+from cockpit.remote import link as remote_link
 from cockpit.remote.launch import BridgeUnusable
 from tests.checkout import TREE
 from tests.engine_helpers import Recorder, assert_live_equals_stored
@@ -190,7 +190,7 @@ async def test_a_bridge_that_takes_its_time_to_connect_is_waited_for(
 ) -> None:
     """A bridge's first answer includes its own start (ssh connecting, a password typed):
     it gets BRIDGE_HELLO_TIMEOUT, not the socket's HELLO_TIMEOUT."""
-    monkeypatch.setattr(remote_engine, "HELLO_TIMEOUT", 0.3)
+    monkeypatch.setattr(remote_link, "HELLO_TIMEOUT", 0.3)
     slow = ("sh", "-c", f"sleep 1.5; exec {shlex.join(bridge_command(service_home))}")
     engine = await open_engine(service_home, reach=Reach(via=slow))
     try:

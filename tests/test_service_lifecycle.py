@@ -34,9 +34,10 @@ from cockpit.paths import (
     service_log,
     service_socket,
 )
-from cockpit.remote import engine as remote_engine
-from cockpit.remote.engine import ProtocolMismatch, RemoteEngine
+from cockpit.remote import link as remote_link
+from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import connect_or_start, open_socket, query_service
+from cockpit.remote.link import ProtocolMismatch
 from tests.proc_stat import stat_fields
 from tests.service_helpers import (
     Terminal,
@@ -390,7 +391,7 @@ async def test_a_service_that_hangs_is_said_to_hang(
 ) -> None:
     ok(cockpit(*HELLO, home=service_home))
     pid = the_service(service_home)
-    monkeypatch.setattr(remote_engine, "HELLO_TIMEOUT", 0.5)
+    monkeypatch.setattr(remote_link, "HELLO_TIMEOUT", 0.5)
     os.kill(pid, signal.SIGSTOP)
     try:
         with pytest.raises(ConnectionError, match="did not answer"):

@@ -29,8 +29,9 @@ from acp.connection import Connection, StreamDirection, StreamEvent
 from cockpit import protocol
 from cockpit.api import AttentionEvent, EngineEvent, FramesEvent, Row, Status, StatusEvent
 from cockpit.engine.core import Engine
-from cockpit.remote.engine import Connector, RemoteEngine
+from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import Streams
+from cockpit.remote.link import Connector
 from cockpit.service.link import OUTBOX_BYTES, ClientLink
 from cockpit.service.server import Service
 from store.model import Frame

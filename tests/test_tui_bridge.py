@@ -16,7 +16,7 @@ import pytest
 
 from cockpit.api import EngineAPI
 from cockpit.client import Reach, open_engine
-from cockpit.remote.engine import LINK_CUT
+from cockpit.remote.link import LINK_CUT
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.status_rules import fit_status
