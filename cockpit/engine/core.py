@@ -353,8 +353,10 @@ class Engine:
         return stored_agent(record, self.registry)
 
     async def rename(self, session_id: str, title: str) -> None:
-        """Give a session a title."""
-        await self.store.update_session(session_id, title=title)
+        """Give a session a title (NotSaved when the store refuses it; on a full disk the
+        store holds the change and writes it when there is room)."""
+        with saved():
+            await self.store.update_session(session_id, title=title)
         live = self._live.get(session_id)
         if live is not None:
             live.record = dataclasses.replace(live.record, title=title)
@@ -362,11 +364,13 @@ class Engine:
 
     async def delete(self, session_id: str) -> None:
         """Stop a session's agent and forget the session and its transcript (a prompt
-        still waiting to be sent to it is dropped with it)."""
+        still waiting to be sent to it is dropped with it). NotSaved when the store refuses
+        it: the session and its transcript stay."""
         for task in self._sends.pop(session_id, set()):
             task.cancel()
         await self.stop(session_id)
-        await self.store.delete_session(session_id)
+        with saved():  # the session stays, whole: the delete is one transaction
+            await self.store.delete_session(session_id)
         live = self._live.pop(session_id, None)
         if live is not None:
             live.discard()
@@ -377,7 +381,7 @@ class Engine:
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
         """Override the permission policy for one tool kind in one session (None removes
         the override); what changed, in words. A kind or action that does not exist is
-        refused (ValueError)."""
+        refused (ValueError); NotSaved when the store refuses the change."""
         check_rule(kind, action)
         record = await self.session(session_id)
         info = dict(record.info or {})
@@ -387,7 +391,8 @@ class Engine:
         else:
             rules[kind] = action
         info["policy"] = rules
-        await self.store.update_session(session_id, info=info)
+        with saved():
+            await self.store.update_session(session_id, info=info)
         self._emit(SessionEvent(session_id))
         return rule_set(self.policy, kind, action)
 
