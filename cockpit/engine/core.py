@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ from cockpit.api import (
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
 from cockpit.engine.automatic_answers import AutomaticAnswers
-from cockpit.engine.errors import describe, saved
+from cockpit.engine.errors import describe, not_opened, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
 from cockpit.engine.model_calls import model_calls
@@ -167,7 +168,11 @@ class Engine:
         stall limit is COCKPIT_STALL_LIMIT's (a bad value is a problem, and the default
         holds)."""
         folder = private_dir(data_dir or default_data_dir())
-        store = await Store.open(folder / "cockpit.db", clock=clock)
+        database = folder / "cockpit.db"
+        try:
+            store = await Store.open(database, clock=clock)
+        except sqlite3.Error as error:  # a full disk, a file that is not a database
+            raise not_opened(database, error) from error
         try:  # cut short (a Ctrl-C as Cockpit starts): the store's threads must not linger
             config = config or config_dir()
             setting_problems: list[str] = []
