@@ -504,14 +504,16 @@ class EngineAPI(Protocol):
         """The session whose id starts with `prefix` (KeyError when none or several)."""
 
     async def rename(self, session_id: str, title: str) -> None:
-        """Give a session a title."""
+        """Give a session a title (NotSaved when the store refuses it)."""
 
     async def delete(self, session_id: str) -> None:
-        """Stop a session's agent and forget the session and its transcript."""
+        """Stop a session's agent and forget the session and its transcript (NotSaved when
+        the store refuses it: the session stays, whole)."""
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
         """Override the permission rule for one tool kind in one session (None removes the
-        override); what changed, in words. ValueError for a kind or action that is none."""
+        override); what changed, in words. ValueError for a kind or action that is none,
+        NotSaved when the store refuses it."""
 
     async def session_policy(self, session_id: str) -> str:
         """The permission rules in force in a session, in words."""
@@ -519,7 +521,8 @@ class EngineAPI(Protocol):
     async def export(self, session_id: str, target: str = "", replace: bool = False) -> Path:
         """Write the transcript as Markdown where `target` says (relative to the session's
         folder; Cockpit's exports folder when empty) and note it in the transcript.
-        FileExistsError when the file exists and `replace` is False."""
+        FileExistsError when the file exists and `replace` is False; NotSaved when the
+        file was written but the store refused the note."""
 
     async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
         """Files under the session's folder that match `query` best (`@` completion)."""

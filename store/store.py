@@ -267,10 +267,11 @@ class Store:
 
     async def delete_session(self, session_id: str) -> None:
         """Forget a session and its whole transcript (SessionBusy while another Cockpit
-        writes it)."""
+        writes it). A delete the database refuses leaves the session as it was: stored,
+        what it held in memory still held, and writable."""
         self._sessions.claim(session_id)
         self._deleted.add(session_id)  # nothing starts writing it from now on
-        self._folds.pop(session_id, None)
+        fold = self._folds.pop(session_id, None)
         try:
             await self._writes.commit(
                 (),
@@ -279,8 +280,14 @@ class Store:
                     ("DELETE FROM sessions WHERE id = ?", (session_id,)),
                 ],
             )
+        except sqlite3.Error:  # refused: still stored, and what was held of it is held again
+            self._deleted.discard(session_id)
+            if fold is not None:
+                self._folds.setdefault(session_id, fold)
+            raise
         finally:
-            self._sessions.release(session_id)
+            if session_id not in self._folds:  # a fold kept writes it: its lock stays
+                self._sessions.release(session_id)
 
     # -- folding chunks into sessions ---------------------------------------------------------
 

@@ -191,3 +191,27 @@ async def test_a_start_without_an_environment_is_refused_when_one_is_required(
         assert "brought no environment" in row.text
     finally:
         await engine.close()
+
+
+@pytest.mark.parametrize("mask", [0o077, 0o002], ids=["077", "002"])
+async def test_a_file_the_agent_writes_gets_the_umask_of_the_request(
+    tmp_path: Path, mask: int
+) -> None:
+    """fs/write_text_file makes a new file (and its new folders) with the modes the
+    request's umask gives, not with the engine's own: the service runs with the umask it
+    started with, which is not the user's command's."""
+    project = tmp_path / "project"
+    project.mkdir()
+    own = os.umask(0o022)
+    engine = await Engine.open(tmp_path / "home")
+    try:
+        spec = AgentSpec(name="tiny", command=(sys.executable, TINY), title="tiny")
+        record = await engine.create_session(spec, project)
+        world = Environment({"PATH": os.environ["PATH"]}, mask)
+        assert await engine.prompt(record.id, "write=made/notes.txt", env=world) == "end_turn"
+    finally:
+        await engine.close()
+        os.umask(own)
+    assert (project / "made" / "notes.txt").read_text() == "tiny"
+    assert (project / "made" / "notes.txt").stat().st_mode & 0o777 == 0o666 & ~mask
+    assert (project / "made").stat().st_mode & 0o777 == 0o777 & ~mask

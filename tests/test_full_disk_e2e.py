@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 
 from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, SavingEvent
-from cockpit.cli.exits import EXIT_STORE
+from cockpit.cli.exits import EXIT_SERVICE, EXIT_STORE
 from cockpit.engine.core import Engine
 from store.workload import benchmark_reply
 from tests.engine_helpers import demo, open_engine
-from tests.full_disk import fill, free
+from tests.full_disk import fill, free, full_fs_missing, on_a_full_fs
 from tests.test_cli import ROOT
+from tests.test_cli_reading import a_store_left_mid_turn, without_local
 from tests.ui_helpers import local, make_app, ready, send, wait_until
 
 SIZE = 50_000
@@ -182,3 +183,37 @@ async def test_the_tui_says_the_transcript_is_not_saved_until_it_is(tmp_path: Pa
         await pilot.pause()
         rows = await app.engine.rows(session)
         assert rows[-1].kind == "agent" and rows[-1].text == REPLY
+
+
+@pytest.mark.real_spawn  # a service it starts runs in the full file system's namespace
+@pytest.mark.parametrize("local", ["1", ""], ids=["local", "attached"])
+@pytest.mark.parametrize("words", [("run", "hello"), ()], ids=["run", "tui"])
+async def test_a_command_that_cannot_open_the_store_on_a_full_file_system_says_why(
+    tmp_path: Path, local: str, words: tuple[str, ...]
+) -> None:
+    """A file system with no block left: a command that must write the store says why in
+    one line. With --local `run` and the TUI ended in `sqlite3.OperationalError: disk I/O
+    error` (the engine opening the store); now they name the file, and exit 5 as for a
+    read-only store. Attached, the service that cannot start says so (exit 6)."""
+    missing = full_fs_missing()
+    if missing:
+        pytest.skip(missing)
+    home = tmp_path / "home"
+    await a_store_left_mid_turn(home)
+    env = {
+        **without_local(),
+        "PYTHONPATH": str(ROOT),
+        **({"COCKPIT_LOCAL": local} if local else {}),
+    }
+    mount_point = tmp_path / "full"
+    mount_point.mkdir()
+    command = [sys.executable, "-m", "cockpit", *words]
+    result = await asyncio.to_thread(on_a_full_fs, home, command, mount_point, env)
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    if local:
+        database = mount_point / "home" / "cockpit.db"
+        assert result.returncode == EXIT_STORE, result.stderr
+        assert result.stderr.startswith(f"cockpit: cannot write {database}: "), result.stderr
+    else:
+        assert result.returncode == EXIT_SERVICE, result.stderr
+        assert result.stderr.startswith("cockpit: the Cockpit service for "), result.stderr

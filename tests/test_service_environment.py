@@ -23,6 +23,7 @@ from tests.service_helpers import (
     cockpit_env,
     service_pid,
 )
+from tests.test_engine_restart import TINY
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -199,3 +200,27 @@ def test_the_environment_shows_nowhere(service_home: Path, tmp_path: Path) -> No
     assert pid is not None
     for name in ("cmdline", "environ"):
         assert mark.encode() not in Path(f"/proc/{pid}/{name}").read_bytes()
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["service", "local"])
+def test_a_file_the_agent_writes_gets_the_umask_of_the_command(
+    home: Path, tmp_path: Path, local: bool
+) -> None:
+    """The agent's fs/write_text_file makes a new file and folder with the modes the
+    umask of the command that started it gives: the service's own umask (022, as the
+    first command started it) made them 0644 and 0755 under a command with umask 077."""
+    project = tmp_path / "project"
+    project.mkdir()
+    run_dumping(home, tmp_path / "first.env", {})  # the service starts with the usual 022
+    tiny = shlex.join([sys.executable, TINY])
+    prefix = ("--local",) if local else ()
+    command = cockpit_command(*prefix, "run", "--cwd", str(project), "--agent-cmd", tiny)
+    masked = ["sh", "-c", 'umask 077; exec "$@"', "sh", *command, "write=made/notes.txt"]
+    done = subprocess.run(
+        masked, env=cockpit_env(home), cwd=home.parent, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "wrote" in done.stdout
+    assert (project / "made" / "notes.txt").stat().st_mode & 0o777 == 0o600
+    assert (project / "made").stat().st_mode & 0o777 == 0o700

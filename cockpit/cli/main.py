@@ -35,6 +35,7 @@ from cockpit import __version__
 from cockpit.api import (
     DEFAULT_AGENT,
     MISSING_FILE_POLICIES,
+    NotSaved,
     SchemaError,
     SessionBusy,
     StoreUnreadable,
@@ -236,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PIPE
     except OSError as error:  # the system refused a file: a read-only store, a full disk
         print(f"cockpit: {system_error_message(error)}", file=sys.stderr)
+        return EXIT_STORE
+    except NotSaved as error:  # the store refused a write (--local on a full disk)
+        print(f"cockpit: {error}", file=sys.stderr)
         return EXIT_STORE
     except KeyboardInterrupt:  # Ctrl-C before a command had anything of its own to stop
         return interrupts.say_interrupted()  # (as Cockpit starts, a bridge that connects)

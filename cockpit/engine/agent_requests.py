@@ -50,13 +50,16 @@ class AgentRequests:
         """Cockpit's folders, which no file request and no command's folder may name."""
         self._terminals = Terminals(root, {}, spec().nice, self._own)
         self._background: set[asyncio.Future[None]] = set()
+        self._umask: int | None = None
+        """The umask of the command that started the agent: the files it writes get the
+        modes it gives (None: Cockpit's own)."""
 
     def use_environment(self, world: Environment) -> None:
         """The world the agent starts with: the commands it runs start from it too, without
         its secrets unless the agent's entry keeps them (`terminal_env`)."""
         spec = self._spec()
         self._terminals.env = terminal_env(world.variables, spec.terminal_env)
-        self._terminals.umask = world.umask
+        self._terminals.umask = self._umask = world.umask
         self._terminals.nice = spec.nice
 
     async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
@@ -74,7 +77,7 @@ class AgentRequests:
     async def write_file(self, path: str, content: str) -> None:
         """`fs/write_text_file`, or an ACP error the agent can read."""
         try:
-            await asyncio.to_thread(write_text, self.root, path, content, self._own)
+            await asyncio.to_thread(write_text, self.root, path, content, self._own, self._umask)
         except (OSError, ValueError) as error:
             await self._refused("write", path, error)
             raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error

@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ from cockpit.api import (
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
 from cockpit.engine.automatic_answers import AutomaticAnswers
-from cockpit.engine.errors import describe, saved
+from cockpit.engine.errors import describe, not_opened, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
 from cockpit.engine.model_calls import model_calls
@@ -167,7 +168,11 @@ class Engine:
         stall limit is COCKPIT_STALL_LIMIT's (a bad value is a problem, and the default
         holds)."""
         folder = private_dir(data_dir or default_data_dir())
-        store = await Store.open(folder / "cockpit.db", clock=clock)
+        database = folder / "cockpit.db"
+        try:
+            store = await Store.open(database, clock=clock)
+        except sqlite3.Error as error:  # a full disk, a file that is not a database
+            raise not_opened(database, error) from error
         try:  # cut short (a Ctrl-C as Cockpit starts): the store's threads must not linger
             config = config or config_dir()
             setting_problems: list[str] = []
@@ -353,8 +358,10 @@ class Engine:
         return stored_agent(record, self.registry)
 
     async def rename(self, session_id: str, title: str) -> None:
-        """Give a session a title."""
-        await self.store.update_session(session_id, title=title)
+        """Give a session a title (NotSaved when the store refuses it; on a full disk the
+        store holds the change and writes it when there is room)."""
+        with saved():
+            await self.store.update_session(session_id, title=title)
         live = self._live.get(session_id)
         if live is not None:
             live.record = dataclasses.replace(live.record, title=title)
@@ -362,11 +369,13 @@ class Engine:
 
     async def delete(self, session_id: str) -> None:
         """Stop a session's agent and forget the session and its transcript (a prompt
-        still waiting to be sent to it is dropped with it)."""
+        still waiting to be sent to it is dropped with it). NotSaved when the store refuses
+        it: the session and its transcript stay."""
         for task in self._sends.pop(session_id, set()):
             task.cancel()
         await self.stop(session_id)
-        await self.store.delete_session(session_id)
+        with saved():  # the session stays, whole: the delete is one transaction
+            await self.store.delete_session(session_id)
         live = self._live.pop(session_id, None)
         if live is not None:
             live.discard()
@@ -377,7 +386,7 @@ class Engine:
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
         """Override the permission policy for one tool kind in one session (None removes
         the override); what changed, in words. A kind or action that does not exist is
-        refused (ValueError)."""
+        refused (ValueError); NotSaved when the store refuses the change."""
         check_rule(kind, action)
         record = await self.session(session_id)
         info = dict(record.info or {})
@@ -387,7 +396,8 @@ class Engine:
         else:
             rules[kind] = action
         info["policy"] = rules
-        await self.store.update_session(session_id, info=info)
+        with saved():
+            await self.store.update_session(session_id, info=info)
         self._emit(SessionEvent(session_id))
         return rule_set(self.policy, kind, action)
 

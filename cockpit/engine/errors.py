@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from acp import RequestError
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 
 from cockpit.api import NotSaved
 from cockpit.text.textout import describe_error
+from store.database import unreadable
 
 MESSAGE_KEYS = ("message", "details")
 """Where an agent's JSON-RPC error data holds its words: the Claude agent says what to set
@@ -38,6 +40,16 @@ def saved() -> Iterator[None]:
         yield
     except sqlite3.Error as error:
         raise NotSaved(describe(error)) from error
+
+
+def not_opened(path: Path, error: sqlite3.Error) -> Exception:
+    """Why the store at `path` could not be opened to write, as the contract says it: a
+    file that is not a database as `ls` says it (StoreUnreadable), any other refusal (a
+    full disk: "disk I/O error") as NotSaved naming the file, worded as the system's own
+    refusals are ("cannot write PATH: why")."""
+    if isinstance(error, sqlite3.DatabaseError) and "not a database" in str(error):
+        return unreadable(path, error)
+    return NotSaved(f"cannot write {path}: {describe(error)}")
 
 
 def request_error_line(title: str, code: int, data: Any) -> str:

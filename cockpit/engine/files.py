@@ -104,21 +104,37 @@ def read_text(
     return select_lines(data.decode("utf-8", "replace"), line, limit)
 
 
-def write_text(root: Path, path: str, content: str, own: Sequence[Path] = ()) -> Path:
+def write_text(
+    root: Path, path: str, content: str, own: Sequence[Path] = (), umask: int | None = None
+) -> Path:
     """Write a text file inside `root` and outside `own`, creating missing folders; the
     write is atomic (a reader never sees half a file) and keeps an existing file's
-    permissions."""
+    permissions. A new file or folder gets the modes `umask` gives: the agent's, which
+    the service's own (a stale start-up's) is not (None: this process's)."""
     real = confine(root, path, own)
     if real == Path(os.path.realpath(root)):  # its temporary file went to the root's parent
         raise Refused(f"{path} is the session's folder, not a file")
-    real.parent.mkdir(parents=True, exist_ok=True)
+    umask = current_umask() if umask is None else umask
+    make_folders(real.parent, 0o777 & ~umask)
     existing = real.stat() if real.exists() else None
     if existing is not None:
         _must_be_a_file(path, existing.st_mode)
     mode = existing.st_mode & 0o7777 if existing is not None else None
     data = clean_text(content).encode("utf-8")
-    write_atomically(real, data, mode if mode is not None else 0o666 & ~current_umask())
+    write_atomically(real, data, mode if mode is not None else 0o666 & ~umask)
     return real
+
+
+def make_folders(folder: Path, mode: int) -> None:
+    """Create `folder` and the folders missing above it, each with `mode` exactly (mkdir
+    alone would take away this process's umask too)."""
+    missing: list[Path] = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        made.mkdir(exist_ok=True)
+        os.chmod(made, mode)
 
 
 def _must_be_a_file(path: str, mode: int) -> None:
