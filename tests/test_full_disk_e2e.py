@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, SavingEvent
 from cockpit.cli.exits import EXIT_SERVICE, EXIT_STORE
 from cockpit.engine.core import Engine

@@ -204,20 +204,20 @@ def test_the_environment_shows_nowhere(service_home: Path, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("local", [False, True], ids=["service", "local"])
 def test_a_file_the_agent_writes_gets_the_umask_of_the_command(
-    home: Path, tmp_path: Path, local: bool
+    service_home: Path, tmp_path: Path, local: bool
 ) -> None:
     """The agent's fs/write_text_file makes a new file and folder with the modes the
     umask of the command that started it gives: the service's own umask (022, as the
     first command started it) made them 0644 and 0755 under a command with umask 077."""
     project = tmp_path / "project"
     project.mkdir()
-    run_dumping(home, tmp_path / "first.env", {})  # the service starts with the usual 022
+    run_dumping(service_home, tmp_path / "first.env", {})  # the service starts with the usual 022
     tiny = shlex.join([sys.executable, TINY])
     prefix = ("--local",) if local else ()
     command = cockpit_command(*prefix, "run", "--cwd", str(project), "--agent-cmd", tiny)
     masked = ["sh", "-c", 'umask 077; exec "$@"', "sh", *command, "write=made/notes.txt"]
     done = subprocess.run(
-        masked, env=cockpit_env(home), cwd=home.parent, capture_output=True, text=True,
+        masked, env=cockpit_env(service_home), cwd=service_home.parent, capture_output=True, text=True,
         timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
