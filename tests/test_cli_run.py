@@ -166,15 +166,15 @@ def test_a_store_from_a_newer_cockpit_is_one_clear_line(
 
 
 def test_a_file_that_is_not_a_store_is_one_clear_line_with_local(
-    tmp_path: Path, project: Path
+    tmp_path: Path, readme_project: Path
 ) -> None:
     """`run` and the TUI with the engine in process: as `ls` says it (exit 2). Both ended
     in `sqlite3.DatabaseError: file is not a database` as the engine opened the store."""
     home = tmp_path / "home"
     home.mkdir()
     (home / "cockpit.db").write_text("notes, not a database\n" * 100)
-    for args in (["--local", "run", "--cwd", str(project), "hello"], ["--local"]):
-        result = cockpit(home, *args, cwd=project)
+    for args in (["--local", "run", "--cwd", str(readme_project), "hello"], ["--local"]):
+        result = cockpit(home, *args, cwd=readme_project)
         assert (result.returncode, result.stdout) == (2, ""), (args, result.stderr)
         assert result.stderr == (
             f"cockpit: {home}/cockpit.db is not a Cockpit store (SQLite says: file is not a "
