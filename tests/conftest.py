@@ -1,7 +1,7 @@
 """Shared test configuration: deterministic hypothesis, isolated stores, a garbage
 collector tuned for a long-lived test process, a pilot that checks for idleness in short
 windows, and bundled agents and services forked from a server that has imported them
-(`tests/agent_forks.py`)."""
+(`tests/support/agent_forks.py`)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, is_hypothesis_test, settings
 
 from cockpit.compat.textual_private import quicken_pilot_idle
 from store.store import Store
-from tests import agent_forks
-from tests.checkout import tree_first
-from tests.forked_cockpit import start_server
-from tests.service_helpers import services_stopped
-from tests.ui_service_helpers import ENGINES, Engines, engines_of
+from tests.support import agent_forks
+from tests.support.checkout import tree_first
+from tests.support.forked_cockpit import start_server
+from tests.support.service_helpers import services_stopped
+from tests.support.ui_service_helpers import ENGINES, Engines, engines_of
 
 settings.register_profile(
     "cockpit",
@@ -42,7 +42,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cockpit"))
 os.environ.update(tree_first(os.environ))
 """Every process the tests start imports this tree's code, not another checkout's: the
 agents an engine in the test process starts, the services, the servers that fork both,
-and whatever a test starts with its own environment (`tests/checkout.py`)."""
+and whatever a test starts with its own environment (`tests/support/checkout.py`)."""
 
 quicken_pilot_idle()
 """Every `pilot.pause()` and key press waits until the app is idle, which Textual checks
@@ -142,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "real_spawn: the test's bundled agents and services start as fresh interpreters,"
-        " not as forks of the agent fork server (tests/agent_forks.py)",
+        " not as forks of the agent fork server (tests/support/agent_forks.py)",
     )
     config.addinivalue_line(
         "markers",

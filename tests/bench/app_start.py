@@ -24,7 +24,7 @@ from textual.widgets import Footer
 
 import cockpit.ui.app as app_module
 from cockpit.ui.footer import KeyFooter
-from tests.ui_helpers import make_app
+from tests.support.ui_helpers import make_app
 
 REBUILDS = {"count": 0}
 

@@ -1,7 +1,7 @@
 """The prompt-cache benchmark: `python -m tests.bench.cache [--json] [--steps N]`.
 
 Run from a source checkout: it uses the fake Messages API of the tests
-(`tests/fake_anthropic.py`), which accounts for a prompt cache the way the API does.
+(`tests/support/fake_anthropic.py`), which accounts for a prompt cache the way the API does.
 
 1. A real Claude-agent subprocess, driven through Cockpit's engine, answers one scripted
    coding turn of N model calls (default 20: list, read, search, edit and run, then a
@@ -36,7 +36,7 @@ from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from store.chunk_log import ChunkLog, log_path
 from store.requests import naive_request, without_breakpoints
-from tests.fake_anthropic import FakeAnthropic, Reply, reply, text, thinking, tool
+from tests.support.fake_anthropic import FakeAnthropic, Reply, reply, text, thinking, tool
 
 MODULES = 8
 TARGETS = {"ours_cache_share": (">=", 0.9)}

@@ -1,7 +1,7 @@
 """The permission-burst benchmark: `python -m tests.bench.permissions [--json]
 [--sizes 200,1000] [--runs N]`, headless (`App.run_test`), from a source checkout.
 
-A real agent subprocess (`tests/tiny_agent.py`, prompt word `ask-many n=N`) asks N
+A real agent subprocess (`tests/support/tiny_agent.py`, prompt word `ask-many n=N`) asks N
 permissions at once in one turn and waits for every answer. Each size runs in a fresh
 interpreter (so its peak memory is its own), through the whole TUI:
 
@@ -48,7 +48,7 @@ POLL = 0.01
 TIMEOUT = 900.0
 """Seconds any one wait may take (the TUI before this benchmark took 110-130 s for 1,000)."""
 
-TINY = Path(__file__).resolve().parents[1] / "tiny_agent.py"
+TINY = Path(__file__).resolve().parents[1] / "support" / "tiny_agent.py"
 
 
 async def until(condition: Callable[[], bool], limit: float = TIMEOUT) -> None:

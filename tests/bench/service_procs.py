@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cockpit.paths import service_socket
 from cockpit.remote.launch import STREAM_LIMIT, Streams
-from tests.agent_forks import through_server
+from tests.support.agent_forks import through_server
 
 START_TIMEOUT = 30.0
 """Seconds a service may take to listen (a loaded machine, cold caches)."""
@@ -29,7 +29,7 @@ class ServiceProcess:
     """`cockpit service` in the foreground, in a process of this one's, on the store in
     `home` (which is also its COCKPIT_HOME: its config and its socket live there). In a
     test, unless it is marked `real_spawn`, that process is a stand-in for a fork of the
-    agent fork server (`tests/agent_forks.py`): `pid` is not the service's own there."""
+    agent fork server (`tests/support/agent_forks.py`): `pid` is not the service's own there."""
 
     def __init__(self, home: Path, idle: float = 60.0) -> None:
         self.home = home

@@ -27,7 +27,7 @@ from typing import Any
 from cockpit.remote.engine import RemoteEngine
 from tests.bench.service_procs import running_service
 from tests.bench.service_runs import bare_client_cpu, local_engine, no_other_cpu, tui_stream_cpu
-from tests.proc_stat import cpu_seconds
+from tests.support.proc_stat import cpu_seconds
 
 TARGETS = {"service_tui_vs_in_process_tui": 1.15}
 

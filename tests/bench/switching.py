@@ -27,7 +27,7 @@ from cockpit.ui.bubbles import AgentBubble
 from cockpit.ui.markdown_lines import finished_markdown, render_markdown
 from cockpit.ui.transcript import TranscriptView
 from store.workload import benchmark_reply
-from tests.ui_helpers import add_session, fill, make_app, wait_until
+from tests.support.ui_helpers import add_session, fill, make_app, wait_until
 
 SESSIONS = 4
 TURNS = 3

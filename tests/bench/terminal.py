@@ -35,7 +35,7 @@ from typing import Any
 
 from store.workload import BENCH_MARKER, BENCH_SIZE, benchmark_reply
 from tests.bench.tui_runs import bare_markdown_stream
-from tests.proc_stat import cpu_seconds
+from tests.support.proc_stat import cpu_seconds
 
 SIZES = (10_000, 25_000, BENCH_SIZE)
 SESSION = "cockpit-bench"

@@ -1,0 +1,1 @@
+"""`cockpit` commands as a user runs them."""

@@ -1,0 +1,1 @@
+"""The engine end to end, through real agents."""

@@ -1,0 +1,1 @@
+"""The service and its clients, in processes of their own."""

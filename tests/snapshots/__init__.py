@@ -1,0 +1,1 @@
+"""Pictures of the TUI (pytest-textual-snapshot), beside their __snapshots__."""

@@ -1,0 +1,1 @@
+"""The store on a real SQLite file."""

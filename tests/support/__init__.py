@@ -1,0 +1,1 @@
+"""Helpers of the tests: agents, servers, waits, builders (no tests)."""

@@ -1,0 +1,673 @@
+"""A tiny ACP agent on the real SDK, with configurable capabilities, for the engine tests.
+
+Run by path: `python tests/support/tiny_agent.py [--caps load,resume] [--resume-fails]` (other
+arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
+
+- `--caps`: what it advertises: `load` (session/load, which replays nothing), `resume`
+  (session/resume), both, or `none`.
+- `--resume-fails`: session/resume answers with an error.
+- `--start sleep=S | busy=S | chatter=S`: what it does before it answers `initialize`:
+  sleeps S seconds (no CPU, no output), burns CPU for S seconds, or has a helper write
+  a line to its stderr five times a second for S seconds. The helper runs in a session
+  of its own, so that the agent's process group uses no CPU meanwhile: only what it
+  writes shows it is alive.
+- `--load ...`: the same, before it answers `session/load`.
+
+Words in the prompt pick what a turn does (the reply is "ok" otherwise):
+
+- `ask-and-exit`: starts a tool call, asks permission for it, then exits with code 9
+  before any answer.
+- `ask`: asks permission for a tool call whose title holds escape sequences, then says
+  which option was chosen.
+- `ask-twins`, `ask-twins-always`, `ask-none`: ask permission with ambiguous options (an
+  allow and a reject sharing one id; none at all), then say what they were told.
+- `ask-and-check`: asks permission, and the moment it has the answer reads Cockpit's
+  database (`COCKPIT_DATA_DIR/cockpit.db`) for the decision rows, then says what it was
+  told and what it found: "told: yes; decisions stored: 1".
+- `ask-many [n=N] [gap=S]`: asks N permissions at once (tool calls `call_0`...; with
+  `gap`, the k-th k*S seconds after the first), waits for every answer, then says how many
+  were allowed and how many cancelled.
+- `max_tokens`, `refusal`: a short reply, then that stop reason.
+- `cancelled`: a short reply, then the stop reason `cancelled`, though no one cancelled.
+- `fail`: the prompt is answered with a JSON-RPC error; the agent stays up.
+- `read=PATH`: reads PATH (relative to the session's folder) through the client and says
+  how many characters came back, or why not.
+- `read-missing`: reads `missing.txt` in the session's folder through the client and
+  says what came back (`read: ''`, or `read failed: ...`), then the value of
+  `GEMINI_CLI_NO_RELAUNCH` in its environment.
+- `usage`: a short reply, then usage and a Gemini-style `_meta` quota in the response.
+- `hostile [n=N] [seed=S] [huge=B]`: N raw lines drawn from seed S that no agent may hurt
+  Cockpit with (`hostile_lines`), one of them B bytes long, then "still here after K valid
+  chunks" (the valid ones say `w0 w1 ...`).
+- `close-stdout`: says "closing", closes its output and lives on for a minute.
+- `ask-and-leave`: asks permission, and ends its turn without waiting for the answer.
+- `write=PATH`: writes "tiny" to PATH (relative to the session's folder) through the
+  client and says "wrote", or why not.
+- `term=CMD` / `ask-term=CMD`: runs `sh -c CMD` in a client terminal (asking permission
+  for CMD first with `ask-term`), and says its exit code and output, or why not.
+- `bad`: raw lines a misbehaving agent may write (a `session/update` whose params or update
+  is not an object, a text chunk whose content is not an object, a 100 KB update that is a
+  string), then "still here".
+- `refuse [n=N]`: N raw requests off ACP's schema or of methods no client serves
+  (`MALFORMED_REQUESTS`, in turn; one of each by default), one line each, then waits for
+  every answer and says which error codes came back, and for how many of them Cockpit's
+  database (`COCKPIT_DATA_DIR/cockpit.db`) held the refusal as the answer came:
+  "answers: -32601 x2, -32602 x11; stored before their answer: 13/13".
+- `raw=NAME`: the raw requests `RAW_REQUESTS[NAME]`, and the error codes of their
+  answers: "answers: [-32602, -32602]".
+- `meta-read=PATH`: reads PATH (relative to the session's folder) in a raw request whose
+  `_meta` names the request's own params (`path`, and `self`), and says what came back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import sqlite3
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from acp.connection import StreamDirection, StreamEvent
+from acp.core import Agent, AgentSideConnection, RequestError, run_agent
+from acp.helpers import start_tool_call, update_agent_message_text
+from acp.schema import (
+    AgentCapabilities,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptResponse,
+    RequestPermissionResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionResumeCapabilities,
+    ToolCallUpdate,
+    Usage,
+)
+
+EXIT_CODE = 9
+CHATTY = Path(__file__).with_name("chatty_agent.py")
+"""Its helper writes to the agent's stderr for `--start chatter=S`."""
+ESCAPED_TITLE = "Delete \x1b]0;pwned\x07\x1b[31meverything\x1b[0m"
+BAD_LINES = (
+    {"jsonrpc": "2.0", "method": "session/update", "params": "x"},
+    {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "{sid}", "update": "y"}},
+    {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "{sid}",
+            "update": {"sessionUpdate": "agent_message_chunk", "content": "not a block"},
+        },
+    },
+    {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "{sid}", "update": "z" * 100_000},
+    },
+)
+
+TOOL = {"toolCallId": "call_m", "title": "Delete the notes", "kind": "delete"}
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
+MALFORMED_REQUESTS: tuple[tuple[str, Any], ...] = (
+    ("session/request_permission",  # options not a list, and a title with escape sequences
+     {"sessionId": "{sid}", "toolCall": {**TOOL, "title": ESCAPED_TITLE}, "options": "allow"}),
+    ("session/request_permission", {"sessionId": "{sid}", "options": OPTIONS}),  # no toolCall
+    ("session/request_permission",  # a numeric toolCallId
+     {"sessionId": "{sid}", "toolCall": {**TOOL, "toolCallId": 7}, "options": OPTIONS}),
+    ("session/request_permission",  # an option of a kind ACP does not have
+     {"sessionId": "{sid}", "toolCall": TOOL,
+      "options": [{"optionId": "yes", "name": "Allow", "kind": "maybe"}]}),
+    ("session/request_permission", {"toolCall": TOOL, "options": OPTIONS}),  # no sessionId
+    ("session/request_permission", [TOOL, OPTIONS]),  # params that are a list
+    ("session/request_permission", None),  # no params at all
+    ("fs/read_text_file", {"sessionId": "{sid}", "path": 5}),
+    ("fs/write_text_file", {"sessionId": "{sid}", "path": "notes.txt"}),  # no content
+    ("terminal/create", {"sessionId": "{sid}", "command": ["rm", "-rf", "/"]}),
+    ("terminal/output", {"sessionId": "{sid}"}),  # no terminalId
+    ("no/such_method", {"sessionId": "{sid}"}),
+    ("_vendor/extension", {"sessionId": "{sid}"}),
+)  # fmt: skip
+"""Requests a client must refuse (method, params; `{sid}` is the session's id): the SDK
+answers each with "Invalid params" or "Method not found"."""
+
+RAW_REQUESTS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "no-terminal": tuple(
+        (method, {"sessionId": "{sid}", "terminalId": "term-\x1b[2J"})
+        for method in ("terminal/output", "terminal/wait_for_exit", "terminal/kill",
+                       "terminal/release")
+    ),
+    "no-program": (("terminal/create", {"sessionId": "{sid}", "command": "/no/such/program"}),),
+}  # fmt: skip
+"""Requests that follow ACP's schema and that Cockpit cannot serve: terminals it never
+made, a program that does not exist."""
+
+
+def hostile_lines(seed: int, session_id: str, count: int, huge: int) -> list[bytes]:
+    """`count` lines an agent must never be able to hurt Cockpit with, drawn from `seed`,
+    among which valid text chunks carry the words `w0 w1 ...`, in order.
+
+    Garbage and invalid UTF-8, JSON that is no object, arrays and updates nested hundreds
+    of levels deep, ids that are objects, lists or booleans, responses to ids never asked,
+    errors that are strings, unknown methods, every update kind with wrong types in its
+    fields, NUL, lone surrogates and escape sequences in text, and one line of `huge`
+    bytes."""
+    rng = random.Random(seed)
+    sid = session_id
+
+    def update(fields: dict[str, Any]) -> Any:
+        return {"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": sid, "update": fields}}  # fmt: skip
+
+    def nested(depth: int) -> Any:
+        value: Any = "bottom"
+        for _ in range(depth):
+            value = [value] if rng.random() < 0.5 else {"x": value}
+        return value
+
+    wrong: list[Any] = [
+        None,
+        7,
+        -1.5,
+        True,
+        "s",
+        [],
+        [1, "a"],
+        {},
+        {"a": {"b": []}},
+        "\x00",
+        "\ud800",
+    ]
+    kinds = ["agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "tool_call",
+             "tool_call_update", "plan", "available_commands_update", "current_mode_update",
+             "config_option_update", "session_info_update", "usage_update", "unknown_kind"]  # fmt: skip
+    fields = ["content", "toolCallId", "title", "status", "kind", "entries", "availableCommands",
+              "currentModeId", "configOptions", "used", "size", "cost", "messageId", "rawInput",
+              "locations"]  # fmt: skip
+    lines: list[bytes] = []
+    words = 0
+    for number in range(count):
+        roll = rng.randrange(16)
+        if roll < 4:  # a valid chunk, which must be stored
+            text = f"w{words} "
+            words += 1
+            message: Any = update(
+                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+            )
+        elif roll == 4:
+            lines.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))))
+            continue
+        elif roll == 5:
+            message = rng.choice([42, None, "x", [], [1, 2], True, 1.5])
+        elif roll == 6:
+            depth = rng.choice([100, 400, 900, 990, 1500, 5000])
+            lines.append(b"[" * depth + b"]" * depth)
+            continue
+        elif roll == 7:
+            message = update({"sessionUpdate": "agent_message_chunk",
+                              "content": nested(rng.choice([70, 400, 900]))})  # fmt: skip
+        elif roll == 8:
+            message = {"jsonrpc": "2.0", "id": rng.choice([{"a": 1}, [1], True, 1.5, None, 99999]),
+                       "result": rng.choice([None, {}, [], "x"])}  # fmt: skip
+            if rng.random() < 0.5:
+                message = {**{k: v for k, v in message.items() if k != "result"},
+                           "error": rng.choice(["boom", 5, [], {"code": "x"}, None])}  # fmt: skip
+        elif roll == 9:
+            message = {"jsonrpc": "2.0", "method": rng.choice(["no/such", "fs/nothing", 5, []]),
+                       "params": {}}  # fmt: skip
+            if rng.random() < 0.5:
+                message["id"] = f"u{number}"
+        elif roll == 10:
+            message = {"jsonrpc": "2.0", "method": "session/update",
+                       "params": {"sessionId": sid, "update": {"sessionUpdate": rng.choice(wrong)}}}  # fmt: skip
+        elif roll == 11:
+            message = {"jsonrpc": "2.0", "id": f"p{number}", "method": "session/request_permission",
+                       "params": {"sessionId": sid, "toolCall": rng.choice(wrong),
+                                  "options": rng.choice(wrong)}}  # fmt: skip
+        elif roll == 12:
+            message = {"jsonrpc": "2.0", "id": f"f{number}",
+                       "method": rng.choice(["fs/read_text_file", "fs/write_text_file"]),
+                       "params": {"sessionId": sid, "path": rng.choice([*wrong, "../outside.txt", "", "."]),
+                                  "content": "x"}}  # fmt: skip
+        elif roll == 13:
+            text = rng.choice(["\x1b]0;owned\x07", "\x1b[2J", "nul\x00", "\ud800", "\x9b31m"])
+            message = update(
+                {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text}}
+            )
+        else:
+            fields_of: dict[str, Any] = {"sessionUpdate": rng.choice(kinds)}
+            for name in rng.sample(fields, rng.randrange(1, 5)):
+                fields_of[name] = rng.choice(wrong)
+            message = update(fields_of)
+        lines.append(json.dumps(message).encode())
+    lines.insert(rng.randrange(len(lines) + 1), b'{"jsonrpc": "2.0", "x": "' + b"y" * huge + b'"}')
+    seen_to_crash = [  # each of these ended Cockpit once
+        update({"sessionUpdate": "available_commands_update", "availableCommands": [
+            {"name": "web", "description": "search", "input": "a string"},
+            {"name": "plan", "description": "plan it", "input": {"hint": "what"}}]}),
+        update({"sessionUpdate": "current_mode_update", "currentModeId": {"id": "x"}}),
+        update({"sessionUpdate": ["agent_message_chunk"], "content": {"type": "text"}}),
+        {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}},
+    ]  # fmt: skip
+    return [json.dumps(message).encode() for message in seen_to_crash] + lines
+
+
+class TinyAgent:
+    """Answers just enough of ACP; a plain class, not a subclass of the SDK's Protocol."""
+
+    def __init__(self, writer: asyncio.StreamWriter, options: argparse.Namespace) -> None:
+        self.writer = writer
+        self.caps = set(options.caps.split(",")) - {"none", ""}
+        self.resume_fails = options.resume_fails
+        self.start = options.start
+        self.load = options.load
+        self.conn: AgentSideConnection | None = None
+        self.background: set[asyncio.Future[Any]] = set()
+        self.folders: dict[str, str] = {}
+        self.answers: dict[str, dict[str, Any]] = {}
+        """The client's answers to the raw requests this agent wrote, by their ids."""
+        self.answered = asyncio.Event()
+        self.stored_first: dict[str, int] = {}
+        """How many refused requests Cockpit's database held as each answer came."""
+
+    def observe(self, event: StreamEvent) -> None:
+        """The SDK shows this agent every message; the answers to its raw requests are
+        kept (its own connection drops them: it did not send them)."""
+        message = event.message
+        request_id = message.get("id")
+        incoming = event.direction == StreamDirection.INCOMING
+        if incoming and str(request_id).startswith("raw-") and "method" not in message:
+            self.answers[str(request_id)] = message
+            self.stored_first[str(request_id)] = stored_refusals()
+            self.answered.set()
+
+    async def send_raw(
+        self, session_id: str, requests: Sequence[tuple[str, Any]]
+    ) -> list[dict[str, Any] | None]:
+        """Write these requests (method, params; `{sid}` is the session's id) as raw lines,
+        with the ids `raw-0`, `raw-1`..., and wait a minute at most for every answer."""
+        self.answers.clear()
+        self.stored_first.clear()
+        for number, (method, params) in enumerate(requests):
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": f"raw-{number}", "method": method}
+            if params is not None:
+                message["params"] = params
+            raw = json.dumps(message).replace("{sid}", session_id)
+            self.writer.write(raw.encode() + b"\n")
+            await self.writer.drain()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while len(self.answers) < len(requests) and loop.time() < deadline:
+            self.answered.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.answered.wait(), deadline - loop.time())
+        return [self.answers.get(f"raw-{number}") for number in range(len(requests))]
+
+    async def refuse(self, session_id: str, count: int) -> str:
+        """`refuse`: `count` malformed requests, the codes of the answers that came, and
+        how many of them Cockpit had stored as refused by the time their answer came."""
+        requests = [MALFORMED_REQUESTS[n % len(MALFORMED_REQUESTS)] for n in range(count)]
+        answers = await self.send_raw(session_id, requests)
+        codes = Counter(
+            str((answer.get("error") or {}).get("code", "no error"))
+            for answer in answers
+            if answer is not None
+        )
+        first = sum(self.stored_first.get(f"raw-{n}", 0) > n for n in range(count))
+        listed = ", ".join(f"{code} x{times}" for code, times in sorted(codes.items()))
+        missing = count - codes.total()
+        return (
+            f"answers: {listed}" + (f"; {missing} unanswered" if missing else "")
+            + f"; stored before their answer: {first}/{count}"
+        )  # fmt: skip
+
+    async def meta_read(self, session_id: str, path: str) -> str:
+        """`meta-read=PATH`: reads PATH with a `_meta` whose keys name the request's own
+        params (and `self`), and says what came back."""
+        meta = {"path": 5, "self": 1, "trace": "kept"}
+        params = {"sessionId": "{sid}", "path": path, "_meta": meta}
+        (answer,) = await self.send_raw(session_id, [("fs/read_text_file", params)])
+        if answer is None:
+            return "no answer"
+        if "error" in answer:
+            return f"read failed: {answer['error'].get('message')}"
+        return f"read: {answer['result']['content']}"
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        await self.first(self.start)
+        return InitializeResponse(
+            protocol_version=min(protocol_version, 1),
+            agent_capabilities=AgentCapabilities(
+                load_session="load" in self.caps,
+                session_capabilities=SessionCapabilities(
+                    resume=SessionResumeCapabilities() if "resume" in self.caps else None
+                ),
+            ),
+        )
+
+    async def first(self, doing: str) -> None:
+        """What `--start` or `--load` asks of it before it answers."""
+        what, _, value = doing.partition("=")
+        if what == "sleep":
+            await asyncio.sleep(float(value))
+        elif what == "busy":
+            end = time.monotonic() + float(value)
+            while time.monotonic() < end:
+                pass
+        elif what == "chatter":
+            command = [sys.executable, "-I", "-S", str(CHATTY), "--helper", value]
+            helper = await asyncio.create_subprocess_exec(*command, start_new_session=True)
+            await helper.wait()
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        session_id = uuid.uuid4().hex
+        self.folders[session_id] = cwd
+        return NewSessionResponse(session_id=session_id)
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        await self.first(self.load)
+        return LoadSessionResponse()  # it says yes, and replays nothing
+
+    async def resume_session(
+        self, cwd: str, session_id: str, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        if self.resume_fails:
+            raise RequestError.internal_error({"reason": "this tiny agent forgot everything"})
+        return ResumeSessionResponse()
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def say(self, session_id: str, text: str) -> None:
+        assert self.conn is not None
+        await self.conn.session_update(
+            session_id=session_id, update=update_agent_message_text(text)
+        )
+
+    async def ask(
+        self, session_id: str, title: str, options: list[PermissionOption] | None = None
+    ) -> RequestPermissionResponse:
+        assert self.conn is not None
+        return await self.conn.request_permission(
+            session_id=session_id,
+            tool_call=ToolCallUpdate(tool_call_id="call_1", title=title, kind="delete"),
+            options=[
+                PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            ]
+            if options is None
+            else options,
+        )
+
+    async def run_terminal(self, session_id: str, settings: dict[str, str]) -> str:
+        """`term=CMD` / `ask-term=CMD`: CMD run by `sh -c` in a client terminal."""
+        assert self.conn is not None
+        command = settings.get("ask-term") or settings["term"]
+        if "ask-term" in settings:
+            answer = await self.conn.request_permission(
+                session_id=session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id="call_t",
+                    title=f"Run {command}",
+                    kind="execute",
+                    raw_input={"command": command},
+                ),
+                options=[
+                    PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                    PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+                ],
+            )
+            if getattr(answer.outcome, "option_id", None) != "yes":
+                return "not allowed"
+        try:
+            terminal = await self.conn.create_terminal(
+                session_id=session_id, command="/bin/sh", args=["-c", command]
+            )
+        except RequestError as error:
+            return f"terminal failed: {error}"
+        await self.conn.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal.terminal_id
+        )
+        output = await self.conn.terminal_output(
+            session_id=session_id, terminal_id=terminal.terminal_id
+        )
+        await self.conn.release_terminal(session_id=session_id, terminal_id=terminal.terminal_id)
+        code = output.exit_status.exit_code if output.exit_status else None
+        return f"exit {code}: {output.output.strip()}"
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        assert self.conn is not None
+        words = " ".join(getattr(block, "text", "") for block in prompt).split()
+        if "echo" in words:  # what reached the agent, in its escaped form (ascii())
+            said = ascii(" ".join(getattr(block, "text", "") for block in prompt))
+            await self.say(session_id, f"echo: {said}")
+            return PromptResponse(stop_reason="end_turn")
+        if "ask-and-exit" in words:
+            await self.conn.session_update(
+                session_id=session_id,
+                update=start_tool_call("call_1", "Delete everything", kind="delete"),
+            )
+            self.background.add(asyncio.ensure_future(self.ask(session_id, "Delete everything")))
+            await asyncio.sleep(0.5)  # the question reaches the client; then the agent dies
+            await self.writer.drain()
+            sys.stderr.write("tiny agent: exiting while a question is open\n")
+            sys.stderr.flush()
+            os._exit(EXIT_CODE)
+        if "hostile" in words:
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            lines = hostile_lines(
+                int(settings.get("seed", "0")),
+                session_id,
+                int(settings.get("n", "500")),
+                int(settings.get("huge", "1000000")),
+            )
+            for hostile in lines:
+                self.writer.write(hostile + b"\n")
+                await self.writer.drain()
+            valid = sum(b'"text": "w' in hostile for hostile in lines)
+            await self.say(session_id, f"still here after {valid} valid chunks")
+            return PromptResponse(stop_reason="end_turn")
+        if "close-stdout" in words:  # the connection breaks; the agent lives on
+            await self.say(session_id, "closing")
+            await self.writer.drain()
+            os.close(sys.stdout.fileno())
+            await asyncio.sleep(60)
+            return PromptResponse(stop_reason="end_turn")
+        if any(word.startswith("raw=") for word in words):
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            raw_answers = await self.send_raw(session_id, RAW_REQUESTS[settings["raw"]])
+            codes = [(a.get("error") or {}).get("code") if a else None for a in raw_answers]
+            await self.say(session_id, f"answers: {codes}")
+            return PromptResponse(stop_reason="end_turn")
+        if any(word.startswith("meta-read=") for word in words):
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), settings["meta-read"])
+            await self.say(session_id, await self.meta_read(session_id, path))
+            return PromptResponse(stop_reason="end_turn")
+        if "refuse" in words:
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            count = int(settings.get("n", str(len(MALFORMED_REQUESTS))))
+            await self.say(session_id, await self.refuse(session_id, count))
+            return PromptResponse(stop_reason="end_turn")
+        if "bad" in words:
+            for line in BAD_LINES:
+                raw = json.dumps(line).replace("{sid}", session_id)
+                self.writer.write(raw.encode() + b"\n")
+            await self.writer.drain()
+            await self.say(session_id, "still here")
+            return PromptResponse(stop_reason="end_turn")
+        if "ask-many" in words:
+            settings = dict(word.split("=", 1) for word in words if "=" in word)
+            count, gap = int(settings.get("n", "100")), float(settings.get("gap", "0"))
+
+            async def ask_one(number: int) -> RequestPermissionResponse:
+                assert self.conn is not None
+                await asyncio.sleep(number * gap)
+                return await self.conn.request_permission(
+                    session_id=session_id,
+                    tool_call=ToolCallUpdate(
+                        tool_call_id=f"call_{number}", title=f"Delete file {number}", kind="delete"
+                    ),
+                    options=[
+                        PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                        PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+                    ],
+                )
+
+            answers = await asyncio.gather(*(ask_one(number) for number in range(count)))
+            chosen = [getattr(answer.outcome, "option_id", None) for answer in answers]
+            allowed = chosen.count("yes")
+            await self.say(
+                session_id, f"asked {count}: {allowed} allowed, {chosen.count(None)} cancelled"
+            )
+            return PromptResponse(stop_reason="cancelled" if None in chosen else "end_turn")
+        if "ask-and-check" in words:
+            outcome = (await self.ask(session_id, "Delete the notes")).outcome
+            stored = stored_decisions()  # before anything else: the answer is in, the row?
+            told = getattr(outcome, "option_id", "cancelled")
+            await self.say(session_id, f"told: {told}; decisions stored: {stored}")
+            return PromptResponse(stop_reason="end_turn")
+        for word, options in AMBIGUOUS.items():
+            if word in words:
+                outcome = (await self.ask(session_id, "Delete the notes", options)).outcome
+                await self.say(
+                    session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}"
+                )
+                return PromptResponse(stop_reason="end_turn")
+        if "ask" in words:
+            outcome = (await self.ask(session_id, ESCAPED_TITLE)).outcome
+            await self.say(session_id, f"answered: {getattr(outcome, 'option_id', 'cancelled')}")
+            return PromptResponse(stop_reason="end_turn")
+        if "ask-and-leave" in words:
+            self.background.add(asyncio.ensure_future(self.ask(session_id, "Delete the notes")))
+            await asyncio.sleep(0.3)  # the question reaches the client; no answer awaited
+            await self.say(session_id, "leaving")
+            return PromptResponse(stop_reason="end_turn")
+        settings = dict(word.split("=", 1) for word in words if "=" in word)
+        if "write" in settings:
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), settings["write"])
+            try:
+                await self.conn.write_text_file(session_id=session_id, path=path, content="tiny")
+                answer = "wrote"
+            except RequestError as error:
+                answer = f"write failed: {error}"
+            await self.say(session_id, answer)
+            return PromptResponse(stop_reason="end_turn")
+        if "term" in settings or "ask-term" in settings:
+            await self.say(session_id, await self.run_terminal(session_id, settings))
+            return PromptResponse(stop_reason="end_turn")
+        if "fail" in words:
+            raise RequestError.internal_error({"reason": "the tiny agent fails this turn"})
+        reads = [word.removeprefix("read=") for word in words if word.startswith("read=")]
+        if reads:
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), reads[0])
+            try:
+                content = (await self.conn.read_text_file(session_id=session_id, path=path)).content
+                answer = f"read {len(content)} characters"
+            except RequestError as error:
+                answer = f"read failed: {error}"
+            await self.say(session_id, answer)
+            return PromptResponse(stop_reason="end_turn")
+        if "read-missing" in words:
+            path = os.path.join(self.folders.get(session_id, os.getcwd()), "missing.txt")
+            try:
+                content = (await self.conn.read_text_file(session_id=session_id, path=path)).content
+                answer = f"read: {content!r}"
+            except RequestError as error:
+                answer = f"read failed: {error} (code {error.code})"
+            relaunch = os.environ.get("GEMINI_CLI_NO_RELAUNCH")
+            await self.say(session_id, f"{answer}; GEMINI_CLI_NO_RELAUNCH={relaunch}")
+            return PromptResponse(stop_reason="end_turn")
+        await self.say(session_id, "ok")
+        if "cancelled" in words:
+            return PromptResponse(stop_reason="cancelled")
+        if "max_tokens" in words or "refusal" in words:
+            return PromptResponse(stop_reason="max_tokens" if "max_tokens" in words else "refusal")
+        if "usage" in words:
+            return PromptResponse(
+                stop_reason="end_turn",
+                usage=Usage(total_tokens=30, input_tokens=20, output_tokens=10),
+                field_meta={"quota": {"token_count": {"input_tokens": 20, "output_tokens": 10}}},
+            )
+        return PromptResponse(stop_reason="end_turn")
+
+
+AMBIGUOUS = {
+    "ask-twins": [  # allow and reject under one id: whichever is meant, "x" is sent
+        PermissionOption(option_id="x", name="Allow", kind="allow_once"),
+        PermissionOption(option_id="x", name="Reject", kind="reject_once"),
+    ],
+    "ask-twins-always": [
+        PermissionOption(option_id="x", name="Reject", kind="reject_once"),
+        PermissionOption(option_id="x", name="Always allow", kind="allow_always"),
+    ],
+    "ask-none": [],
+}
+"""Prompt words that ask permission with options Cockpit must refuse, and those options."""
+
+
+def stored_decisions() -> int:
+    """How many permission decision rows Cockpit's database holds, read through a
+    connection of this process's own (as another reader of the file would)."""
+    path = Path(os.environ["COCKPIT_DATA_DIR"]) / "cockpit.db"
+    with sqlite3.connect(path, timeout=5) as db:
+        (count,) = db.execute("SELECT count(*) FROM messages WHERE kind = 'permission'").fetchone()
+    return int(count)
+
+
+def stored_refusals() -> int:
+    """How many refused requests Cockpit's database holds: the rows that list one, and
+    what the row counting the rest says."""
+    path = Path(os.environ["COCKPIT_DATA_DIR"]) / "cockpit.db"
+    with sqlite3.connect(path, timeout=5) as db:
+        (listed, counted) = db.execute(
+            "SELECT sum(text LIKE 'Refused%'), "
+            "coalesce(sum(json_extract(payload, '$.refusedCount')), 0) FROM messages"
+        ).fetchone()
+    return int(listed or 0) + int(counted)
+
+
+async def serve(options: argparse.Namespace) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    agent = TinyAgent(writer, options)
+    await run_agent(
+        cast(Agent, agent),
+        input_stream=writer,
+        output_stream=reader,
+        use_unstable_protocol=True,
+        observers=[agent.observe],
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--caps", default="none")
+    parser.add_argument("--resume-fails", action="store_true")
+    parser.add_argument("--start", default="")
+    parser.add_argument("--load", default="")
+    asyncio.run(serve(parser.parse_known_args()[0]))  # other arguments (`--acp`...) are ignored
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The TUI through Textual's Pilot."""
