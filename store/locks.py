@@ -83,8 +83,13 @@ class SessionLocks:
             # The holder released it (and removed the file) between our open and our
             # flock: we locked a file nobody will look at again. Take the new one.
             os.close(descriptor)
-        os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(descriptor, 0)
+            os.write(descriptor, f"{os.getpid()}\n".encode())
+        except OSError as error:  # a full disk: say which file, as open() would have
+            os.close(descriptor)
+            error.filename = os.fspath(path)
+            raise
         self._held[session] = descriptor
         return True
 

@@ -11,9 +11,11 @@ if TYPE_CHECKING:  # the entry point imports this module before anything heavy
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_AGENT, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
 EXIT_STORE = 5
 """The transcript could not be written at some point of the run (the disk was full), or
-Cockpit could not use a file of its own (a read-only store)."""
+Cockpit could not use a file of its own (a read-only store, a full disk as it started,
+whether the command or the service it started opened the store)."""
 EXIT_SERVICE = 6
-"""The Cockpit service could not be reached or started, or it speaks another protocol."""
+"""The Cockpit service could not be reached or started (for a reason other than its
+store), or it speaks another protocol."""
 EXIT_TIMEOUT = 124
 """`cockpit wait` gave up (as `timeout` exits)."""
 EXIT_PIPE = 141

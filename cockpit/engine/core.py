@@ -191,9 +191,16 @@ class Engine:
                 policy=policy or policy_file(config),
             )
             engine.setting_problems = setting_problems
-            await recover(store, engine._unread)
+            try:
+                await recover(store, engine._unread)
+            except sqlite3.Error as error:  # it opened, but cannot take recovery's notes
+                raise not_opened(database, error) from error
         except BaseException:
-            await store.close()
+            # The store's last flush may fail as recovery did: what is raised is the first
+            # failure (recovery's notes are written by the next open, the session still
+            # being mid-turn on disk).
+            with contextlib.suppress(sqlite3.Error):
+                await store.close()
             raise
         return engine
 

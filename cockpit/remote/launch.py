@@ -19,12 +19,12 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from acp.connection import Connection
 
 from cockpit import protocol
-from cockpit.api import SchemaError
+from cockpit.api import NotSaved, SchemaError
 from cockpit.channel.peer import foreign_peer
 from cockpit.channel.startup import ALREADY_RUNNING, ReportPipe
 from cockpit.channel.transport import LineTransport
@@ -142,25 +142,45 @@ class Starting:
             raise
 
     def failure(self) -> Exception | None:
-        """Why the service could not start, once it has said so: a store written by a
-        newer Cockpit as the SchemaError the command line reports (exit 2), a folder of
-        another user's as ForeignService, anything else as ServiceUnavailable with its
-        reason. None while it starts, once it listens, or when it said nothing."""
+        """Why the service could not start, once it has said so (`start_failure`). None
+        while it starts, once it listens, or when it said nothing."""
         word = self.report.listen()
         if word is None or word.get("ready"):
             return None
-        kind, message = str(word.get("type", "")), str(word.get("message", ""))
-        if kind == "SchemaError":
-            return SchemaError(message)
-        if kind == "ForeignFolder":
-            return ForeignService(message)
-        return ServiceUnavailable(
-            f"the Cockpit service for {self.data} did not start: {message or kind} (see"
-            f" {service_log(self.data)})"
-        )
+        return start_failure(self.data, word)
 
     def close(self) -> None:
         self.report.close()
+
+
+def start_failure(data: Path, word: dict[str, Any]) -> Exception:
+    """The error a service that could not start said (`word`), as the command line
+    reports it: a store written by a newer Cockpit as SchemaError (exit 2), a folder of
+    another user's as ForeignService, a store it could not write as the error the command
+    meets with --local (exit 5), anything else as ServiceUnavailable with its reason."""
+    kind, message = str(word.get("type", "")), str(word.get("message", ""))
+    if kind == "SchemaError":
+        return SchemaError(message)
+    if kind == "ForeignFolder":
+        return ForeignService(message)
+    error = protocol.raised(word)
+    if isinstance(error, NotSaved) or _file_refused(error):  # the store cannot be written:
+        return error  # the command says it as with --local, naming the file, and exits 5
+    if isinstance(error, OSError) and error.strerror:
+        message = error.strerror  # the system's words, not "[Errno 28] ..."
+    return ServiceUnavailable(
+        f"the Cockpit service for {data} did not start: {message or kind} (see {service_log(data)})"
+    )
+
+
+def _file_refused(error: BaseException) -> TypeGuard[OSError]:
+    """Whether the system refused the service a file it names (its lock or the store's on
+    a full disk, a read-only folder): the store's trouble, not the service's."""
+    return (
+        isinstance(error, OSError)
+        and not isinstance(error, ConnectionError)
+        and error.filename is not None
+    )
 
 
 def start_detached(data: Path, idle: float | None, report: ReportPipe) -> subprocess.Popen[bytes]:

@@ -48,14 +48,19 @@ class ServiceRunning(RuntimeError):
 def store_lock(data: Path) -> Iterator[None]:
     """Hold the store's service lock (ServiceRunning when another service holds it)."""
     private_dir(data)
-    descriptor = os.open(service_lock(data), os.O_RDWR | os.O_CREAT, 0o600)
+    lock = service_lock(data)
+    descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ServiceRunning(f"a Cockpit service already runs for {data}") from None
-        os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(descriptor, 0)
+            os.write(descriptor, f"{os.getpid()}\n".encode())
+        except OSError as error:  # a full disk: say which file, as open() would have
+            error.filename = os.fspath(lock)
+            raise
         yield
     finally:
         os.close(descriptor)

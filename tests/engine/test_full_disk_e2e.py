@@ -7,7 +7,10 @@ and `cockpit run` says what it could not save and exits 5."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -16,8 +19,10 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import EngineEvent, FramesEvent, ProblemEvent, SavingEvent
-from cockpit.cli.exits import EXIT_SERVICE, EXIT_STORE
+from cockpit.cli.exits import EXIT_STORE
 from cockpit.engine.core import Engine
+from cockpit.paths import service_lock
+from store.locks import SessionLocks
 from store.workload import benchmark_reply
 from tests.cli.test_cli import ROOT
 from tests.cli.test_cli_reading import a_store_left_mid_turn, without_local
@@ -196,12 +201,85 @@ async def test_a_command_that_cannot_open_the_store_on_a_full_file_system_says_w
     """A file system with no block left: a command that must write the store says why in
     one line. With --local `run` and the TUI ended in `sqlite3.OperationalError: disk I/O
     error` (the engine opening the store); now they name the file, and exit 5 as for a
-    read-only store. Attached, the service that cannot start says so (exit 6)."""
+    read-only store. Attached, the service that could not start said "[Errno 28] No space
+    left on device" and the command exited 6; now it names the file the service could not
+    write (its lock, the first file it writes) and exits 5: the store cannot be written."""
+    result, mount_point = await on_a_full_fs_from(tmp_path, local, words)
+    one_line(result)
+    assert result.returncode == EXIT_STORE, result.stderr
+    if local:
+        database = mount_point / "home" / "cockpit.db"
+        assert result.stderr.startswith(f"cockpit: cannot write {database}: "), result.stderr
+    else:
+        lock = service_lock(mount_point / "home")
+        assert result.stderr == f"cockpit: cannot write {lock}: {NO_SPACE}\n"
+
+
+@pytest.mark.real_spawn
+@pytest.mark.parametrize("local", ["1", ""], ids=["local", "attached"])
+@pytest.mark.parametrize("words", [("run", "hello"), ()], ids=["run", "tui"])
+async def test_a_store_that_opens_but_cannot_take_the_notes_of_recovery_says_why(
+    tmp_path: Path, local: str, words: tuple[str, ...]
+) -> None:
+    """The store opens on the full file system (its -wal and -shm files were there), the
+    locks are written over in place, and the first block it needs is for the note recovery
+    adds to the session left mid-turn. With --local that failure ended in a traceback
+    (`database or disk is full`, raised again by the store's close); attached, in exit 6
+    and the same words. Now both name the database and exit 5."""
+    result, mount_point = await on_a_full_fs_from(tmp_path, local, words, session_lock=True)
+    one_line(result)
+    database = mount_point / "home" / "cockpit.db"
+    assert result.stderr == f"cockpit: cannot write {database}: {FULL}\n"
+    assert result.returncode == EXIT_STORE
+
+
+@pytest.mark.real_spawn
+@pytest.mark.parametrize("local", ["1", ""], ids=["local", "attached"])
+async def test_a_session_lock_that_cannot_be_written_during_recovery_is_named(
+    tmp_path: Path, local: str
+) -> None:
+    """The store opens, but recovery cannot write the lock of the session left mid-turn:
+    the command named no file ("No space left on device"). Now it names the lock."""
+    result, mount_point = await on_a_full_fs_from(tmp_path, local, ("run", "hello"), opens=True)
+    one_line(result)
+    locks = re.escape(f"{mount_point}/home/locks/")
+    assert re.fullmatch(rf"cockpit: cannot write {locks}\S+\.lock: {NO_SPACE}\n", result.stderr)
+    assert result.returncode == EXIT_STORE
+
+
+NO_SPACE = os.strerror(errno.ENOSPC)
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> None:
+    """What the command said is one sentence: no traceback, no errno."""
+    assert "Traceback" not in result.stderr and "[Errno" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+
+
+async def on_a_full_fs_from(
+    tmp_path: Path,
+    local: str,
+    words: tuple[str, ...],
+    *,
+    opens: bool = False,
+    session_lock: bool = False,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`cockpit WORDS` (attached, or with --local when `local`) on a full file system holding
+    a copy of a store left mid-turn; and where it is mounted. With `opens` the copy has
+    its -wal and -shm files (a reader holds the store open as it is copied) and the
+    service's lock, so the store opens and a service locks it without a new block; with
+    `session_lock` the lock of the session left mid-turn is there too. A lock that is
+    there is written over in place."""
     missing = full_fs_missing()
     if missing:
         pytest.skip(missing)
     home = tmp_path / "home"
-    await a_store_left_mid_turn(home)
+    session = await a_store_left_mid_turn(home)
+    opens = opens or session_lock
+    if opens:
+        service_lock(home).write_text("1\n")
+    if session_lock:
+        SessionLocks(home / "cockpit.db").path(session).write_text("1\n")
     env = {
         **without_local(),
         "PYTHONPATH": str(ROOT),
@@ -210,12 +288,8 @@ async def test_a_command_that_cannot_open_the_store_on_a_full_file_system_says_w
     mount_point = tmp_path / "full"
     mount_point.mkdir()
     command = [sys.executable, "-m", "cockpit", *words]
-    result = await asyncio.to_thread(on_a_full_fs, home, command, mount_point, env)
-    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
-    if local:
-        database = mount_point / "home" / "cockpit.db"
-        assert result.returncode == EXIT_STORE, result.stderr
-        assert result.stderr.startswith(f"cockpit: cannot write {database}: "), result.stderr
-    else:
-        assert result.returncode == EXIT_SERVICE, result.stderr
-        assert result.stderr.startswith("cockpit: the Cockpit service for "), result.stderr
+    with contextlib.closing(sqlite3.connect(home / "cockpit.db")) as reader:
+        if opens:
+            reader.execute("SELECT count(*) FROM sessions").fetchall()
+        result = await asyncio.to_thread(on_a_full_fs, home, command, mount_point, env)
+    return result, mount_point
