@@ -12,6 +12,7 @@ Cockpit makes or uses are the user's own and owner-only (`private_dir`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import pwd
@@ -99,6 +100,10 @@ def settings_path(environ: Mapping[str, str] | None = None) -> Path:
     """The interface's settings (the theme, notifications, the session to reopen on):
     `settings.json` in Cockpit's config folder."""
     return config_dir(environ) / SETTINGS_NAME
+
+
+FULL_OR_READ_ONLY = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+"""What the system says when a file cannot be written whoever asks."""
 
 
 class ForeignFolder(PermissionError):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import errno
 from typing import TYPE_CHECKING
+
+from cockpit.paths import FULL_OR_READ_ONLY
 
 if TYPE_CHECKING:  # the entry point imports this module before anything heavy
     from cockpit.api import ServiceStopped
@@ -14,8 +15,8 @@ EXIT_STORE = 5
 Cockpit could not use a file of its own (a read-only store, a full disk as it started,
 whether the command or the service it started opened the store)."""
 EXIT_SERVICE = 6
-"""The Cockpit service could not be reached or started (for a reason other than its
-store), or it speaks another protocol."""
+"""The Cockpit service could not be reached or started (not for a store it could not
+write: that is EXIT_STORE), or it speaks another protocol."""
 EXIT_TIMEOUT = 124
 """`cockpit wait` gave up (as `timeout` exits)."""
 EXIT_PIPE = 141
@@ -79,10 +80,6 @@ def service_gone(stopped: ServiceStopped | None, error: object = "") -> str:
         return stopped.reason
     kept = "what it stored is kept (`cockpit show` reads it)"
     return f"the Cockpit service was {stopped.reason}; {kept}"
-
-
-FULL_OR_READ_ONLY = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
-"""What the system says when a file cannot be written whoever asks."""
 
 
 def system_error_message(error: OSError) -> str:

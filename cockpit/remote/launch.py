@@ -28,7 +28,14 @@ from cockpit.api import NotSaved, SchemaError
 from cockpit.channel.peer import foreign_peer
 from cockpit.channel.startup import ALREADY_RUNNING, ReportPipe
 from cockpit.channel.transport import LineTransport
-from cockpit.paths import ForeignFolder, private_dir, service_lock, service_log, service_socket
+from cockpit.paths import (
+    FULL_OR_READ_ONLY,
+    ForeignFolder,
+    private_dir,
+    service_lock,
+    service_log,
+    service_socket,
+)
 
 START_TIMEOUT = 15.0
 """Seconds a service started here may take to listen."""
@@ -166,19 +173,20 @@ def start_failure(data: Path, word: dict[str, Any]) -> Exception:
     error = protocol.raised(word)
     if isinstance(error, NotSaved) or _file_refused(error):  # the store cannot be written:
         return error  # the command says it as with --local, naming the file, and exits 5
-    if isinstance(error, OSError) and error.strerror:
-        message = error.strerror  # the system's words, not "[Errno 28] ..."
+    if isinstance(error, OSError) and error.strerror:  # the system's words, not "[Errno 21]"
+        message = f"{error.filename}: {error.strerror}" if error.filename else error.strerror
     return ServiceUnavailable(
         f"the Cockpit service for {data} did not start: {message or kind} (see {service_log(data)})"
     )
 
 
 def _file_refused(error: BaseException) -> TypeGuard[OSError]:
-    """Whether the system refused the service a file it names (its lock or the store's on
-    a full disk, a read-only folder): the store's trouble, not the service's."""
+    """Whether the system refused the service a file it names because no one may write
+    it (its lock or the store's on a full disk, a read-only folder): the trouble of the
+    store's disk, not the service's."""
     return (
         isinstance(error, OSError)
-        and not isinstance(error, ConnectionError)
+        and error.errno in FULL_OR_READ_ONLY
         and error.filename is not None
     )
 

@@ -1,7 +1,7 @@
 """What a command makes of the word a service that could not start sent it
-(`cockpit.remote.launch.start_failure`): the store's trouble as the same error the command
-meets with --local (exit 5, naming the file), the service's own as ServiceUnavailable,
-never "[Errno N]". A full disk used to reach the user as "did not start: [Errno 28] No
+(`cockpit.remote.launch.start_failure`): a file no one may write (a full disk, a read-only
+folder) as the same error the command meets with --local (exit 5, naming the file), any
+other reason as ServiceUnavailable (exit 6), never "[Errno N]". A full disk used to reach the user as "did not start: [Errno 28] No
 space left on device" (exit 6)."""
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ def full(path: str) -> OSError:
             f"cannot write {DATA}/locks/x.lock: Read-only file system",
         ),
         (
-            PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(DATA)),
-            f"cannot use {DATA}: Permission denied",
+            OSError(errno.EDQUOT, os.strerror(errno.EDQUOT), f"{DATA}/cockpit.db-wal"),
+            f"cannot write {DATA}/cockpit.db-wal: {os.strerror(errno.EDQUOT)}",
         ),
     ],
 )
-def test_a_file_the_system_refused_is_said_as_with_local(error: OSError, line: str) -> None:
+def test_a_file_no_one_may_write_is_said_as_with_local(error: OSError, line: str) -> None:
     failure = start_failure(DATA, said(error))
     assert isinstance(failure, OSError) and not isinstance(failure, ConnectionError)
     assert (failure.errno, failure.filename) == (error.errno, error.filename)
@@ -69,8 +69,12 @@ def test_a_database_that_refused_a_write_is_not_saved() -> None:
         (OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE)), "Address already in use"),
         (OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), "No space left on device"),
         (
-            ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused", "/run/x.sock"),
-            "Connection refused",
+            IsADirectoryError(errno.EISDIR, "Is a directory", "/run/x.sock"),
+            "/run/x.sock: Is a directory",
+        ),
+        (
+            PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/run/c"),
+            "/run/c: Permission denied",
         ),
         (RuntimeError("the loop broke"), "the loop broke"),
     ],
