@@ -164,6 +164,10 @@ class AgentLifecycle:
         """True from the moment a stop begins until the next start."""
         self.exit_reported = False
         """True once the session holds a row saying the agent exited or failed to start."""
+        self.not_starting = asyncio.Event()
+        """Set whenever no start of the agent runs (a stop waits for one it cuts; what
+        asserts that a cut start did nothing more waits for this)."""
+        self.not_starting.set()
         self._starting: asyncio.Future[None] | None = None
         self._stop_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
@@ -199,6 +203,14 @@ class AgentLifecycle:
             raise
 
     async def _start(self) -> None:
+        """Run one start of the agent; `not_starting` is clear meanwhile."""
+        self.not_starting.clear()
+        try:
+            await self._spawn_and_open()
+        finally:
+            self.not_starting.set()
+
+    async def _spawn_and_open(self) -> None:
         """Spawn the agent, shake hands, and open (or reload) its ACP session."""
         needs = self._needs
         async with self._stop_lock:

@@ -106,6 +106,11 @@ class RemoteEngine:
         again (a cut while attaching again only costs a try)."""
         return self._link.links_lost
 
+    @property
+    def reattaching(self) -> bool:
+        """Trying to attach again by itself after a cut (see `ServiceLink.reattaching`)."""
+        return self._link.reattaching
+
     def link_said(self, words: str) -> None:
         """The link's own command said `words` (one clean line): while the link is cut, they
         say why better than its usual words do."""

@@ -137,6 +137,8 @@ class ServiceLink:
         self.links_lost = 0
         """Connections lost while attached; each is told by one ResyncEvent once attached
         again (a cut while attaching again only costs a try)."""
+        self._reattaching: asyncio.Future[None] | None = None
+        """The attaching again after the last cut, while it goes on."""
 
     @property
     def attached(self) -> bool:
@@ -154,6 +156,13 @@ class ServiceLink:
         if self._link_problem == LINK_CUT and self._link_words:
             return self._link_words
         return self._link_problem
+
+    @property
+    def reattaching(self) -> bool:
+        """Trying to attach again by itself after a cut: False once attached again or given
+        up (the service stopped for good, or speaks another protocol), and after a cut
+        that does not call for it (the user stopped the service)."""
+        return self._reattaching is not None and not self._reattaching.done()
 
     @property
     def stopped(self) -> ServiceStopped | None:
@@ -286,7 +295,8 @@ class ServiceLink:
             await conn.close()  # its sending task ends with it (left pending, it leaks)
 
     def _reattach_soon(self) -> None:
-        self._sending.keep(asyncio.ensure_future(self._reattach()))
+        self._reattaching = asyncio.ensure_future(self._reattach())
+        self._sending.keep(self._reattaching)
 
     async def _reattach(self) -> None:
         loop = asyncio.get_running_loop()

@@ -169,13 +169,35 @@ def _say(line: str) -> None:
         print(line, flush=True)
 
 
+STAYING = "staying until they end"
+"""How the service's log says that the idle watcher looked, found no client for the idle
+time, and kept the service for what runs or waits (once per stretch with no client)."""
+
+
 async def _stop_when_idle(service: Service, idle: float, stopping: asyncio.Event) -> None:
+    """Stop the service once nothing has run and no client has come for `idle` seconds.
+    When no client came for that long but a turn runs or a question waits, the log says
+    once why it stays: a user who finds it running after the idle time reads why."""
     step = max(0.05, min(idle / 4, 5.0))
+    said = False
     while not stopping.is_set():
         await asyncio.sleep(step)
         if service.idle_for() >= idle:
             log.info("no client for %.0f s and nothing running: stopping", idle)
             stopping.set()
+        elif service.unattended_for() < idle:
+            said = False  # a client came: the next stretch without one says it again
+        elif not said:
+            turns, questions = service.busy()
+            if turns or questions:
+                log.info(
+                    "no client for %.0f s, but %d turn(s) run and %d question(s) wait: %s",
+                    idle,
+                    turns,
+                    questions,
+                    STAYING,
+                )
+                said = True
 
 
 class _Output(logging.StreamHandler[TextIO]):

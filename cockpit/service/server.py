@@ -97,6 +97,8 @@ class Service:
         """The engine calls under way (one outlives the client that asked for it)."""
         self.last_activity = time.monotonic()
         """When a client last left or anything last ran: the idle clock starts from it."""
+        self.last_left = self.last_activity
+        """When the last client left (or the service started): see `unattended_for`."""
         self.stopping = False
         """True once the service lets its clients go: a client that says hello then is told
         so (and starts the next service), not served by an engine that is closing."""
@@ -197,7 +199,7 @@ class Service:
             await link.close()
             with contextlib.suppress(Exception):
                 writer.close()
-            self.last_activity = time.monotonic()
+            self.last_activity = self.last_left = time.monotonic()
             failure = failure or (transports[0].failure if transports else None)
             if full is None or failure or link.problems:
                 log.info("%s left (%d attached)%s", link.id, len(self._links), _how(link, failure))
@@ -412,6 +414,12 @@ class Service:
             self.last_activity = time.monotonic()
             return 0.0
         return time.monotonic() - self.last_activity
+
+    def unattended_for(self) -> float:
+        """Seconds since the last client left, whatever runs; 0 while a client is attached."""
+        if self._links:
+            return 0.0
+        return time.monotonic() - self.last_left
 
     def status(self) -> dict[str, Any]:
         """What `cockpit service status` shows: the service, and each live session. From

@@ -86,7 +86,7 @@ async def test_a_session_stopped_while_its_agent_starts_leaves_no_agent_running(
             await engine.stop(record.id)
         with pytest.raises(StartError, match="stopped while its agent started"):
             await starting
-        await asyncio.sleep(1)  # what a start that went on would have done by now
+        await asyncio.wait_for(live.lifecycle.not_starting.wait(), 30)  # the start is over
         assert not live.running
         assert live.process is None or live.process.returncode is not None
         if delete:

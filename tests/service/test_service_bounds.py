@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import resource
 import socket
@@ -70,6 +71,11 @@ async def served_here(home: Path, max_clients: int) -> AsyncIterator[asyncio.Fut
         if not running.done():
             await query_service(home, protocol.STOP, {"restart": True}, answer_within=30)
         await asyncio.wait_for(running, 30)
+
+
+async def said_by_the_service(caplog: pytest.LogCaptureFixture, words: str) -> None:
+    """Wait until the service running in this process logs `words` (what it did, said)."""
+    await eventually(lambda: words in caplog.text, 30, f"the service to log {words!r}")
 
 
 async def raw_connection(home: Path) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -237,8 +243,13 @@ async def test_ten_thousand_malformed_lines_cost_the_log_a_line(service: Service
     home = service.home
     service_log = home / "service-test.log"  # the service's output, here
     cockpit_log = home / "logs" / "cockpit.log"
+    attaching = len(lines_of(service_log))
     reader, writer = await raw_connection(home)
-    await asyncio.sleep(0.2)
+    await eventually(
+        lambda: any(" attached (" in line for line in lines_of(service_log)[attaching:]),
+        30,
+        "the service to take the connection",
+    )
     before = (lines_of(service_log), lines_of(cockpit_log))
     try:
         writer.write(hello(1))
@@ -300,7 +311,7 @@ async def test_past_the_cap_a_client_is_refused_in_words_and_status_and_stop_sti
 
 
 async def test_a_full_service_turns_away_the_overflow_and_status_gets_in(
-    service_home: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Past the cap and the connections read over it, a connection is told why and closed
     unread: a client says the same line; `status` asks again until it gets in (here, once
@@ -309,7 +320,7 @@ async def test_a_full_service_turns_away_the_overflow_and_status_gets_in(
     async with served_here(service_home, max_clients=1), attached(service_home, "only"):
         _reader, silent = await raw_connection(service_home)  # over the cap, and says nothing
         try:
-            await asyncio.sleep(0.1)
+            await said_by_the_service(caplog, "more are refused")  # it took the connection
             with pytest.raises(ServiceFull, match="has 1 clients attached"):
                 await RemoteEngine.attach(lambda: connect_or_start(service_home, start=False))
             assert await status_seconds(service_home) < server.OVER_THE_CAP_GRACE + 3
@@ -318,18 +329,19 @@ async def test_a_full_service_turns_away_the_overflow_and_status_gets_in(
 
 
 async def test_a_connection_that_never_says_hello_does_not_hold_a_place(
-    service_home: Path, monkeypatch: pytest.MonkeyPatch
+    service_home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A connection that says nothing holds the one place of a service that serves one
     client only for a moment: then it is let go, and a client that says hello is served."""
     monkeypatch.setattr(server, "HELLO_GRACE", 1.0)
     async with served_here(service_home, max_clients=1):
+        caplog.set_level(logging.INFO, "cockpit.service")
         _reader, silent = await raw_connection(service_home)
         try:
-            await asyncio.sleep(0.1)
+            await said_by_the_service(caplog, " attached (1 attached)")
             with pytest.raises(ServiceFull):
                 await RemoteEngine.attach(lambda: connect_or_start(service_home, start=False))
-            await asyncio.sleep(1.0)
+            await said_by_the_service(caplog, " left (0 attached)")  # let go, unheard
             async with attached(service_home, "served") as client:
                 assert await client.sessions() == []
         finally:
@@ -493,7 +505,11 @@ async def test_a_client_that_leaves_before_its_answers_costs_the_log_nothing(
         await asyncio.sleep(0.01)
         writer.transport.abort()  # gone, unread answers and all
     assert await status_seconds(home) < 5
-    await asyncio.sleep(1)
+
+    def left() -> int:  # the service logs each client's leaving once it has let it go
+        return sum(" left (" in line for line in lines_of(logs[0])[len(before[0]) :])
+
+    await eventually(lambda: left() >= 21, 30, "the service to let the 20 clients go")
     added = [lines_of(path)[len(seen) :] for path, seen in zip(logs, before, strict=True)]
     assert not any("Traceback" in line or "ERROR" in line for lines in added for line in lines), (
         added

@@ -38,6 +38,7 @@ from cockpit.remote import link as remote_link
 from cockpit.remote.engine import RemoteEngine
 from cockpit.remote.launch import connect_or_start, open_socket, query_service
 from cockpit.remote.link import ProtocolMismatch
+from cockpit.service import daemon
 from tests.support.proc_stat import stat_fields
 from tests.support.service_helpers import (
     Terminal,
@@ -602,13 +603,34 @@ IDLE = 1.0
 
 IDLE_SOON = {"COCKPIT_SERVICE_IDLE": str(IDLE)}
 
-LONGER_THAN_IDLE = IDLE * 2.5
-"""How long a service that must not stop is watched: past its idle time and its idle
-watcher's next look."""
-
 
 async def gone(pid: int, what: str, timeout: float = 10) -> None:
     await eventually(lambda: not pid_alive(pid), timeout, what)
+
+
+def log_size(home: Path) -> int:
+    """How much the service's log holds now (what comes after it is the next service's)."""
+    log = service_log(home)
+    return log.stat().st_size if log.exists() else 0
+
+
+async def idle_watcher_looked(home: Path, pid: int, since: int) -> str:
+    """What the service's log says once its idle watcher has looked past the idle time with
+    no client (the service, not the test, says when the idle time is over): that it stays
+    for what runs, or that it stops. Nothing connects meanwhile (a client's leaving starts
+    the idle clock again)."""
+
+    def said() -> str:
+        with service_log(home).open("rb") as log:
+            log.seek(since)
+            return log.read().decode(errors="replace")
+
+    await eventually(
+        lambda: daemon.STAYING in said() or "stopping" in said() or not pid_alive(pid),
+        30,
+        "the idle watcher to look past the idle time",
+    )
+    return said()
 
 
 async def test_a_service_with_no_client_and_nothing_running_stops_by_itself(
@@ -625,6 +647,7 @@ async def test_an_idle_service_waits_for_a_waiting_question(service_home: Path) 
     ok(cockpit(*HELLO, home=service_home))
     session = newest_session(service_home)
     ok(cockpit("service", "stop", "--yes", home=service_home))
+    since = log_size(service_home)
     ok(cockpit("send", session, "permission", home=service_home, env_extra=IDLE_SOON))
     pid = the_service(service_home)
 
@@ -632,7 +655,8 @@ async def test_an_idle_service_waits_for_a_waiting_question(service_home: Path) 
         return (await status_of(service_home) or {}).get("questions") == 1
 
     await eventually(asked, what="the permission question to wait")
-    await asyncio.sleep(LONGER_THAN_IDLE)  # what is awaited is that nothing happens
+    said = await idle_watcher_looked(service_home, pid, since)
+    assert "and 1 question(s) wait: " in said, said
     assert pid_alive(pid), "the service stopped while a question waited"
     ok(cockpit("answer", session, "1", home=service_home))
     await gone(pid, "the service to stop once the question was answered and the turn ended")
@@ -642,10 +666,12 @@ async def test_an_idle_service_waits_for_a_running_turn(service_home: Path) -> N
     ok(cockpit(*HELLO, home=service_home))
     session = newest_session(service_home)
     ok(cockpit("service", "stop", "--yes", home=service_home))
+    since = log_size(service_home)
     ok(cockpit("send", session, "slow", home=service_home, env_extra=IDLE_SOON))
     pid = the_service(service_home)
     await turn_running(service_home, session)
-    await asyncio.sleep(LONGER_THAN_IDLE)  # what is awaited is that nothing happens
+    said = await idle_watcher_looked(service_home, pid, since)
+    assert "1 turn(s) run and 0 question(s) wait" in said, said
     assert pid_alive(pid), "the service stopped while a turn ran"
     assert await session_status(service_home, session) == "working"
 

@@ -440,7 +440,9 @@ async def test_a_service_the_user_stops_stays_stopped_until_enter_starts_it(
         await wait_until(lambda: "press Enter to start it again" in str(status.render()))
         assert str(status.render()).startswith("OFFLINE · ")
         assert app.engine.link_problem == "stopped by `cockpit service stop`"
-        await asyncio.sleep(6)
+        remote = app.engine
+        assert isinstance(remote, RemoteEngine)
+        await wait_until(lambda: not remote.reattaching, 30, "the link to stop attaching again")
         assert service_pid(home) is None, "the screen started a service by itself"
         await send(app, pilot, "hello")
         await wait_until(lambda: service_pid(home) is not None, what="the service to start")
