@@ -267,6 +267,30 @@ def test_the_inbox_with_three_sessions(snap_compare: Snap, tmp_path: Path) -> No
     assert snap_compare(app, terminal_size=(100, 30), run_before=three)
 
 
+def test_the_inbox_at_80x24_previews_the_highlighted_question(
+    snap_compare: Snap, tmp_path: Path
+) -> None:
+    """At 80x24 the rows have no room for the options: under the list, the highlighted
+    row's question (beta's, after a Down) with what each key answers."""
+    app = live_app(tmp_path, "inbox-small", ticking_clock=True)
+
+    async def three(pilot: Any) -> None:
+        first = await ready(app)
+        await app.engine.rename(first, "alpha")
+        sessions = [first]
+        for title in ("beta", "gamma"):
+            record = await app.engine.create_session("demo", app.folder, title=title)
+            sessions.append(record.id)
+        for count, session in enumerate(sessions, 1):
+            pilot.app.run_worker(app.engine.prompt(session, "permission"))
+            await wait_until(lambda: len(app.engine.pending_permissions()) == count)  # noqa: B023
+        await calm(pilot)
+        await pilot.press("ctrl+o", "down")
+        await calm(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=three)
+
+
 def test_the_plan(snap_compare: Snap, tmp_path: Path) -> None:
     """A plan in the transcript and, from the rail's `p`, on its own screen with statuses."""
     folder = fixed_folder("plan")

@@ -80,7 +80,10 @@ class InboxScreen(Dialog[str | None]):
             yield Label("Waiting for you", classes="dialog-title")
             yield Listing(id="inbox-items")
             yield Static("", id="inbox-detail")
-            yield Label("1-9 answer · Enter opens the session · Esc closes", classes="hint")
+            yield Label(
+                "1-9 answer the highlighted question · Enter opens its session · Esc closes",
+                classes="hint",
+            )
 
     def on_mount(self) -> None:
         self.refresh_items()
@@ -100,8 +103,14 @@ class InboxScreen(Dialog[str | None]):
             listing.add_option(Option(Text("Nothing waits for you.", style="dim"), disabled=True))
             self.query_one("#inbox-detail", Static).update("")
             return
-        listing.add_options([Option(self._line(item)) for item in self.items])  # one layout
+        # Each row carries its item's key: a highlight or a selection on its way to this
+        # screen names its row, whatever the list did meanwhile.
+        listing.add_options([Option(self._line(item), id=item.key) for item in self.items])
         listing.highlighted = kept_highlight(before, index, keys)
+
+    def _item(self, key: str | None) -> InboxItem | None:
+        """The item listed under `key`; None once it went."""
+        return next((item for item in self.items if item.key == key), None)
 
     def _line(self, item: InboxItem) -> Text:
         text = Text()
@@ -117,37 +126,60 @@ class InboxScreen(Dialog[str | None]):
         return text
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        index = event.option_index
-        if not 0 <= index < len(self.items):
-            return
-        request = self.items[index].request
-        detail = Text()
-        if request is not None:
-            command = request.call.command
-            if command:
-                detail.append(f"$ {printable(command)}\n", style="bold")
-            for diff in request.call.diffs:
-                added, removed = diff_stats(diff.old_text, diff.new_text)
-                detail.append(f"{printable(str(diff.path))}  +{added} -{removed}\n")
-            for number, option in enumerate(request.choices[:9], 1):
-                detail.append(f"{number} {printable(str(option.name))}   ")
-        self.query_one("#inbox-detail", Static).update(detail)
+        item = self._item(event.option.id)
+        if item is not None and event.option.id == self._highlighted_key():
+            self.query_one("#inbox-detail", Static).update(preview(item))
+
+    def _highlighted_key(self) -> str | None:
+        option = self.query_one("#inbox-items", OptionList).highlighted_option
+        return None if option is None else option.id
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        if 0 <= event.option_index < len(self.items):
-            self.dismiss(self.items[event.option_index].session)
+        item = self._item(event.option.id)
+        if item is not None:  # a row that went meanwhile opens nothing
+            self.dismiss(item.session)
 
     async def action_answer(self, number: int) -> None:
         """Answer the highlighted request with option `number`."""
-        index = self.query_one("#inbox-items", OptionList).highlighted
-        if index is None or not 0 <= index < len(self.items):
-            return
-        request = self.items[index].request
+        item = self._item(self._highlighted_key())
+        request = None if item is None else item.request
         if request is None or not 1 <= number <= len(request.choices):
             return
         await self._answer(request, request.choices[number - 1].option_id)
         if not closed_already(self):  # Esc in the same burst may have closed the inbox
             self.refresh_items()
+
+
+def preview(item: InboxItem) -> Text:
+    """What the highlighted row is about, for the lines under the list: whose question it
+    is, what it would do, and what each key answers (a row has no room for them at 80
+    columns); for a finished turn, that Enter reads it."""
+    text = Text()
+    title = printable(clean_line(item.session_title))
+    request = item.request
+    if request is None:
+        text.append(title, style="bold")
+        text.append(" finished a turn: Enter opens it.")
+        return text
+    text.append(title, style="bold")
+    text.append(f" asks: {printable(clean_line(request.title))}")
+    command = request.call.command
+    if command:
+        text.append(f"\n$ {printable(command)}", style="bold")
+    for diff in request.call.diffs:
+        added, removed = diff_stats(diff.old_text, diff.new_text)
+        text.append(f"\n{printable(str(diff.path))}  +{added} -{removed}")
+    keys = Text()
+    for number, option in enumerate(request.choices[:9], 1):
+        if number > 1:
+            keys.append("  ")
+        keys.append(f" {number} ", style="reverse bold")
+        keys.append(f" {printable(str(option.name))}")
+    text.append("\n")
+    text.append_text(
+        keys if request.choices else Text("No answer offered: open the session.", "dim")
+    )
+    return text
 
 
 def kept_highlight(before: list[str], index: int | None, after: list[str]) -> int:
