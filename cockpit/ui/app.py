@@ -48,7 +48,7 @@ from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.mentions import format_mention
 from cockpit.text.textout import describe_error
-from cockpit.ui.commands import ActionCommands, AgentCommands, SessionCommands
+from cockpit.ui.commands import CockpitCommands
 from cockpit.ui.completion import CompletionToken
 from cockpit.ui.composer import Candidate, CompletionMenu, Composer
 from cockpit.ui.dialog import Palette
@@ -120,7 +120,7 @@ class CockpitApp(App[None]):
 
     CSS_PATH = str(bundled_dir("themes") / "cockpit.tcss")
     TITLE = "Cockpit"
-    COMMANDS: ClassVar = App.COMMANDS | {SessionCommands, AgentCommands, ActionCommands}
+    COMMANDS: ClassVar = {CockpitCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         # priority: handled as it arrives, before the keys after it are routed. A key that
         # opens a dialog or shows another session changes where the next keys go: typed in

@@ -1,5 +1,5 @@
-"""Command palette providers: switch to a session, start one with an agent, run an action.
-(Themes come from Textual's own theme command.)"""
+"""The command palette's entries: run an action, start a session with an agent, switch to
+a session. (The themes, once "Change theme" is chosen, are Textual's theme list.)"""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
 from cockpit.ui.one_line import clean_line
+from cockpit.ui.palette_rank import rank
 
 if TYPE_CHECKING:
     from cockpit.ui.app import CockpitApp
@@ -24,84 +25,117 @@ def literal(text: str) -> str:
 
 
 def highlighted(matcher: Matcher, title: str) -> Content:
-    """`title` with the characters the query matched highlighted, never read as markup
-    (`Matcher.highlight` parses its candidate as markup)."""
+    """`title` with the characters the query matched highlighted (as `rank` matched
+    them), never read as markup (`Matcher.highlight` parses its candidate as markup)."""
     content = Content(title)
-    score, offsets = matcher.fuzzy_search.match(matcher.query, title)
-    if score:
-        for offset in offsets:
-            if not title[offset].isspace():
-                content = content.stylize(matcher.match_style, offset, offset + 1)
+    for offset in rank(matcher.query, title).offsets:
+        if not title[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
     return content
 
 
-class _Commands(Provider):
-    """A provider over a fixed list of (title, help, callback)."""
+Entry = tuple[str, str, Callable[[], object]]
+"""A palette entry: its title, its help line and what it runs."""
 
-    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
-        raise NotImplementedError
+
+class CockpitCommands(Provider):
+    """Everything the palette offers, in Cockpit's words: the app's actions, a new session
+    with each installed agent, and every session to switch to. One provider, so one rule
+    (`rank`) orders them all, and an empty query lists them in that order. Textual's own
+    entries are not offered: the ones worth having are here in Cockpit's words."""
 
     @property
     def cockpit(self) -> CockpitApp:
         return cast("CockpitApp", self.app)
 
+    def entries(self) -> list[Entry]:
+        return [
+            *action_entries(self.cockpit),
+            *agent_entries(self.cockpit),
+            *session_entries(self.cockpit),
+        ]
+
     async def discover(self) -> Hits:
-        for title, text, callback in self.items():
+        for title, text, callback in self.entries():
             title = clean_line(title)
             yield DiscoveryHit(Content(title), callback, text=title, help=literal(text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, text, callback in self.items():
+        for title, text, callback in self.entries():
             title = clean_line(title)
-            score = matcher.match(title)
+            score = rank(query, title).score
             if score > 0:
                 yield Hit(
                     score, highlighted(matcher, title), callback, text=title, help=literal(text)
                 )
 
 
-class SessionCommands(_Commands):
-    """Every session, to switch to."""
+def action_entries(app: CockpitApp) -> list[Entry]:
+    """The app's actions, each with its key where it has one."""
+    quit_entry: Entry = (
+        (
+            "Detach and quit",
+            "leave Cockpit; the agents go on in the service (Ctrl+Q)",
+            app.action_quit,
+        )
+        if app.engine.detaches
+        else ("Quit", "leave Cockpit; every agent stops with it (Ctrl+Q)", app.action_quit)
+    )
+    return [
+        ("New session…", "pick an agent and a folder (Ctrl+N)", app.action_new_session),
+        ("Rename session", "give this session a title (F2)", app.action_rename_session),
+        ("Close session", "stop its agent; the transcript stays (F4)", app.action_close_session),
+        ("Delete session", "forget the session and its transcript (F8)", app.action_delete_session),
+        ("Inbox", "every question and permission waiting for you (Ctrl+O)", app.action_inbox),
+        (
+            "Next session needing you",
+            "the next one with a question (Ctrl+G)",
+            app.action_next_needing,
+        ),
+        (
+            "Agent options",
+            "mode, model and what else the agent offers (Ctrl+T)",
+            app.action_options,
+        ),
+        ("Cancel turn", "stop what the agent is doing (Esc)", app.action_cancel_turn),
+        (
+            "Copy last reply",
+            "the agent's newest reply, to the clipboard (F3)",
+            app.action_copy_last,
+        ),
+        (
+            "Show or hide the session rail",
+            "the list of sessions on the left (Ctrl+B)",
+            app.action_toggle_rail,
+        ),
+        (
+            "Jump to newest output",
+            "scroll to the end of the transcript (Ctrl+End)",
+            app.action_jump_end,
+        ),
+        ("Change theme", "the colours of the screen", app.search_themes),
+        ("Keys and help", "every key, and what Cockpit does (F1)", app.action_help),
+        quit_entry,
+    ]
 
-    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app = self.cockpit
-        return [
-            (f"Session: {title}", detail, partial(app.select_session, session))
-            for session, title, detail in app.session_choices()
-        ]
 
-
-class AgentCommands(_Commands):
+def agent_entries(app: CockpitApp) -> list[Entry]:
     """A new session with any installed agent, in the start folder."""
-
-    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app = self.cockpit
-        return [
-            (
-                f"New session with {info.spec.label}",
-                " ".join(info.spec.command),
-                partial(app.new_session_with, info.spec.name),
-            )
-            for info in app.engine.agents()
-            if info.installed
-        ]
+    return [
+        (
+            f"New session with {info.spec.label}",
+            " ".join(info.spec.command),
+            partial(app.new_session_with, info.spec.name),
+        )
+        for info in app.engine.agents()
+        if info.installed
+    ]
 
 
-class ActionCommands(_Commands):
-    """The app's actions, by name."""
-
-    def items(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app = self.cockpit
-        actions: list[tuple[str, str, Callable[[], object]]] = [
-            ("New session…", "pick an agent and a folder", app.action_new_session),
-            ("Rename session", "give this session a title", app.action_rename_session),
-            ("Close session", "stop its agent; the transcript stays", app.action_close_session),
-            ("Delete session", "forget the session and its transcript", app.action_delete_session),
-            ("Cancel turn", "stop what the agent is doing", app.action_cancel_turn),
-            ("Copy last reply", "the agent's newest reply, to the clipboard", app.action_copy_last),
-            ("Toggle session rail", "show or hide the list of sessions", app.action_toggle_rail),
-            ("Jump to newest output", "scroll to the end of the transcript", app.action_jump_end),
-            ("Help", "every key", app.action_help),
-        ]
-        return actions
+def session_entries(app: CockpitApp) -> list[Entry]:
+    """Every session, to switch to."""
+    return [
+        (f"Session: {title}", detail, partial(app.select_session, session))
+        for session, title, detail in app.session_choices()
+    ]

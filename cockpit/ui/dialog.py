@@ -18,6 +18,7 @@ from textual.command import CommandInput, CommandList, CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList
+from textual.worker import Worker
 
 from cockpit.ui.keys_in_order import ran_own_binding
 
@@ -87,7 +88,11 @@ class Palette(CommandPalette):
     """Textual's command palette, closing at most once and deaf once closed (Enter twice
     ran the command twice and then closed the screen under it), its searches ending with
     it, paging its list only once the list is laid out (PageUp right after the commands
-    arrived raised KeyError inside Textual), and its search field's keys in typed order."""
+    arrived raised KeyError inside Textual), its search field's keys in typed order, and
+    an Enter typed before the search for the query ended choosing from what it found."""
+
+    enter_waiting = False
+    """Enter was pressed while a search ran: it chooses once that search ends."""
 
     def compose(self) -> ComposeResult:
         """Textual's palette, its search field one whose editing keys keep their order."""
@@ -109,9 +114,31 @@ class Palette(CommandPalette):
         """Keys typed in the same burst as the Enter that chose a command reach the palette
         after it closed: an Enter ran the command again (three Enters made three sessions)
         and a letter started a search. Once closed, Textual's own handlers never see them."""
-        if closed_already(self):
+        if closed_already(self) or (self.enter_waiting and isinstance(event, Input.Changed)):
             event.prevent_default()
             event.stop()
+
+    @on(Input.Submitted)
+    def _after_the_search(self, event: Input.Submitted) -> None:
+        """Enter typed in the burst that typed the query chose from the list found before
+        (for the query's first letters, or the commands on open): "theme" then Enter ran
+        whatever came first. While a search runs, Enter waits for it; the keys after it
+        in the burst are dropped, as once the palette is closed."""
+        if closed_already(self) or not self.searching():
+            return
+        self.enter_waiting = True
+        event.prevent_default()
+        event.stop()
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The search an Enter waits for ended: Enter again, now on what it found."""
+        if self.enter_waiting and not self.searching() and not closed_already(self):
+            self.enter_waiting = False
+            await self.query_one(CommandInput).action_submit()
+
+    def searching(self) -> bool:
+        """Whether a search of the palette's is still under way."""
+        return any(worker.node is self and not worker.is_finished for worker in self.app.workers)
 
     def _watch__list_visible(self) -> None:
         """Textual's own watcher, skipped once the palette is closed: a search started by a

@@ -82,7 +82,9 @@ async def test_enter_held_on_a_theme_chooses_it_once_and_the_app_lives(tmp_path:
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(app)
         await pilot.press("ctrl+p", *"theme")
-        await wait_until(lambda: options_shown(app)[:1] == ["Theme\nChange the current theme"])
+        await wait_until(
+            lambda: options_shown(app)[:1] == ["Change theme\nthe colours of the screen"]
+        )
         await pilot.press("enter")
         await wait_until(lambda: "Search for themes" in placeholder_of(app), what="the themes")
         assert isinstance(app.screen, Palette), "the themes in Textual's palette, not Cockpit's"
