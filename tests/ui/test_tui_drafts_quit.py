@@ -13,29 +13,30 @@ from tests.support.ui_service_helpers import Engines
 SIZE = (80, 24)
 
 
-async def settled_session(app: CockpitApp) -> str:
+async def settled_session(engines: Engines, app: CockpitApp, reopened: bool) -> str:
     """The session on screen, once its draft is in the prompt and its agent is not
-    starting (a new session's agent starts; with `--local`, a reopened one stays closed
-    until a prompt is sent): Ctrl+Q with the engine in the process asks meanwhile."""
-    settled = (Status.READY, Status.CLOSED)
+    starting (Ctrl+Q with the engine in the process would ask meanwhile): a new session's
+    agent starts; with `--local`, a reopened session's starts with the next prompt."""
+    status = Status.CLOSED if reopened and engines.kind == "local" else Status.READY
 
     def shown() -> bool:
         session = app.current
         return (
             session is not None
             and app.query_one(Composer).session == session
-            and app.engine.status(session) in settled
+            and app.engine.status(session) == status
         )
 
-    await wait_until(shown, what="the session shown, its agent settled")
+    await wait_until(shown, what=f"the session shown, {status}")
     return app.current or ""
 
 
-async def quit_with(app: CockpitApp, *keys: str, typed: str = "") -> str:
-    """Run `app` until the session is ready, type `typed` a key at a time, then `keys`
+async def quit_with(engines: Engines, *keys: str, typed: str = "", reopened: bool = True) -> str:
+    """Run an app until its session is settled, type `typed` a key at a time, then `keys`
     in one burst, and wait for the app to end; the session's id."""
+    app = engines.app()
     async with app.run_test(size=SIZE) as pilot:
-        session = await settled_session(app)
+        session = await settled_session(engines, app, reopened)
         await pilot.press(*typed)
         await pilot.pause()
         burst(app, *keys)
@@ -47,7 +48,7 @@ async def reopened_draft(engines: Engines, session: str) -> str:
     """The draft the next app shows, once it has checked the stored one says the same."""
     again = engines.app()
     async with again.run_test(size=SIZE):
-        assert await settled_session(again) == session
+        assert await settled_session(engines, again, reopened=True) == session
         stored = (await again.engine.session(session)).draft
         shown = again.query_one(Composer).text
         assert shown == stored
@@ -57,16 +58,16 @@ async def reopened_draft(engines: Engines, session: str) -> str:
 async def test_keys_before_ctrl_q_in_its_burst_are_kept_and_none_after(
     engines: Engines,
 ) -> None:
-    session = await quit_with(engines.app(), *"abc", "ctrl+q", *"def")
+    session = await quit_with(engines, *"abc", "ctrl+q", *"def", reopened=False)
     assert await reopened_draft(engines, session) == "abc"
 
 
 async def test_a_draft_cleared_right_before_ctrl_q_stays_cleared(engines: Engines) -> None:
     """Ctrl+U then Ctrl+Q: the draft the user cleared does not come back, to be sent
     later by accident."""
-    session = await quit_with(engines.app(), "ctrl+q", typed="keep out")
+    session = await quit_with(engines, "ctrl+q", typed="keep out", reopened=False)
     assert await reopened_draft(engines, session) == "keep out"
-    await quit_with(engines.app(), "ctrl+u", "ctrl+q")
+    await quit_with(engines, "ctrl+u", "ctrl+q")
     assert await reopened_draft(engines, session) == ""
 
 
@@ -74,9 +75,9 @@ async def test_a_draft_cleared_by_ctrl_c_then_quit_by_it_stays_cleared(
     engines: Engines,
 ) -> None:
     """Ctrl+C clears the prompt, and two more quit (when nothing runs): one burst."""
-    session = await quit_with(engines.app(), "ctrl+q", typed="typed")
+    session = await quit_with(engines, "ctrl+q", typed="typed", reopened=False)
     assert await reopened_draft(engines, session) == "typed"
-    await quit_with(engines.app(), "ctrl+c", "ctrl+c", "ctrl+c")
+    await quit_with(engines, "ctrl+c", "ctrl+c", "ctrl+c")
     assert await reopened_draft(engines, session) == ""
 
 
@@ -87,7 +88,7 @@ async def test_keys_that_reach_the_prompt_after_the_last_save_change_nothing_sto
     (its shutdown takes turns): they change neither the draft kept nor the one stored."""
     app = engines.app()
     async with app.run_test(size=SIZE) as pilot:
-        session = await settled_session(app)
+        session = await settled_session(engines, app, reopened=False)
         await pilot.press(*"abc")
         app.drafts.close(lambda: None)  # the last save, the app left running
         await pilot.press(*"def")
