@@ -40,6 +40,8 @@ class Drafts:
         """The sessions whose draft is past the bound (kept on screen, not saved; the user
         was told once)."""
         self._timer: Timer | None = None
+        self._closed = False
+        """The app is ending: what is stored stays as the keys before the end made it."""
 
     def load(self, records: dict[str, SessionRecord]) -> None:
         """The drafts as the store kept them."""
@@ -68,12 +70,33 @@ class Drafts:
         self.keep()
         composer.show_draft(session, self._drafts.get(session, ""))
 
+    def close(self, then: Callable[[], object]) -> None:
+        """The app ends (Ctrl+Q, a second Ctrl+C): keep and save the draft as the keys
+        typed before it left it, then `then` (the app exits). Ctrl+Q runs as it arrives,
+        before the letters (or the Ctrl+U) typed ahead of it in one burst reach the
+        composer, so this waits for the composer's turn, after them. Nothing typed later
+        (the rest of the burst) changes what is stored."""
+        composer = self.app.query_one_optional(Composer)
+        if composer is None:  # not there yet: nothing typed
+            self._last_save(then)
+        else:
+            composer.call_later(self._last_save, then)
+
+    def _last_save(self, then: Callable[[], object]) -> None:
+        self.keep()
+        self.save()
+        self._closed = True
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        then()
+
     def keep(self) -> None:
         """Remember the composer's text as its session's draft (saved soon)."""
         composer = self.app.query_one_optional(Composer)
         owner = composer.session if composer is not None else None
-        if composer is None or owner not in self._records():  # none yet, gone, or deleted
-            return
+        if self._closed or composer is None or owner not in self._records():
+            return  # ending, no composer yet, none shown, or deleted
         text = composer.text
         if self._drafts.get(owner, "") == text:
             return
@@ -96,6 +119,8 @@ class Drafts:
     def save(self) -> None:
         """Keep the drafts that changed (the store writes them with its next flush, so a
         crash loses at most a second or so of typing)."""
+        if self._closed:
+            return
         while self._unsaved:
             session = self._unsaved.pop()
             if session in self._records():

@@ -71,21 +71,24 @@ class SessionActions:
         (`--local`), quit, after asking when a turn runs or a question waits: every agent
         stops with it."""
         engine = self._engine()
-        if engine.detaches:
-            self.app.exit()
-            return
-        question = quit_question(
-            self._running_turns(), engine.pending_count(), engine.saving_problem
-        )
+        question = None
+        if not engine.detaches:
+            question = quit_question(
+                self._running_turns(), engine.pending_count(), engine.saving_problem
+            )
         if question is None:
-            self.app.exit()
+            self._exit()
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.exit()
+                self._exit()
 
         self._open_screen(ConfirmScreen(question, yes="Quit", no="Stay"), answered)
+
+    def _exit(self) -> None:
+        """End the app once the draft is kept as the keys before the quit left it."""
+        self._drafts.close(self.app.exit)
 
     def _running_turns(self) -> int:
         busy = (Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING)
