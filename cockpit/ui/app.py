@@ -346,9 +346,9 @@ class CockpitApp(App[None]):
         with Horizontal(id="body"):
             yield SessionRail(id="rail")
             with Vertical(id="main"):
+                yield Welcome(id="welcome")  # where the transcript will be, above it
                 yield StatusLine(id="status")
                 yield CompletionMenu(id="completion")
-                yield Welcome(id="welcome")
                 yield Static("▼ new output below — Ctrl+End to jump", id="new-output")
                 yield Composer(id="composer", blink=self.blink)
         yield KeyFooter()
@@ -360,7 +360,7 @@ class CockpitApp(App[None]):
         for problem in [*self.settings.problems, *self.engine.problems]:
             self.notify(problem, severity="warning", timeout=10, markup=False)
         transcript = TranscriptView(self.engine, id="transcript")
-        await self.query_one("#main", Vertical).mount(transcript, before=0)
+        await self.query_one("#main", Vertical).mount(transcript, before="#status")
         self.engine.subscribe(self.follower.listener)
         self.query_one("#new-output").display = False
         self.query_one(Welcome).display = False

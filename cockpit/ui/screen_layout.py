@@ -59,13 +59,11 @@ class ScreenLayout:
         no message; `agent` runs it."""
         welcome = self.app.query_one_optional(Welcome)
         composer = self.app.query_one_optional(Composer)
-        view = self.app.query_one_optional(TranscriptView)
-        if welcome is None or composer is None or view is None:  # shutting down
+        if welcome is None or composer is None:  # shutting down
             return
         if blank:
             welcome.show_for(agent)
         welcome.display = blank
-        view.display = not blank  # the welcome takes its space
         composer.placeholder = PLACEHOLDER if blank else ""
 
     def show_unseen(self, unseen: bool) -> None:

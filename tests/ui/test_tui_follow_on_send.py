@@ -36,6 +36,14 @@ def prompt_bubble(view: TranscriptView, text: str) -> BubbleWidget | None:
     return view.widgets.get(keys[-1]) if keys else None
 
 
+def where(view: TranscriptView, widget: Widget) -> str:
+    """Where `widget` and the view are, for a failure's message."""
+    return (
+        f"at {widget.virtual_region}, view at {view.scroll_y}/{view.max_scroll_y}, "
+        f"following {view.following}, detached {view.detached}"
+    )
+
+
 def prompts_shown(view: TranscriptView) -> int:
     """How many prompts the transcript shows."""
     return sum(bubble.kind == "user" for bubble in view.model)
@@ -69,7 +77,10 @@ async def test_a_prompt_sent_from_far_up_scrolls_into_view(engines: Engines) -> 
         await wait_until(lambda: app.query(PermissionPrompt), 30, "the question")
         await settled(pilot)
         question = app.query_one(PermissionPrompt)
-        await wait_until(lambda: in_view(view, question), what="the question in view")
+        await wait_until(
+            lambda: in_view(view, question),
+            what=f"the question in view ({where(view, question)})",
+        )
         assert not app.query_one("#new-output").display
 
 
