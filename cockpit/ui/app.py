@@ -93,6 +93,7 @@ from cockpit.ui.themes import (
     startup_theme,
 )
 from cockpit.ui.transcript import TranscriptView
+from cockpit.ui.welcome import Welcome
 from store import SessionRecord
 
 EngineFactory = Callable[[], Awaitable[EngineAPI]]
@@ -345,6 +346,7 @@ class CockpitApp(App[None]):
         with Horizontal(id="body"):
             yield SessionRail(id="rail")
             with Vertical(id="main"):
+                yield Welcome(id="welcome")  # where the transcript will be, above it
                 yield StatusLine(id="status")
                 yield CompletionMenu(id="completion")
                 yield Static("▼ new output below — Ctrl+End to jump", id="new-output")
@@ -358,9 +360,10 @@ class CockpitApp(App[None]):
         for problem in [*self.settings.problems, *self.engine.problems]:
             self.notify(problem, severity="warning", timeout=10, markup=False)
         transcript = TranscriptView(self.engine, id="transcript")
-        await self.query_one("#main", Vertical).mount(transcript, before=0)
+        await self.query_one("#main", Vertical).mount(transcript, before="#status")
         self.engine.subscribe(self.follower.listener)
         self.query_one("#new-output").display = False
+        self.query_one(Welcome).display = False
         composer = self.query_one(Composer)
         composer.menu = self.query_one(CompletionMenu)
         composer.menu.display = False
@@ -513,6 +516,10 @@ class CockpitApp(App[None]):
     def on_transcript_view_unseen(self, message: TranscriptView.Unseen) -> None:
         self.layout.show_unseen(message.unseen)
 
+    def on_transcript_view_blank(self, message: TranscriptView.Blank) -> None:
+        record = self.records.get(message.session or "")
+        self.layout.show_welcome(message.blank, record.agent if record else None)
+
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if isinstance(event.text_area, Composer):
             self.drafts.keep()
@@ -628,6 +635,7 @@ class CockpitApp(App[None]):
             return
         # The turn runs in the engine: a prompt typed while the agent starts waits for it,
         # and a failure is a row in the session, never a lost prompt.
+        self.layout.follow_output(session)
         self.engine.send(session, message.text)
 
     @reported("run that command")

@@ -13,6 +13,7 @@ from cockpit.ui.rail import SessionRail
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.switching import OpenScreen
 from cockpit.ui.transcript import TranscriptView
+from cockpit.ui.welcome import PLACEHOLDER, Welcome
 
 NARROW = 100
 """Below this many columns the rail shows glyphs and titles only."""
@@ -45,6 +46,25 @@ class ScreenLayout:
     async def jump_end(self) -> None:
         """Scroll to the newest output."""
         await self.app.query_one(TranscriptView).jump_to_end()
+
+    def follow_output(self, session: str) -> None:
+        """A prompt was sent in `session`: on screen, the transcript follows the newest
+        output again."""
+        view = self.app.query_one_optional(TranscriptView)
+        if view is not None and view.session == session:
+            view.follow_output()
+
+    def show_welcome(self, blank: bool, agent: str | None) -> None:
+        """Show the welcome (and the prompt's placeholder) while the session on screen has
+        no message; `agent` runs it."""
+        welcome = self.app.query_one_optional(Welcome)
+        composer = self.app.query_one_optional(Composer)
+        if welcome is None or composer is None:  # shutting down
+            return
+        if blank:
+            welcome.show_for(agent)
+        welcome.display = blank
+        composer.placeholder = PLACEHOLDER if blank else ""
 
     def show_unseen(self, unseen: bool) -> None:
         """Say, or stop saying, that new output is below."""

@@ -66,6 +66,15 @@ class TranscriptView(BubbleScroll):
             super().__init__()
             self.unseen = unseen
 
+    class Blank(Message):
+        """The session on screen has no message yet (or has one now): its space shows a
+        welcome until then."""
+
+        def __init__(self, session: str | None, blank: bool) -> None:
+            super().__init__()
+            self.session = session
+            self.blank = blank
+
     def __init__(
         self, engine: EngineAPI, *, limit: int = BUBBLE_LIMIT, id: str | None = None
     ) -> None:
@@ -84,6 +93,10 @@ class TranscriptView(BubbleScroll):
         self._busy: object | None = None
         """Held while the window changes (a page loads): one change at a time."""
         self._unseen = False
+        self._blank: tuple[str | None, bool] | None = None
+        self._follow_wanted = False
+        """The user sent a prompt while the window was changing: back to the newest
+        output once the change is done."""
         self.prompts: dict[str, PermissionPrompt] = {}
         """Pending permission requests of this session, shown after its bubbles."""
 
@@ -122,6 +135,13 @@ class TranscriptView(BubbleScroll):
         if unseen != self._unseen:
             self._unseen = unseen
             self.post_message(self.Unseen(unseen))
+
+    def _say_blank(self) -> None:
+        """Tell the app whether the session shown has no message (said once per change)."""
+        blank = (self.session, self.session is not None and not self.model and not self.more_before)
+        if blank != self._blank:
+            self._blank = blank
+            self.post_message(self.Blank(*blank))
 
     def _pinned(self) -> frozenset[int]:
         """The seqs of the live turn's rows: never evicted."""
@@ -203,6 +223,9 @@ class TranscriptView(BubbleScroll):
             await change()
         finally:
             self._free(token)
+        if self._follow_wanted:  # a prompt was sent meanwhile: its output comes first
+            self._start(self._to_end)
+            return
         self._check_edges()
 
     async def _locked(self, change: Callable[[], Awaitable[None]]) -> None:
@@ -235,6 +258,8 @@ class TranscriptView(BubbleScroll):
         rows = list(self.model)
         if rows and self.engine.status(session) in (Status.WORKING, Status.WAITING):
             self.live_turn = rows[-1].turn
+        self._follow_wanted = False  # the tail is on screen, followed
+        self._say_blank()
 
     async def _tail(self, fresh: bool) -> None:
         """Show the tail page. `fresh`: another session (nothing kept); else the live
@@ -267,12 +292,21 @@ class TranscriptView(BubbleScroll):
         self.anchor()
 
     async def _to_end(self) -> None:
+        self._follow_wanted = False
         if self.detached:
             await self._tail(fresh=False)
         else:
             self.scroll_end(animate=False)
             self.anchor()
         self._set_unseen(False)
+
+    def follow_output(self) -> None:
+        """The user sent a prompt: back to the newest output, which the view follows again,
+        as every chat does (the prompt and what it brings are what they look at next). A
+        page loading meanwhile (PageUp just before) finishes first."""
+        if self.session is not None:
+            self._follow_wanted = True
+            self._start(self._to_end)
 
     async def jump_to_end(self) -> None:
         """Back to the newest output (reloading the tail when the window had detached)."""
@@ -399,6 +433,7 @@ class TranscriptView(BubbleScroll):
             await self.mount_all(widgets)
         if not self._loading:  # a page being loaded bounds the window itself
             await self._bound(keep_bottom=self.following or self.at_bottom, keep_place=True)
+        self._say_blank()
 
     async def finish_live(self, except_key: str | None = None) -> None:
         """Turn finished replies into cheap widgets (the turn ended, or a new row began)."""

@@ -76,6 +76,29 @@ def test_first_start_with_no_sessions(snap_compare: Snap, tmp_path: Path) -> Non
     assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
 
 
+def a_first_start(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> bool:
+    """A first start pictured at `size`, once the demo session is ready."""
+    app = app_with(tmp_path)
+
+    async def ready(pilot: Any) -> None:
+        await wait_until(
+            lambda: app.current is not None and app.engine.status(app.current) == "ready"
+        )
+        await settle(pilot)
+
+    return snap_compare(app, terminal_size=size, run_before=ready)
+
+
+def test_a_first_start_welcomes_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
+    """The transcript's space says what Cockpit is, the keys to start with, how to run
+    another agent and the demo's scenario words; the prompt has a placeholder."""
+    assert a_first_start(snap_compare, tmp_path, (80, 24))
+
+
+def test_a_first_start_welcomes_at_120x40(snap_compare: Snap, tmp_path: Path) -> None:
+    assert a_first_start(snap_compare, tmp_path, (120, 40))
+
+
 AppMaker = Callable[[Path, Callable[[Engine, Path], Any]], CockpitApp]
 """What makes the app a picture is taken of, from a test's folder and what fills its store:
 `app_with` (the engine in process), or an app attached to a service on that store."""
