@@ -380,8 +380,8 @@ class Composer(TextArea):
         return bool(self._candidates)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if self.completer is None or self.menu is None:
-            return
+        if self.completer is None or self.menu is None or self.search is not None:
+            return  # a change typed before Ctrl+R in its burst: the menu is the search's
         token = self._token_now()
         if token is None:
             self._close_menu()

@@ -32,7 +32,9 @@ GEMINI_COMMANDS = (
 )
 
 
-def stored_session(tmp_path: Path, name: str, commands: tuple[dict[str, str], ...] = ()) -> CockpitApp:
+def stored_session(
+    tmp_path: Path, name: str, commands: tuple[dict[str, str], ...] = ()
+) -> CockpitApp:
     """An app on one closed session: each of PROMPTS answered "Done.", and the agent's
     commands as it announced them."""
     folder = fixed_folder(name)
@@ -41,7 +43,7 @@ def stored_session(tmp_path: Path, name: str, commands: tuple[dict[str, str], ..
         record = await engine.create_session("demo", folder, title=name)
         for prompt in PROMPTS:
             await engine.store.begin_turn(record.id, prompt)
-            await engine.store.apply(chunk_from_update(record.id, text_update("Done.")))
+            await engine.store.apply(chunk_from_update(record.id, text_update("agent_message_chunk", "Done.")))
             await engine.store.end_turn(record.id)
         await engine.store.update_session(record.id, status="closed", commands=list(commands))
 
@@ -67,14 +69,14 @@ def test_the_prompt_search(snap_compare: Snap, tmp_path: Path) -> None:
 
 
 def test_completion_lists_both_helps(snap_compare: Snap, tmp_path: Path) -> None:
-    """`/` with an agent that has its own `/help`: Cockpit's marked "cockpit:", the agent's
-    right after it as `//help`."""
+    """`/he` with an agent that has its own `/help`: Cockpit's marked "cockpit:", the
+    agent's right after it as `//help`, then `/theme` (it holds "he")."""
     app = stored_session(tmp_path, "twins", GEMINI_COMMANDS)
 
     async def complete(pilot: Any) -> None:
         await wait_until(lambda: app.current is not None)
         app.query_one(Composer).focus()
-        burst(app, "/")
+        burst(app, *"/he")
         await wait_until(lambda: app.query_one(CompletionMenu).display)
         await calm(pilot)
 

@@ -75,7 +75,11 @@ async def test_esc_leaves_the_search_and_the_draft_as_it_was(engines: Engines) -
         await wait_until(lambda: app.engine.status(session) == Status.READY)
         composer = app.query_one(Composer)
         await wait_until(lambda: composer.text == "")
-        burst(app, *"half a thought", "ctrl+r", *"plan", "down", "backspace", "escape", *"!")
+        burst(app, *"half a thought", "ctrl+r", *"pla")
+        await settled(pilot)
+        menu = app.query_one(CompletionMenu)
+        assert menu.display and menu_labels(app) == ["write a plan"]  # over the draft's change
+        burst(app, "n", "down", "backspace", "escape", *"!")
         await settled(pilot)
         assert composer.search is None
         assert composer.text == "half a thought!"
