@@ -43,7 +43,9 @@ def stored_session(
         record = await engine.create_session("demo", folder, title=name)
         for prompt in PROMPTS:
             await engine.store.begin_turn(record.id, prompt)
-            await engine.store.apply(chunk_from_update(record.id, text_update("agent_message_chunk", "Done.")))
+            await engine.store.apply(
+                chunk_from_update(record.id, text_update("agent_message_chunk", "Done."))
+            )
             await engine.store.end_turn(record.id)
         await engine.store.update_session(record.id, status="closed", commands=list(commands))
 

@@ -14,7 +14,7 @@ from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.screens.questions import OptionsScreen
 from tests.engine.test_engine_restart import TINY
-from tests.support.ui_helpers import burst, ready, send, settled, wait_until
+from tests.support.ui_helpers import burst, make_app, ready, send, settled, wait_until
 from tests.support.ui_service_helpers import Engines
 
 SIZE = (100, 30)
@@ -44,12 +44,12 @@ async def test_ctrl_r_finds_an_earlier_prompt_and_enter_puts_it_in_the_composer(
     app = engines.app()
     async with app.run_test(size=SIZE) as pilot:
         session = await ready(app)
-        for prompt in ("explain the table", "write a plan", "the table again please"):
+        prompts = ("explain the table", "write a plan", "the table again please")
+        for prompt in prompts:
             await send(app, pilot, prompt)
             await wait_until(lambda: app.engine.status(session) == Status.READY)
         composer = app.query_one(Composer)
         await wait_until(lambda: composer.text == "")
-        rows_before = len(await app.engine.rows(session))
         burst(app, "ctrl+r", *"TABLE")
         await settled(pilot)
         assert composer.search is not None
@@ -61,7 +61,8 @@ async def test_ctrl_r_finds_an_earlier_prompt_and_enter_puts_it_in_the_composer(
         assert composer.search is None and not app.query_one(CompletionMenu).display
         assert composer.text == "explain the table"
         assert composer.cursor_location == composer.document.end
-        assert len(await app.engine.rows(session)) == rows_before  # nothing was sent
+        sent = [r.text for r in await app.engine.rows(session) if r.kind == "user"]
+        assert sent == list(prompts)  # nothing more was sent
         assert app.drafts.get(session) == "explain the table"
 
 
@@ -101,15 +102,20 @@ async def test_ctrl_r_with_no_earlier_prompt_says_so_and_types_on(engines: Engin
         assert any("No earlier prompts" in str(n.message) for n in app._notifications)
 
 
-async def test_a_key_the_search_has_no_use_for_takes_the_match_and_acts() -> None:
-    """Left after a search takes the match and moves the cursor in it, as in a shell."""
-    composer = Composer()
-    composer.prompts.reset(["first prompt", "second prompt"])
-    composer.start_search()
-    assert composer.search is not None and composer.search.match == "second prompt"
-    composer.search.older()
-    composer.end_search(composer.search.match)
-    assert composer.text == "first prompt" and composer.search is None
+async def test_a_key_the_search_has_no_use_for_takes_the_match_and_acts(tmp_path: Path) -> None:
+    """Left in a search takes the match and moves the cursor in it, as in a shell; the
+    letters after it in the burst edit the match."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        for prompt in ("first prompt", "second prompt"):
+            await send(app, pilot, prompt)
+            await wait_until(lambda: app.engine.status(session) == Status.READY)
+        composer = app.query_one(Composer)
+        await wait_until(lambda: composer.text == "")
+        burst(app, "ctrl+r", "ctrl+r", "left", *"!")
+        await settled(pilot)
+        assert composer.search is None and composer.text == "first promp!t"
 
 
 # -- /model -----------------------------------------------------------------------------------
@@ -119,7 +125,7 @@ async def test_slash_model_opens_the_model_option_and_sets_it(engines: Engines) 
     """`/model` typed and sent in one burst opens the model option alone, the current
     model highlighted; Down and Enter set the other one. `/model fast` sets it at once."""
     app = engines.app()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE):
         session = await ready(app)
         app.query_one(Composer).focus()
         burst(app, *"/model", "enter")
@@ -161,7 +167,7 @@ async def test_double_slash_sends_the_agents_command_that_cockpit_would_hide(
     `/help` still opens Cockpit's help."""
     with_tiny_agent(engines.home, "--commands", "help,stats")
     app = engines.app(agent="tiny")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE):
         session = await ready(app)
         await wait_until(lambda: bool(app.records[session].commands), what="the commands")
         composer = app.query_one(Composer)
@@ -179,8 +185,10 @@ async def test_double_slash_sends_the_agents_command_that_cockpit_would_hide(
             rows = await app.engine.rows(session)
             return [(r.kind, r.text) for r in rows if r.kind in ("user", "agent")]
 
-        await wait_until(said, what="the agent's reply")
-        await wait_until(lambda: app.engine.status(session) == Status.READY)
+        async def answered() -> bool:
+            return len(await said()) == 2
+
+        await wait_until(answered, what="the agent's reply")
         assert await said() == [("user", "/help"), ("agent", "command: /help")]
         assert not isinstance(app.screen, HelpScreen)
         burst(app, *"/help", "enter")
