@@ -33,12 +33,19 @@ def option_value_name(option: ConfigOption) -> str | None:
     return option.current_name
 
 
-def current_model(record: SessionRecord) -> str | None:
-    """The name of the model the session uses, when the agent exposes it as an option."""
+def model_option(record: SessionRecord) -> ConfigOption | None:
+    """The config option that chooses the model (its category or its id says so), when
+    the agent has one."""
     for option in config_options(record):
         if option.category == "model" or option.id == "model":
-            return option_value_name(option)
+            return option
     return None
+
+
+def current_model(record: SessionRecord) -> str | None:
+    """The name of the model the session uses, when the agent exposes it as an option."""
+    option = model_option(record)
+    return option_value_name(option) if option is not None else None
 
 
 def other_options(record: SessionRecord) -> list[tuple[str, str]]:
@@ -73,6 +80,26 @@ class OptionChoice:
     value: str | bool
     label: str
     current: bool
+
+
+def model_choices(record: SessionRecord) -> list[OptionChoice]:
+    """The values of the model option (none when the agent has no such option)."""
+    option = model_option(record)
+    if option is None:
+        return []
+    return [c for c in option_choices(record) if c.config_id == option.id]
+
+
+def named_choice(choices: list[OptionChoice], name: str) -> OptionChoice | None:
+    """The choice `name` means (any case): the one whose value or shown name is `name`,
+    else the first whose value or shown name holds it (`/model smart`)."""
+    wanted = name.strip().lower()
+    if not wanted:
+        return None
+    names = [(str(c.value).lower(), c.label.partition(": ")[2].lower(), c) for c in choices]
+    exact = (c for value, shown, c in names if wanted in (value, shown))
+    partial = (c for value, shown, c in names if wanted in value or wanted in shown)
+    return next(exact, None) or next(partial, None)
 
 
 def option_choices(record: SessionRecord) -> list[OptionChoice]:

@@ -80,7 +80,7 @@ from cockpit.ui.screen_rules import same_dialog
 from cockpit.ui.screens.inbox import InboxItem
 from cockpit.ui.session_actions import SessionActions
 from cockpit.ui.sessions import Sessions
-from cockpit.ui.slash import COCKPIT_COMMANDS, COCKPIT_NAMED, SlashCommand, matching, parse_slash
+from cockpit.ui.slash import COCKPIT_NAMED, SlashCommand, completions, for_agent, parse_slash
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.switching import Switching, SwitchingParts
 from cockpit.ui.terminal_alerts import TerminalAlerts
@@ -425,6 +425,10 @@ class CockpitApp(App[None]):
         """Stop the agent of `session`; its transcript stays."""
         self.actions.close(session)
 
+    async def choose_model(self, session: str, name: str) -> None:
+        """`/model [NAME]` in `session`."""
+        await self.modes.choose_model(session, name)
+
     # -- the keys' actions --------------------------------------------------------------------
 
     def action_new_session(self) -> None:
@@ -636,7 +640,7 @@ class CockpitApp(App[None]):
         # The turn runs in the engine: a prompt typed while the agent starts waits for it,
         # and a failure is a row in the session, never a lost prompt.
         self.layout.follow_output(session)
-        self.engine.send(session, message.text)
+        self.engine.send(session, for_agent(message.text))
 
     @reported("run that command")
     async def run_slash(self, session: str, name: str, arguments: str) -> None:
@@ -660,16 +664,15 @@ class CockpitApp(App[None]):
                 for c in map(read_command, record.commands or ())
                 if isinstance(c, AgentCommand)
             ]
-            found = matching([*agent, *COCKPIT_COMMANDS], token.query)
             return [
                 Candidate(
-                    f"/{c.name} " if c.hint else f"/{c.name}",
-                    f"/{c.name}",
+                    f"{typed} " if c.hint else typed,
+                    typed,
                     ("cockpit: " if c.cockpit else "")
                     + c.description
                     + (f"  [{c.hint}]" if c.hint else ""),
                 )
-                for c in found
+                for typed, c in completions(agent, token.query)
             ]
         matches = await self.engine.find_files(record.id, token.query, 8)
         return [Candidate(format_mention(m.path) + " ", m.path, "", m.positions) for m in matches]

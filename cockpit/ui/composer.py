@@ -2,7 +2,8 @@
 over SSH and tmux too), Shift+Enter or Alt+Enter insert a newline; Up on the first line and
 Down on the last walk the prompt history; Esc cancels the running turn; Shift+Tab cycles
 the agent's modes; PageUp, PageDown and Ctrl+Home scroll the transcript while the prompt is
-one line. Typing `/` at the start or `@` anywhere opens a completion menu."""
+one line. Typing `/` at the start or `@` anywhere opens a completion menu. Ctrl+R searches
+the earlier prompts, in the same menu."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from functools import partial
 
 from rich.text import Text
 from textual import events
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
@@ -21,7 +23,8 @@ from cockpit.bounds import prompt_refusal, prompt_too_long
 from cockpit.ui.completion import CompletionToken, completion_token, offset_of
 from cockpit.ui.keys_in_order import ran_own_binding
 from cockpit.ui.listing import Listing
-from cockpit.ui.prompt_history import PromptHistory
+from cockpit.ui.one_line import clean_line
+from cockpit.ui.prompt_history import PromptHistory, PromptSearch
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
 TRANSCRIPT_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "jump_start"}
@@ -29,6 +32,10 @@ TRANSCRIPT_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "j
 PageUp and PageDown move the cursor by a page, as in any text area)."""
 MENU_ROWS = 8
 """Candidates the completion menu shows at once; it scrolls to the others."""
+SEARCH_ENDS = frozenset({"escape", "ctrl+c"})
+"""Keys that leave a prompt search with the draft as it was."""
+SEARCH_TAKES = frozenset({"enter", "tab"})
+"""Keys that put the prompt found in the composer (without sending it)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,8 @@ class Composer(TextArea):
         self.completer: Completer | None = None
         self._token: CompletionToken | None = None
         self._candidates: list[Candidate] = []
+        self.search: PromptSearch | None = None
+        """The Ctrl+R search under way, if any (the menu shows its matches)."""
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -130,6 +139,15 @@ class Composer(TextArea):
         """The prompt's own keys, before the text area's (a private method of Textual's,
         named in `cockpit.compat.textual_private.OVERRIDDEN`)."""
         key = event.key
+        if self.search is not None and self._search_key(event):
+            event.stop()
+            event.prevent_default()
+            return
+        if key == "ctrl+r":
+            self.start_search()
+            event.stop()
+            event.prevent_default()
+            return
         if (self._menu_open() and await self._menu_key(key)) or await self._tab_completes(key):
             event.stop()
             event.prevent_default()
@@ -189,6 +207,7 @@ class Composer(TextArea):
         end = self.document.end
         if self.selection != Selection.cursor(end):
             self.move_cursor(end)
+        self.end_search()
         self._close_menu()
 
     def submit(self) -> None:
@@ -207,6 +226,75 @@ class Composer(TextArea):
         self.text = ""
         self._close_menu()
         self.post_message(self.Submitted(self.session, text))
+
+    # -- searching earlier prompts (Ctrl+R) -----------------------------------------------------
+
+    def start_search(self) -> None:
+        """Ctrl+R: search this session's earlier prompts, the newest first. Nothing to
+        search is told, and the keys after it go to the draft as ever."""
+        if not self.prompts.entries:
+            self.notify("No earlier prompts in this session yet.", timeout=2, markup=False)
+            return
+        self._close_menu()
+        self.search = PromptSearch(self.prompts.entries)
+        self._show_search()
+
+    def end_search(self, take: str | None = None) -> None:
+        """Leave the search: the draft as it was, or `take` in its place (not sent)."""
+        if self.search is None:
+            return
+        self.search = None
+        self.border_title = None
+        self.border_subtitle = None
+        if self.menu is not None:
+            self.menu.display = False
+        if take is not None:
+            self._replace_all(take)
+
+    def _search_key(self, event: events.Key) -> bool:
+        """A key typed while searching; False lets it through (after taking the match, as a
+        shell does for a key the search has no use for)."""
+        search = self.search
+        assert search is not None
+        key = event.key
+        if key in SEARCH_ENDS:
+            self.end_search()
+        elif key in SEARCH_TAKES:
+            self.end_search(search.match)
+        elif key in ("ctrl+r", "up"):
+            search.older()
+        elif key == "down":
+            search.newer()
+        elif key == "backspace":
+            search.erase()
+        elif event.is_printable and event.character:
+            search.type(event.character)
+        else:
+            self.end_search(search.match)
+            return False
+        if self.search is not None:
+            self._show_search()
+        return True
+
+    def _show_search(self) -> None:
+        """The query in the composer's border, the matches in the menu above it."""
+        search = self.search
+        assert search is not None
+        found = f"{search.chosen + 1}/{len(search.matches)}" if search.matches else "no match"
+        self.border_title = Content(clean_line(f"Search prompts: {search.query}") + "▏")
+        self.border_subtitle = Content(f"{found} · Enter takes · Esc leaves")
+        if self.menu is None:
+            return
+        self.menu.show_candidates([self._search_line(m, search.query) for m in search.matches])
+        self.menu.highlighted = search.chosen if search.matches else None
+
+    @staticmethod
+    def _search_line(prompt: str, query: str) -> Candidate:
+        """A match as one menu line, the query's letters marked."""
+        line = clean_line(prompt)
+        start = line.lower().find(query.lower()) if query else -1
+        marked = tuple(range(start, start + len(query))) if start >= 0 else ()
+        return Candidate(prompt, line, "", marked)
 
     # -- completion ---------------------------------------------------------------------------
 
@@ -292,8 +380,8 @@ class Composer(TextArea):
         return bool(self._candidates)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if self.completer is None or self.menu is None:
-            return
+        if self.completer is None or self.menu is None or self.search is not None:
+            return  # a change typed before Ctrl+R in its burst: the menu is the search's
         token = self._token_now()
         if token is None:
             self._close_menu()
@@ -306,12 +394,17 @@ class Composer(TextArea):
         assert self.completer is not None
         assert self.menu is not None
         candidates = await self.completer(self.session, token) if self.session else []
-        if token != self._token_now():
-            return  # typed on meanwhile (or accepted): the menu of that word comes next
+        if token != self._token_now() or self.search is not None:
+            return  # typed on meanwhile (or accepted, or a search began): not this menu
         self._token = token if candidates else None
         self._candidates = candidates
         self.menu.show_candidates(candidates)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_list is self.menu:
+        if event.option_list is not self.menu:
+            return
+        if self.search is not None:
+            self.search.choose(event.option_index)
+            self.end_search(self.search.match)
+        else:
             self.accept(event.option_index)

@@ -10,7 +10,13 @@ from textual.app import App
 
 from cockpit.api import EngineAPI
 from cockpit.text.textout import plan_lines
-from cockpit.ui.agent_options import OptionChoice, mode_option_id, option_choices
+from cockpit.ui.agent_options import (
+    OptionChoice,
+    mode_option_id,
+    model_choices,
+    named_choice,
+    option_choices,
+)
 from cockpit.ui.failures import reported
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.questions import OptionsScreen
@@ -89,6 +95,36 @@ class ModesAndOptions:
             )
             return
         self.app.notify(clean_line(choice.label), timeout=2, markup=False)
+
+    async def choose_model(self, session: str, name: str) -> None:
+        """`/model`: the model option alone, to pick from; `/model NAME` sets it at once.
+        An agent without a model option is told, with where its other options are."""
+        record = self._sessions.records.get(session)
+        if record is None:
+            return
+        choices = model_choices(record)
+        if not choices:
+            self.app.notify(
+                "This agent offers no model to choose; Ctrl+T lists what it offers.",
+                severity="warning",
+                timeout=4,
+                markup=False,
+            )
+            return
+        if name:
+            wanted = named_choice(choices, name)
+            if wanted is None:
+                names = ", ".join(clean_line(c.label.partition(": ")[2]) for c in choices)
+                self.app.notify(f"No model {name!r}; try: {names}", timeout=4, markup=False)
+                return
+            await self.apply_choice(record.id, wanted)
+            return
+
+        async def chosen(choice: OptionChoice | None) -> None:
+            if choice is not None:
+                await self.apply_choice(record.id, choice)
+
+        self._open_screen(OptionsScreen(choices, "Model"), chosen)
 
     def options(self, session: str | None) -> None:
         """Choose any mode or config option the agent of `session` (else the session on

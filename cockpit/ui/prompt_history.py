@@ -48,3 +48,56 @@ class PromptHistory:
             self._index = None
             return self._draft
         return self.entries[self._index]
+
+
+class PromptSearch:
+    """Ctrl+R: earlier prompts that hold what is typed, newest first, one of them chosen
+    (as a shell's reverse search; any case). The draft is not touched while searching:
+    only taking a match changes it."""
+
+    def __init__(self, entries: Iterable[str]) -> None:
+        self._entries = list(entries)
+        self.query = ""
+        self.matches: list[str] = []
+        """The prompts that hold the query, newest first, each once."""
+        self.chosen = 0
+        """Which of `matches` Enter takes."""
+        self._find()
+
+    def type(self, text: str) -> None:
+        """More of the query: the newest prompt that holds it is chosen."""
+        self.query += text
+        self._find()
+
+    def erase(self) -> None:
+        """Backspace: the query one character shorter."""
+        self.query = self.query[:-1]
+        self._find()
+
+    def older(self) -> None:
+        """Ctrl+R again, or Up: the next older match (it stays on the oldest)."""
+        self.chosen = min(self.chosen + 1, max(len(self.matches) - 1, 0))
+
+    def newer(self) -> None:
+        """Down: the next newer match (it stays on the newest)."""
+        self.chosen = max(self.chosen - 1, 0)
+
+    def choose(self, index: int) -> None:
+        """A match picked by its place in `matches` (a click)."""
+        if 0 <= index < len(self.matches):
+            self.chosen = index
+
+    @property
+    def match(self) -> str | None:
+        """The chosen prompt, or None when nothing holds the query."""
+        return self.matches[self.chosen] if self.matches else None
+
+    def _find(self) -> None:
+        wanted = self.query.lower()
+        seen: set[str] = set()
+        self.matches = []
+        for entry in reversed(self._entries):
+            if wanted in entry.lower() and entry not in seen:
+                seen.add(entry)
+                self.matches.append(entry)
+        self.chosen = 0

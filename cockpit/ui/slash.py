@@ -1,6 +1,9 @@
 """Cockpit's own slash commands (run by Cockpit, never sent to the agent), and how a typed
 `/word` is told apart from the agent's commands.
 
+A Cockpit command never hides an agent's command of the same name: `//name` sends the
+agent's `/name`, and completion offers the agent's twin in that form, next to Cockpit's.
+
 `COCKPIT_COMMANDS` is the one table of them: the composer completes from it and the app
 runs from it, so a command cannot be offered without being run, or run without being
 offered. Each runs as a function of what slash commands may do (`SlashTarget`: the app's
@@ -66,6 +69,8 @@ class SlashTarget(Protocol):
     def close_session(self, session: str) -> None: ...
 
     def action_help(self) -> None: ...
+
+    async def choose_model(self, session: str, name: str) -> None: ...
 
 
 SlashRun = Callable[[SlashTarget, str, str], Awaitable[None]]
@@ -153,6 +158,10 @@ async def _options(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_options(session)
 
 
+async def _model(app: SlashTarget, session: str, arguments: str) -> None:
+    await app.choose_model(session, arguments)
+
+
 async def _inbox(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_inbox()
 
@@ -174,6 +183,7 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
         "policy", "a permission rule for this session", "kind allow|ask|reject", run=_policy
     ),
     SlashCommand("mode", "switch the agent's mode", "mode", run=_mode),
+    SlashCommand("model", "choose the agent's model", "model", run=_model),
     SlashCommand("options", "the agent's options (model, thinking...)", run=_options),
     SlashCommand("inbox", "everything waiting for you", run=_inbox),
     SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
@@ -194,6 +204,33 @@ def parse_slash(text: str) -> tuple[str, str] | None:
         return None
     name, *rest = body.split(maxsplit=1)
     return name, rest[0].strip() if rest else ""
+
+
+def for_agent(text: str) -> str:
+    """What goes to the agent for a prompt: `//name ...` becomes the agent's `/name ...`
+    (the way past a Cockpit command of the same name); anything else goes as typed."""
+    body = text.lstrip()
+    if body.startswith("//") and body[2:3] not in ("", "/") and not body[2].isspace():
+        return body[1:]
+    return text
+
+
+def completions(agent: list[SlashCommand], query: str) -> list[tuple[str, SlashCommand]]:
+    """(what is typed, command) for the word `/query` at the start of a prompt: the agent's
+    commands and Cockpit's, each agent command that shares a Cockpit name offered as
+    `//name` just after Cockpit's. `//query` offers only the agent's, all as `//name`."""
+    if query.startswith("/"):
+        return [(f"//{c.name}", c) for c in matching(agent, query[1:])]
+    twins = {c.name: c for c in agent if c.name in COCKPIT_NAMED}
+    ordered = [c for c in agent if c.name not in twins]
+    for command in COCKPIT_COMMANDS:
+        ordered.append(command)
+        if command.name in twins:
+            ordered.append(twins[command.name])
+    return [
+        (f"//{c.name}" if not c.cockpit and c.name in twins else f"/{c.name}", c)
+        for c in matching(ordered, query)
+    ]
 
 
 def matching(commands: list[SlashCommand], query: str) -> list[SlashCommand]:

@@ -12,6 +12,9 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
   of its own, so that the agent's process group uses no CPU meanwhile: only what it
   writes shows it is alive.
 - `--load ...`: the same, before it answers `session/load`.
+- `--commands NAME,...`: the slash commands it announces just after a new session (as
+  gemini announces its `/help`); a prompt that starts with `/` is answered "command: "
+  and the prompt as it came.
 
 Words in the prompt pick what a turn does (the reply is "ok" otherwise):
 
@@ -78,9 +81,10 @@ from typing import Any, cast
 
 from acp.connection import StreamDirection, StreamEvent
 from acp.core import Agent, AgentSideConnection, RequestError, run_agent
-from acp.helpers import start_tool_call, update_agent_message_text
+from acp.helpers import start_tool_call, update_agent_message_text, update_available_commands
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
     InitializeResponse,
     LoadSessionResponse,
     NewSessionResponse,
@@ -273,6 +277,7 @@ class TinyAgent:
         self.resume_fails = options.resume_fails
         self.start = options.start
         self.load = options.load
+        self.commands = [name for name in options.commands.split(",") if name]
         self.conn: AgentSideConnection | None = None
         self.background: set[asyncio.Future[Any]] = set()
         self.folders: dict[str, str] = {}
@@ -377,7 +382,19 @@ class TinyAgent:
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         session_id = uuid.uuid4().hex
         self.folders[session_id] = cwd
+        if self.commands:
+            self.background.add(asyncio.ensure_future(self.announce(session_id)))
         return NewSessionResponse(session_id=session_id)
+
+    async def announce(self, session_id: str) -> None:
+        """The `--commands`, once the session's response has gone out."""
+        assert self.conn is not None
+        await asyncio.sleep(0.1)
+        commands = [AvailableCommand(name=name, description=f"the agent's {name}")
+                    for name in self.commands]  # fmt: skip
+        await self.conn.session_update(
+            session_id=session_id, update=update_available_commands(commands)
+        )
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         await self.first(self.load)
@@ -453,6 +470,9 @@ class TinyAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         assert self.conn is not None
         words = " ".join(getattr(block, "text", "") for block in prompt).split()
+        if words and words[0].startswith("/"):
+            await self.say(session_id, f"command: {' '.join(words)}")
+            return PromptResponse(stop_reason="end_turn")
         if "echo" in words:  # what reached the agent, in its escaped form (ascii())
             said = ascii(" ".join(getattr(block, "text", "") for block in prompt))
             await self.say(session_id, f"echo: {said}")
@@ -666,6 +686,7 @@ def main() -> None:
     parser.add_argument("--resume-fails", action="store_true")
     parser.add_argument("--start", default="")
     parser.add_argument("--load", default="")
+    parser.add_argument("--commands", default="")
     asyncio.run(serve(parser.parse_known_args()[0]))  # other arguments (`--acp`...) are ignored
 
 

@@ -57,7 +57,15 @@ from cockpit.ui.permission_prompt import (
     variant_of,
 )
 from cockpit.ui.rail import RailEntry, entry_text, rail_title
-from cockpit.ui.slash import COCKPIT_COMMANDS, COCKPIT_NAMED, SlashCommand, matching, parse_slash
+from cockpit.ui.slash import (
+    COCKPIT_COMMANDS,
+    COCKPIT_NAMED,
+    SlashCommand,
+    completions,
+    for_agent,
+    matching,
+    parse_slash,
+)
 from store import Frame
 
 # Untrusted text as an agent might send it: escape sequences, C0 and C1 controls,
@@ -127,6 +135,70 @@ def test_parse_slash_only_reads_slash_lines(text: str) -> None:
         assert stripped.startswith(f"/{name}")
         assert arguments == arguments.strip()
         assert stripped.endswith(arguments)
+
+
+@pytest.mark.parametrize(
+    ("typed", "sent"),
+    [
+        ("//help", "/help"),
+        ("//help me out", "/help me out"),
+        ("  //compress now", "/compress now"),
+        ("/help", "/help"),
+        ("hello //help", "hello //help"),
+        ("//", "//"),
+        ("// a comment", "// a comment"),
+        ("///help", "///help"),
+        ("", ""),
+    ],
+)
+def test_a_doubled_slash_sends_the_agents_command(typed: str, sent: str) -> None:
+    assert for_agent(typed) == sent
+
+
+@given(NAMES, st.text(max_size=20))
+def test_a_doubled_slash_is_never_cockpits_and_reaches_the_agent_as_one(
+    name: str, rest: str
+) -> None:
+    typed = f"//{name} {rest}"
+    assert parse_slash(typed) is None
+    assert for_agent(typed) == typed[1:]
+    assert parse_slash(for_agent(typed)) == (name, rest.strip())
+
+
+def agent_commands(*names: str) -> list[SlashCommand]:
+    return [SlashCommand(name, f"the agent's {name}", cockpit=False) for name in names]
+
+
+def test_completion_offers_an_agent_command_cockpit_shares_as_doubled() -> None:
+    agent = agent_commands("help", "stats", "model")
+    typed = [(shown, c.cockpit) for shown, c in completions(agent, "")]
+    assert ("/help", True) in typed and ("//help", False) in typed
+    assert ("/model", True) in typed and ("//model", False) in typed
+    assert ("/stats", False) in typed and ("//stats", False) not in typed
+    # Each twin right after Cockpit's, so that "/help" typed out still means Cockpit's.
+    assert typed.index(("//help", False)) == typed.index(("/help", True)) + 1
+    assert [shown for shown, _ in completions(agent, "hel")] == ["/help", "//help"]
+    assert [shown for shown, _ in completions(agent, "/")] == ["//help", "//stats", "//model"]
+    assert [shown for shown, _ in completions(agent, "/st")] == ["//stats"]
+    assert all(not c.cockpit for _, c in completions(agent, "/"))
+
+
+@given(st.lists(NAMES, unique=True, max_size=6), st.text(alphabet="abcdehlmopt/", max_size=4))
+def test_completion_hides_no_command(names: list[str], query: str) -> None:
+    """Every command that matches is offered, and each offer, sent, reaches its owner:
+    Cockpit's run by Cockpit, the agent's sent to the agent as its own `/name`."""
+    agent = agent_commands(*names)
+    offered = completions(agent, query)
+    bare = query.removeprefix("/")
+    wanted = agent if query.startswith("/") else [*agent, *COCKPIT_COMMANDS]
+    assert sorted((c.name, c.cockpit) for _, c in offered) == sorted(
+        (c.name, c.cockpit) for c in matching(wanted, bare)
+    )
+    for shown, command in offered:
+        runs_in_cockpit = parse_slash(shown) is not None and shown[1:] in COCKPIT_NAMED
+        assert runs_in_cockpit == command.cockpit
+        if not command.cockpit:
+            assert for_agent(shown) == f"/{command.name}"
 
 
 @pytest.mark.parametrize("separator", ["\t", "\n"])

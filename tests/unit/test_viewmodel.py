@@ -23,12 +23,14 @@ from cockpit.ui.agent_options import (
     current_mode,
     current_model,
     mode_option_id,
+    model_choices,
+    named_choice,
     option_choices,
     option_value_name,
 )
 from cockpit.ui.completion import CompletionToken, completion_token, offset_of
 from cockpit.ui.one_line import short_folder
-from cockpit.ui.prompt_history import PromptHistory
+from cockpit.ui.prompt_history import PromptHistory, PromptSearch
 from cockpit.ui.session_states import GLYPHS, STATE_WORDS, RailState, rail_state
 from cockpit.ui.status_rules import TURN_WORDS, usage_text
 from cockpit.ui.transcript_window import Eviction, evict
@@ -313,6 +315,38 @@ def test_current_mode_prefers_the_mode_option_then_the_modes() -> None:
     assert current_mode(record(modes={**MODES, "currentModeId": "unknown"})) == "unknown"
     assert current_mode(record(modes={"availableModes": []})) is None
     assert current_mode(record()) is None
+
+
+def test_model_choices_are_the_model_options_values_alone() -> None:
+    choices = model_choices(record(config_options=(MODE_OPTION, MODEL_OPTION, THINKING_OPTION)))
+    assert [c.label for c in choices] == ["Model: Opus", "Model: sonnet", "Model: Local model"]
+    assert {c.config_id for c in choices} == {"model"}
+    assert [c.current for c in choices] == [True, False, False]
+    by_id = {k: v for k, v in MODEL_OPTION.items() if k != "category"}
+    assert len(model_choices(record(config_options=(by_id,)))) == 3
+    assert model_choices(record(config_options=(MODE_OPTION, THINKING_OPTION))) == []
+    assert model_choices(record()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("opus", "opus"),
+        ("OPUS", "opus"),
+        ("sonnet", "sonnet"),
+        ("local model", "local"),
+        ("local", "local"),  # the value itself, before "Local model" holds it
+        ("loc", "local"),
+        ("son", "sonnet"),
+        ("gpt", None),
+        ("", None),
+        ("  ", None),
+    ],
+)
+def test_named_choice(name: str, value: str | None) -> None:
+    choices = model_choices(record(config_options=(MODEL_OPTION,)))
+    chosen = named_choice(choices, name)
+    assert (chosen.value if chosen else None) == value
 
 
 def test_current_model_is_the_model_option() -> None:
@@ -757,3 +791,57 @@ def test_history_of_another_session_starts_browsing_afresh() -> None:
     assert history.older("draft") == "only one"
     assert history.older("draft") is None
     assert history.newer() == "draft"
+
+
+# -- Ctrl+R: searching earlier prompts --------------------------------------------------------
+
+
+def test_a_prompt_search_finds_the_newest_first_in_any_case() -> None:
+    search = PromptSearch(["fix the table", "write a plan", "Table again", "fix the table"])
+    assert search.matches == ["fix the table", "Table again", "write a plan"]  # each once
+    search.type("TAB")
+    assert search.matches == ["fix the table", "Table again"] and search.match == "fix the table"
+    search.older()
+    assert search.match == "Table again"
+    search.older()  # stays on the oldest
+    assert search.match == "Table again"
+    search.newer()
+    search.newer()  # stays on the newest
+    assert search.match == "fix the table"
+    search.older()
+    search.type("l")  # more of the query: the newest match again
+    assert search.match == "fix the table" and search.chosen == 0
+    search.type("x")
+    assert search.matches == [] and search.match is None
+    search.older()
+    search.newer()
+    assert search.match is None
+    search.erase()
+    assert search.query == "TABl" and search.match == "fix the table"
+    search.choose(1)
+    assert search.match == "Table again"
+    search.choose(7)  # out of range: no change
+    assert search.match == "Table again"
+
+
+@given(
+    st.lists(st.text(alphabet="abc \n", max_size=6), max_size=8),
+    st.lists(st.sampled_from(["a", "b", "c", " ", "erase", "older", "newer"]), max_size=12),
+)
+def test_a_prompt_search_always_offers_the_prompts_that_hold_the_query(
+    prompts: list[str], steps: list[str]
+) -> None:
+    """Whatever is typed: the matches are exactly the prompts that hold the query, newest
+    first, each once, and the chosen one is one of them."""
+    search = PromptSearch(prompts)
+    for step in steps:
+        if step == "erase":
+            search.erase()
+        elif step in ("older", "newer"):
+            getattr(search, step)()
+        else:
+            search.type(step)
+        holding = [p for p in reversed(prompts) if search.query.lower() in p.lower()]
+        assert search.matches == list(dict.fromkeys(holding))
+        assert search.match is None if not holding else search.match in holding
+        assert 0 <= search.chosen <= max(len(search.matches) - 1, 0)

@@ -17,6 +17,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (or take the highlighted completion)"),
     ("Ctrl+J, Shift+Enter", "new line in the prompt (Ctrl+J works over any SSH)"),
     ("Up / Down", "earlier prompts (from the first / last line)"),
+    ("Ctrl+R", "search earlier prompts: Enter takes one, Esc leaves"),
     ("/  @", "complete a command, or a file under the session's folder"),
     ("Esc", "cancel the running turn (and its question); else back to the prompt"),
     ("Ctrl+C", "cancel the running turn; else clear the prompt; again, quit"),

@@ -73,13 +73,15 @@ class OptionsScreen(Dialog[OptionChoice | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close")]
 
-    def __init__(self, choices: list[OptionChoice]) -> None:
+    def __init__(self, choices: list[OptionChoice], title: str = "Agent options") -> None:
         super().__init__()
         self.choices = choices
+        self.title_text = title
+        """What the dialog is headed: every option, or one of them (`/model`)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label("Agent options", classes="dialog-title")
+            yield Label(self.title_text, classes="dialog-title")
             options = []
             for choice in self.choices:
                 text = Text(("● " if choice.current else "  ") + clean_line(choice.label))
