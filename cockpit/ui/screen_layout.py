@@ -1,4 +1,5 @@
-"""The screen's layout and where the keyboard moves: the rail narrows or hides, Tab walks a
+"""The screen's layout and where the keyboard moves: the rail narrows or hides (by itself on
+a narrow terminal, or with Ctrl+B), Tab walks a
 focus chain with the prompt just before the transcript, and the transcript says when new
 output is below."""
 
@@ -10,6 +11,7 @@ from textual.app import App
 
 from cockpit.ui.composer import Composer
 from cockpit.ui.rail import SessionRail
+from cockpit.ui.rail_visibility import choice_after_toggle, rail_shown
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.switching import OpenScreen
 from cockpit.ui.transcript import TranscriptView
@@ -25,9 +27,13 @@ class ScreenLayout:
         self.app = app
         """The screen laid out."""
         self._open_screen = open_screen
+        self._rail_choice: bool | None = None
+        """Whether the user's Ctrl+B keeps the rail shown or hidden against what the width
+        would do (None: the width decides)."""
 
     def apply_width(self, width: int) -> None:
-        """Narrow the rail below `NARROW` columns."""
+        """Narrow the rail below `NARROW` columns, and show or hide it as the width and the
+        user's choice say (`rail_shown`)."""
         rail = self.app.query_one_optional(SessionRail)
         if rail is None:  # shutting down
             return
@@ -36,11 +42,13 @@ class ScreenLayout:
         if rail.compact != narrow:
             rail.compact = narrow
             rail.restyle()
+        rail.display = rail_shown(width, self._rail_choice)
 
     def toggle_rail(self) -> None:
-        """Show or hide the session rail."""
-        rail = self.app.query_one(SessionRail)
-        rail.display = not rail.display
+        """Show or hide the session rail (Ctrl+B)."""
+        width = self.app.size.width
+        self._rail_choice = choice_after_toggle(width, self._rail_choice)
+        self.app.query_one(SessionRail).display = rail_shown(width, self._rail_choice)
 
     async def jump_end(self) -> None:
         """Scroll to the newest output."""
