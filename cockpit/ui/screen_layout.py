@@ -42,13 +42,22 @@ class ScreenLayout:
         if rail.compact != narrow:
             rail.compact = narrow
             rail.restyle()
-        rail.display = rail_shown(width, self._rail_choice)
+        self._show_rail(rail, rail_shown(width, self._rail_choice))
 
     def toggle_rail(self) -> None:
         """Show or hide the session rail (Ctrl+B)."""
         width = self.app.size.width
         self._rail_choice = choice_after_toggle(width, self._rail_choice)
-        self.app.query_one(SessionRail).display = rail_shown(width, self._rail_choice)
+        self._show_rail(self.app.query_one(SessionRail), rail_shown(width, self._rail_choice))
+
+    def _show_rail(self, rail: SessionRail, shown: bool) -> None:
+        """Show or hide the rail; a rail hidden with the keyboard in it gives it to the
+        prompt (Up and Down would otherwise switch sessions out of sight)."""
+        rail.display = shown
+        if not shown and rail.has_focus:
+            composer = self.app.query_one_optional(Composer)
+            if composer is not None:
+                composer.focus()
 
     async def jump_end(self) -> None:
         """Scroll to the newest output."""

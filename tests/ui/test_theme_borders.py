@@ -44,7 +44,7 @@ def border_cells(widget: Widget, cells: dict[tuple[int, int], Cell]) -> list[Cel
         "left": [(region.x, y) for y in range(region.y, region.bottom)],
         "right": [(region.right - 1, y) for y in range(region.y, region.bottom)],
     }
-    found = []
+    found: list[Cell] = []
     for edge, places in edges.items():
         kind, _ = getattr(styles, f"border_{edge}")
         if kind in NO_BORDER:
@@ -56,7 +56,7 @@ def border_cells(widget: Widget, cells: dict[tuple[int, int], Cell]) -> list[Cel
 def faint_borders(app: CockpitApp) -> set[str]:
     """`widget: fg on bg (ratio)` for every border glyph on screen below 3:1."""
     cells = {(cell.x, cell.y): cell for cell in screen_cells(app)}
-    faint = set()
+    faint: set[str] = set()
     for widget in app.screen.query("*"):
         if not widget.display or not widget.region:
             continue
