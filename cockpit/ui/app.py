@@ -84,6 +84,7 @@ from cockpit.ui.slash import COCKPIT_NAMED, SlashCommand, completions, for_agent
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.switching import Switching, SwitchingParts
 from cockpit.ui.terminal_alerts import TerminalAlerts
+from cockpit.ui.theme_borders import visible_borders
 from cockpit.ui.themes import (
     ANSI_ON_DARK,
     ANSI_ON_LIGHT,
@@ -255,6 +256,15 @@ class CockpitApp(App[None]):
     def _session_read(self, session: str) -> None:
         """A session's record was read in the background: the rail shows it."""
         self.overview.refresh_session(session)
+
+    def get_css_variables(self) -> dict[str, str]:
+        """The theme's variables, with every border Cockpit draws made to stand out from
+        what it sits on (`visible_borders`: a theme of Textual's may draw it in a shade of
+        its background)."""
+        variables = super().get_css_variables()
+        palette = ANSI_ON_DARK if self.current_theme.dark else ANSI_ON_LIGHT
+        variables.update(visible_borders(variables, palette))  # theme_variables is this dict
+        return variables
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Cockpit's own variables, from the default theme, for any theme that lacks them

@@ -91,7 +91,7 @@ class Composer(TextArea):
         padding: 0 1;
     }
     Composer:focus {
-        border: round $primary;
+        border: round $border;
     }
     """
 

@@ -43,7 +43,7 @@ class Dialog(ModalScreen[Result]):
         height: auto;
         max-height: 90%;
         padding: 1 2;
-        border: round $primary;
+        border: round $border;
         background: $surface;
     }
     Dialog #dialog .dialog-title {

@@ -33,6 +33,9 @@ STATE_VARIABLES = {
     RailState.CLOSED: "status-closed",
 }
 """The theme variable that colours each state in the rail."""
+CURRENT_VARIABLE = "primary"
+"""The theme variable that colours the mark of the session on screen (the lead colour,
+as the rail's border when it has the keyboard)."""
 
 
 class Overview:
@@ -85,6 +88,7 @@ class Overview:
             record.cwd,
             max(self._clock() - record.updated, 0),
             is_run(record),
+            record.id == self._sessions.current,
         )
 
     def restyle_rail(self) -> None:
@@ -92,7 +96,8 @@ class Overview:
         variables = self.app.get_css_variables()
         rail = self.app.query_one(SessionRail)
         rail.set_state_colours(
-            {state: variables.get(name, "") for state, name in STATE_VARIABLES.items()}
+            {state: variables.get(name, "") for state, name in STATE_VARIABLES.items()},
+            variables.get(CURRENT_VARIABLE, ""),
         )
         rail.restyle()
 

@@ -1,6 +1,6 @@
 """The session rail: every session as one cheap option line (an OptionList), with a status
-glyph, its title, agent, folder and age. Compact mode (narrow terminals) keeps the glyph
-and title only."""
+glyph, its title, agent, folder and age, and the session on screen marked. Compact mode
+(narrow terminals) keeps the glyph and title only."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ class RailEntry:
     seconds_old: float
     run: bool = False
     """True for a session `cockpit run` made: its first line ends with a dim `run`."""
+    current: bool = False
+    """True for the session on screen: its line starts with `CURRENT_MARK`."""
+
+
+CURRENT_MARK = "►"
+"""Before the session on screen, in a column of its own: a shape that says "you are here"
+where colours are few (the row's highlight is then only an underline, and a theme's
+highlight may sit close to the rail's background), and that no state glyph shares."""
 
 
 def rail_title(waiting: int, unread: int) -> str:
@@ -48,21 +56,23 @@ def rail_title(waiting: int, unread: int) -> str:
 
 
 def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
-    """The option's prompt: a glyph coloured by state, the title (a run's with `run` at the
-    rail's right edge, which the title gives way to), then (unless compact) a second line
-    with agent, folder and age; every line cut to the rail's width."""
+    """The option's prompt: `CURRENT_MARK` for the session on screen (a blank for the
+    others), a glyph coloured by state, the title (a run's with `run` at the rail's right
+    edge, which the title gives way to), then (unless compact) a second line with agent,
+    folder and age; every line cut to the rail's width."""
     text = Text()
+    text.append(CURRENT_MARK if entry.current else " ")
     text.append(GLYPHS.get(entry.state, " "))
     mark = f" {RUN_MARK}" if entry.run else ""
-    title = clip_cells(clean_line(entry.title), width - 2 - len(mark))
+    title = clip_cells(clean_line(entry.title), width - 3 - len(mark))
     text.append(" " + title, style="bold" if entry.state in ("needs-you", "unread") else "")
     if mark:
-        gap = width - 2 - cell_len(title) - len(mark)
+        gap = width - 3 - cell_len(title) - len(mark)
         text.append(" " * gap + mark, style="dim")
     if not compact:
         when = age(entry.seconds_old)
         place = clean_line(f"{entry.agent} · {short_folder(entry.folder)}")
-        text.append(f"\n  {clip_cells(place, width - len(when) - 5)} · {when}", style="dim")
+        text.append(f"\n   {clip_cells(place, width - len(when) - 6)} · {when}", style="dim")
     return text
 
 
@@ -100,10 +110,13 @@ class SessionRail(Listing):
         self.compact = False
         self._entries: dict[str, RailEntry] = {}
         self._styles: dict[str, str] = {}
+        self._current_colour = ""
 
-    def set_state_colours(self, styles: dict[str, str]) -> None:
-        """The colour of each state (from the theme's status variables)."""
+    def set_state_colours(self, styles: dict[str, str], current: str = "") -> None:
+        """The colour of each state (from the theme's status variables), and of the mark of
+        the session on screen."""
         self._styles = styles
+        self._current_colour = current
 
     @property
     def styled(self) -> bool:
@@ -114,7 +127,10 @@ class SessionRail(Listing):
         text = entry_text(entry, self.compact, max(self.scrollable_content_region.width, 10))
         colour = self._styles.get(entry.state)
         if colour:
-            text.stylize(Style(bold=True, color=Color.parse(colour).rich_color), 0, 1)
+            text.stylize(Style(bold=True, color=Color.parse(colour).rich_color), 1, 2)
+        if entry.current and self._current_colour:
+            mark = Style(bold=True, color=Color.parse(self._current_colour).rich_color)
+            text.stylize(mark, 0, 1)
         return text
 
     def show(self, entries: list[RailEntry], current: str | None) -> None:

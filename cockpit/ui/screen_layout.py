@@ -1,4 +1,5 @@
-"""The screen's layout and where the keyboard moves: the rail narrows or hides, Tab walks a
+"""The screen's layout and where the keyboard moves: the rail narrows or hides (by itself on
+a narrow terminal, or with Ctrl+B), Tab walks a
 focus chain with the prompt just before the transcript, and the transcript says when new
 output is below."""
 
@@ -10,6 +11,7 @@ from textual.app import App
 
 from cockpit.ui.composer import Composer
 from cockpit.ui.rail import SessionRail
+from cockpit.ui.rail_visibility import choice_after_toggle, rail_shown
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.switching import OpenScreen
 from cockpit.ui.transcript import TranscriptView
@@ -26,9 +28,13 @@ class ScreenLayout:
         self.app = app
         """The screen laid out."""
         self._open_screen = open_screen
+        self._rail_choice: bool | None = None
+        """Whether the user's Ctrl+B keeps the rail shown or hidden against what the width
+        would do (None: the width decides)."""
 
     def apply_width(self, width: int) -> None:
-        """Narrow the rail below `NARROW` columns."""
+        """Narrow the rail below `NARROW` columns, and show or hide it as the width and the
+        user's choice say (`rail_shown`)."""
         rail = self.app.query_one_optional(SessionRail)
         if rail is None:  # shutting down
             return
@@ -37,11 +43,22 @@ class ScreenLayout:
         if rail.compact != narrow:
             rail.compact = narrow
             rail.restyle()
+        self._show_rail(rail, rail_shown(width, self._rail_choice))
 
     def toggle_rail(self) -> None:
-        """Show or hide the session rail."""
-        rail = self.app.query_one(SessionRail)
-        rail.display = not rail.display
+        """Show or hide the session rail (Ctrl+B)."""
+        width = self.app.size.width
+        self._rail_choice = choice_after_toggle(width, self._rail_choice)
+        self._show_rail(self.app.query_one(SessionRail), rail_shown(width, self._rail_choice))
+
+    def _show_rail(self, rail: SessionRail, shown: bool) -> None:
+        """Show or hide the rail; a rail hidden with the keyboard in it gives it to the
+        prompt (Up and Down would otherwise switch sessions out of sight)."""
+        rail.display = shown
+        if not shown and rail.has_focus:
+            composer = self.app.query_one_optional(Composer)
+            if composer is not None:
+                composer.focus()
 
     async def jump_end(self) -> None:
         """Scroll to the newest output."""

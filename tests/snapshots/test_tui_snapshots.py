@@ -396,3 +396,35 @@ def test_the_help_screen_at_80x24_scrolled_to_its_end(snap_compare: Snap, tmp_pa
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=help_screen)
+
+
+def test_the_rail_hides_by_itself_at_60_columns(snap_compare: Snap, tmp_path: Path) -> None:
+    """60x24: the rail hides by itself, the transcript takes the width."""
+    app = app_with(tmp_path, three_statuses)
+    assert snap_compare(app, terminal_size=(60, 24), run_before=show_the_rail)
+
+
+def test_ctrl_b_shows_the_rail_at_60_columns(snap_compare: Snap, tmp_path: Path) -> None:
+    """60x24 after Ctrl+B: the compact rail, the session on screen marked with ► beside
+    its state glyph."""
+    app = app_with(tmp_path, three_statuses)
+
+    async def shown(pilot: Any) -> None:
+        await show_the_rail(pilot)
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(60, 24), run_before=shown)
+
+
+@pytest.mark.parametrize("theme", ["dracula", "cockpit-ansi"])
+def test_the_session_on_screen_at_80x24(snap_compare: Snap, tmp_path: Path, theme: str) -> None:
+    """80x24: the session on screen is marked with ► in the rail whatever the theme, and
+    the rail's edge shows (dracula drew it in a shade of the rail's background)."""
+    app = app_with(tmp_path, three_statuses)
+
+    async def themed(pilot: Any) -> None:
+        pilot.app.theme = theme
+        await show_the_rail(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=themed)

@@ -175,7 +175,13 @@ async def show_every_rail_state(app: CockpitApp, pilot: Pilot[Any]) -> None:
     current = app.current or ""
     entries = [
         RailEntry(
-            current if index == 0 else f"s{index}", state, f"{state} session", "demo", "~/p", 90
+            current if index == 0 else f"s{index}",
+            state,
+            f"{state} session",
+            "demo",
+            "~/p",
+            90,
+            current=index == 0,
         )
         for index, state in enumerate(RAIL_STATES)
     ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, get_args
 
 import pytest
@@ -56,7 +57,8 @@ from cockpit.ui.permission_prompt import (
     request_summary,
     variant_of,
 )
-from cockpit.ui.rail import RailEntry, entry_text, rail_title
+from cockpit.ui.rail import CURRENT_MARK, RailEntry, entry_text, rail_title
+from cockpit.ui.session_states import GLYPHS
 from cockpit.ui.slash import (
     COCKPIT_COMMANDS,
     COCKPIT_NAMED,
@@ -658,28 +660,43 @@ WIDE_OR_ANY = st.one_of(st.characters(), st.sampled_from("修复错误😀한글
     width=st.integers(12, 30),
     compact=st.booleans(),
     run=st.booleans(),
+    current=st.booleans(),
 )
 def test_every_rail_line_fits_the_rail_in_cells(
-    title: str, folder: str, width: int, compact: bool, run: bool
+    title: str, folder: str, width: int, compact: bool, run: bool, current: bool
 ) -> None:
     """Titles in wide scripts (CJK, emoji) take two cells a character: the rail cuts by
-    cells, so no line overruns it, a run's mark included, which always shows whole."""
-    entry = RailEntry("s1", "ready", title, "demo", f"/home/u/{folder}", 90.0, run)
+    cells, so no line overruns it, a run's mark included, which always shows whole, and
+    so does the mark of the session on screen."""
+    entry = RailEntry("s1", "ready", title, "demo", f"/home/u/{folder}", 90.0, run, current)
     first, *_ = lines = entry_text(entry, compact, width).plain.split("\n")
     for line in lines:
         assert cell_len(line) <= width, line
     assert first.endswith(" run") == run
     if run:
         assert cell_len(first) == width
+    assert first.startswith(CURRENT_MARK) == current
+
+
+@pytest.mark.parametrize("state", list(GLYPHS))
+def test_the_session_on_screen_is_marked_beside_its_state(state: str) -> None:
+    """The mark of the session on screen has a column of its own: the state glyph stays
+    where it is, whole, and no state glyph looks like the mark."""
+    entry = RailEntry("s1", state, "fix the tests", "demo", "/p", 5.0)
+    shown = entry_text(replace(entry, current=True), True, 20).plain
+    other = entry_text(entry, True, 20).plain
+    assert shown == f"{CURRENT_MARK}{GLYPHS[state]} fix the tests"
+    assert other == f" {GLYPHS[state]} fix the tests"
+    assert CURRENT_MARK not in GLYPHS.values()
 
 
 def test_a_run_ends_its_first_line_with_a_dim_mark() -> None:
     """At the rail's right edge, so the titles still line up; a long title gives way."""
     short = RailEntry("s1", "closed", "bump deps", "demo", "/p", 5.0, True)
     long = RailEntry("s2", "closed", "nightly lint of everything", "demo", "/p", 5.0, True)
-    assert entry_text(short, True, 20).plain == "· bump deps      run"
+    assert entry_text(short, True, 20).plain == " · bump deps     run"
     text = entry_text(long, True, 20)
-    assert text.plain == "· nightly lint … run"
+    assert text.plain == " · nightly lint… run"
     (mark,) = [span for span in text.spans if span.style == "dim"]
     assert text.plain[mark.start : mark.end].strip() == "run"
 
@@ -688,8 +705,8 @@ def test_a_title_with_line_breaks_stays_on_its_line() -> None:
     """A title is the agent's or the user's text: a line break in it would push the rest of
     the entry (and a run's mark) onto lines of their own."""
     entry = RailEntry("s1", "ready", "fix\nthe\r\nbug", "demo", "/p/a\nb", 5.0, True)
-    first, second = entry_text(entry, False, 20).plain.split("\n")
-    assert first == "  fix the bug    run"
+    first, second = entry_text(entry, False, 21).plain.split("\n")
+    assert first == "   fix the bug    run"
     assert "\n" not in second and "a b" in second
 
 

@@ -31,7 +31,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("F2", "rename the session"),
     ("F4", "close the session: its agent stops, the transcript stays"),
     ("F8", "delete the session"),
-    ("Ctrl+B", "show or hide the session rail"),
+    ("Ctrl+B", "show or hide the session rail (hidden below 80 columns)"),
     ("p  on the rail", "the session's plan"),
     ("PageUp / PageDown", "scroll the transcript (from a one-line prompt too)"),
     ("Ctrl+Home, Ctrl+End", "the first message / the newest output"),
@@ -50,7 +50,7 @@ KEYS: tuple[tuple[str, str], ...] = (
 RAIL_LEGEND = "\n".join(
     (
         "Rail:  ! needs you   ✗ error   ◆ finished, unread   ● working",
-        "◌ starting   ○ idle   · closed",
+        "◌ starting   ○ idle   · closed   ► the session on screen",
     )
 )
 """The rail's glyphs, on two lines that fit an 80-column terminal (and wrap if narrower)."""
