@@ -409,7 +409,8 @@ class ReaderAPI(Protocol):
         """Every stored session, most recent first."""
 
     async def find_session(self, prefix: str) -> SessionRecord:
-        """The session whose id starts with `prefix` (KeyError when none or several)."""
+        """The session `prefix` names: the start of its id, else its title or the start
+        of it (KeyError, saying why and listing those it fits, when none or several)."""
 
     def status(self, session_id: str) -> str:
         """The live state of a session (CLOSED when no agent runs for it)."""
@@ -501,7 +502,8 @@ class EngineAPI(Protocol):
         """One stored session (KeyError when unknown)."""
 
     async def find_session(self, prefix: str) -> SessionRecord:
-        """The session whose id starts with `prefix` (KeyError when none or several)."""
+        """The session `prefix` names: the start of its id, else its title or the start
+        of it (KeyError, saying why and listing those it fits, when none or several)."""
 
     async def rename(self, session_id: str, title: str) -> None:
         """Give a session a title (NotSaved when the store refuses it)."""

@@ -14,10 +14,11 @@ Part of the contract (`cockpit.api` re-exports it): no Textual, no SDK, no engin
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from cockpit.text.command_line import readable_command
 
 __all__ = [
     "AgentCommand",
@@ -285,11 +286,11 @@ def _command(raw: object) -> str | None:
         return None
     command, args = raw.get("command"), raw.get("args")
     if isinstance(command, list):
-        return shlex.join(str(part) for part in command)
+        return readable_command(str(part) for part in command)
     if not isinstance(command, str) or not command:
         return None
     if isinstance(args, list) and args:
-        return shlex.join([command, *(str(arg) for arg in args)])
+        return readable_command([command, *(str(arg) for arg in args)])
     return command
 
 

@@ -74,9 +74,17 @@ async def ls_command(args: argparse.Namespace, home: Path) -> int:
         print('No sessions yet. Start one with: cockpit run "your prompt"')
         return EXIT_OK
     now = time.time()
+    if sys.stdout.isatty():  # a script reading the lines gets the sessions only
+        print(header_line(sessions))
     for record in sessions:
         print(session_line(record, now))
     return EXIT_OK
+
+
+def header_line(sessions: Iterable[SessionRecord]) -> str:
+    """The names of the columns of `session_line`, over them."""
+    width = max((len(record.id) for record in sessions), default=0)
+    return _columns("ID".ljust(width), "STATUS", "AGENT", "AGE", "", "TITLE", "[FOLDER]")
 
 
 def session_line(record: SessionRecord, now: float) -> str:
@@ -85,8 +93,14 @@ def session_line(record: SessionRecord, now: float) -> str:
     title = printable(record.title or "(untitled)")
     mark = RUN_MARK if is_run(record) else ""
     when = age(now - record.updated)
-    what = f"{record.status:<8} {record.agent:<12} {when:>4}  {mark:<3}"
-    return f"{record.id}  {what}  {title}  [{record.cwd}]"
+    return _columns(record.id, record.status, record.agent, when, mark, title, f"[{record.cwd}]")
+
+
+def _columns(
+    ident: str, status: str, agent: str, when: str, mark: str, title: str, folder: str
+) -> str:
+    """A line of `ls`, its columns lined up (the header's too)."""
+    return f"{ident}  {status:<8} {agent:<12} {when:>4}  {mark:<3}  {title}  {folder}"
 
 
 def _session_json(record: SessionRecord) -> dict[str, Any]:

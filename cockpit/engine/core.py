@@ -54,10 +54,10 @@ from cockpit.engine.policy import (
     rule_set,
     session_rules,
 )
-from cockpit.engine.reading import session_by_prefix
 from cockpit.engine.recovery import recover
 from cockpit.engine.registry import AgentsFile, Registry, executable
 from cockpit.engine.session import LiveSession
+from cockpit.engine.session_names import session_named
 from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.engine.unread import Unread
@@ -343,8 +343,9 @@ class Engine:
         return record
 
     async def find_session(self, prefix: str) -> SessionRecord:
-        """The session whose id starts with `prefix` (KeyError when none or several)."""
-        return session_by_prefix(await self.store.list_sessions(), prefix)
+        """The session `prefix` names (`session_named`: the start of its id or title;
+        KeyError when none or several)."""
+        return session_named(await self.store.list_sessions(), prefix)
 
     async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
         """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""

@@ -39,6 +39,7 @@ from cockpit.engine.permission_rules import (
 from cockpit.engine.policy import Policy, decide
 from cockpit.engine.refusals import RefusedRequests
 from cockpit.engine.terminals import command_lines
+from cockpit.text.command_line import readable_command
 from cockpit.text.textout import command_of
 from store import note
 from store.store import Store
@@ -312,7 +313,7 @@ class PermissionBroker:
             if line in self._allowed_commands:
                 self._allowed_commands.remove(line)
                 return True
-        shown = lines[0]
+        shown = readable_command(argv)
         response = await self.ask(
             {
                 "toolCallId": f"terminal-{uuid.uuid4().hex[:8]}",

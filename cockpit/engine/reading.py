@@ -5,24 +5,15 @@ CLOSED here, and those another Cockpit writes are told by their locks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from cockpit.api import ModelCalls, Status
 from cockpit.engine.model_calls import model_calls
+from cockpit.engine.session_names import session_named
 from cockpit.paths import DATABASE_NAME
 from store import Row, SessionRecord
 from store.readonly import ReadOnlyStore
-
-
-def session_by_prefix(records: Iterable[SessionRecord], prefix: str) -> SessionRecord:
-    """The session whose id starts with `prefix` (KeyError, saying why, when none or
-    several do)."""
-    matches = [record for record in records if record.id.startswith(prefix)]
-    if len(matches) != 1:
-        what = "no session" if not matches else f"{len(matches)} sessions"
-        raise KeyError(f"{what} with an id starting {prefix!r}")
-    return matches[0]
 
 
 class StoreReader:
@@ -45,7 +36,7 @@ class StoreReader:
         return await self.store.list_sessions()
 
     async def find_session(self, prefix: str) -> SessionRecord:
-        return session_by_prefix(await self.store.list_sessions(), prefix)
+        return session_named(await self.store.list_sessions(), prefix)
 
     def status(self, session_id: str) -> str:
         return Status.CLOSED

@@ -18,6 +18,7 @@ from pathlib import Path
 from cockpit.engine.files import confine
 from cockpit.engine.priority import lower_priority
 from cockpit.engine.processes import end_group, signal_group
+from cockpit.text.command_line import readable_command
 
 UNBOUNDED_OUTPUT = 8 * 1024 * 1024
 """Output kept when the agent sets no limit, so a chatty command cannot fill memory."""
@@ -50,8 +51,11 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh"})
 
 def command_lines(argv: Sequence[str]) -> list[str]:
     """The ways an agent may have written this command when it asked to run it: the
-    whole argv as a shell line, and for `sh -c LINE` the line itself."""
+    whole argv as a shell line (exactly quoted, or as Cockpit shows it), and for
+    `sh -c LINE` the line itself."""
     lines = [shlex.join(argv)]
+    if (shown := readable_command(argv)) not in lines:
+        lines.append(shown)
     if len(argv) == 3 and os.path.basename(argv[0]) in SHELLS and argv[1] == "-c":
         lines.append(argv[2])
     return lines

@@ -519,8 +519,8 @@ class CockpitApp(App[None]):
         self.layout.focus_step(-1)
 
     def action_help(self) -> None:
-        """Show every key."""
-        self.layout.help()
+        """Show every key, Ctrl+Q as it acts (detach, unless the agents run in Cockpit)."""
+        self.layout.help(self._engine is None or self._engine.detaches)
 
     # -- messages, each to the part it concerns -----------------------------------------------
 

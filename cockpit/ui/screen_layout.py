@@ -110,6 +110,6 @@ class ScreenLayout:
         else:
             screen.focus_previous()
 
-    def help(self) -> None:
-        """Show every key."""
-        self._open_screen(HelpScreen(), None)
+    def help(self, detaches: bool) -> None:
+        """Show every key (Ctrl+Q as it acts: detach, or quit when `detaches` is False)."""
+        self._open_screen(HelpScreen(detaches), None)

@@ -205,7 +205,7 @@ def test_no_store_is_no_sessions_and_makes_nothing(isolated_home: Path) -> None:
     assert listed.returncode == 0 and listed.stdout.startswith("No sessions yet")
     shown = cockpit("show", "abc", home=isolated_home)
     assert shown.returncode == 2
-    assert shown.stderr == "cockpit: no session with an id starting 'abc'\n"
+    assert shown.stderr == "cockpit: no session with an id or a title starting 'abc'\n"
     assert not isolated_home.exists()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -146,6 +147,9 @@ def test_the_lines_a_command_may_have_been_asked_as() -> None:
     assert command_lines(["/bin/sh", "-c", "ls -la"]) == ["/bin/sh -c 'ls -la'", "ls -la"]
     assert command_lines(["python", "-c", "print(1)"]) == ["python -c 'print(1)'"]
     assert command_lines(["git", "status"]) == ["git status"]
+    # The line Cockpit shows (and an agent may have written) matches too.
+    quoted = ["python3", "-c", "print('hello')"]
+    assert command_lines(quoted) == [shlex.join(quoted), "python3 -c \"print('hello')\""]
 
 
 async def test_a_terminal_the_agent_did_not_ask_for_is_put_to_the_user(
@@ -176,6 +180,23 @@ async def test_a_terminal_the_agent_did_not_ask_for_is_put_to_the_user(
         assert len(recorder.asked) == 2
     assert output.startswith("exit 0:") and "PLAIN_SETTING=visible" in output
     assert "ANTHROPIC_API_KEY" not in output and "sk-secret" not in output
+
+
+async def test_cockpits_own_question_shows_the_command_as_a_person_reads_it(
+    tmp_path: Path,
+) -> None:
+    """A word with a quote in it is double-quoted, not wrapped in `'"'"'`."""
+    project = tmp_path / "project"
+    project.mkdir()
+    async with open_engine(tmp_path / "home") as (engine, recorder):
+        record = await engine.create_session(TINY_SPEC, project)
+        turn = asyncio.ensure_future(engine.prompt(record.id, "term=echo'hello'"))
+        await recorder.wait_for(lambda: bool(recorder.asked))
+        (request,) = recorder.asked
+        assert request.title == "Run /bin/sh -c \"echo'hello'\""
+        assert request.call.command == "/bin/sh -c \"echo'hello'\""
+        await engine.answer_permission(request.id, "skip")
+        assert await asyncio.wait_for(turn, 20) == "end_turn"
 
 
 async def test_a_reject_rule_for_execute_refuses_every_terminal(tmp_path: Path) -> None:

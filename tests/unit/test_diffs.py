@@ -606,6 +606,16 @@ def test_unified_wraps_long_lines_under_the_code() -> None:
     ]
 
 
+def test_unified_wraps_at_word_boundaries() -> None:
+    new = "x = 1\nmessage = 'the quick brown fox jumps over the lazy dog'\n"
+    text = plain(render_unified("a.py", "x = 1\n", new, width=30, folded=False, styles=STYLES), 30)
+    assert [line.rstrip() for line in text.splitlines()[3:]] == [
+        "  2 + message = 'the quick",
+        "      brown fox jumps over the",
+        "      lazy dog'",
+    ]
+
+
 def test_side_by_side_puts_old_left_and_new_right() -> None:
     renderable = render_side_by_side(
         "src/greet.py", OLD_PY, NEW_PY, width=121, folded=False, styles=STYLES

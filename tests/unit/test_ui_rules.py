@@ -496,6 +496,8 @@ def test_variant_of(kind: str, variant: str) -> None:
         ({"command": ["rm", "-rf", "my dir"]}, "rm -rf 'my dir'"),
         ({"command": ["echo", 3]}, "echo 3"),
         ({"command": "python", "args": ["-c", "print(1)"]}, "python -c 'print(1)'"),
+        ({"command": ["python3", "-c", "print('hello')"]}, "python3 -c \"print('hello')\""),
+        ({"command": "python3", "args": ["-c", "print('a b')"]}, "python3 -c \"print('a b')\""),
         ({"command": "ls", "args": []}, "ls"),
         ({"command": ""}, None),
         ({"command": 7}, None),

@@ -30,7 +30,9 @@ SQLite store, so long sessions page fast and survive restarts.
 - **1-9** answer a question the agent asks (its own options).
 - **Ctrl+N** opens a new session; **Ctrl+Up** / **Ctrl+Down** switch sessions.
 - **Ctrl+O** is the inbox of everything waiting for you; **Ctrl+G** goes to the next one.
-- **F1** lists every key; **Ctrl+P** is the command palette; **Ctrl+Q** quits.
+- **F1** lists every key; **Ctrl+P** is the command palette.
+- **Ctrl+Q** detaches: the agents go on in the Cockpit service, and `cockpit` attaches
+  again (with `--local` it quits, and the agents stop).
 
 ## Headless commands
 

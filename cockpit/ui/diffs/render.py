@@ -1,7 +1,7 @@
 """Renderings of a diff as Rich renderables a Textual `Static` shows: unified (long lines
-wrap) or split (old left, new right, long lines cropped), both with line numbers, the
-file's syntax colours (`highlight`) and the theme's diff colours (`palette`), headed by the
-path and the counts."""
+wrap at word boundaries) or split (old left, new right, long lines cropped), both with line
+numbers, the file's syntax colours (`highlight`) and the theme's diff colours (`palette`),
+headed by the path and the counts."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from cockpit.ui.diffs.model import (
     unified_rows,
 )
 from cockpit.ui.diffs.palette import DiffPalette, DiffStyles, diff_palette
+from cockpit.ui.diffs.wrapping import wrap_offsets
 
 Layout = Literal["split", "unified"]
 
@@ -157,15 +158,9 @@ def _note(text: str, width: int, palette: DiffPalette) -> Text:
 
 
 def _wrap(text: Text, width: int) -> list[Text]:
-    """`text` cut every `width` cells (code wraps at the column, not at words, so what is
-    shown is exactly what is in the file)."""
-    pieces = chop_cells(text.plain, width)
-    offsets: list[int] = []
-    position = 0
-    for piece in pieces[:-1]:
-        position += len(piece)
-        offsets.append(position)
-    return list(text.divide(offsets)) if pieces else [text]
+    """`text` in lines of `width` cells, broken at word boundaries (`wrap_offsets`): every
+    character is kept, so what is shown is exactly what is in the file."""
+    return list(text.divide(wrap_offsets(text.plain, width))) if text.plain else [text]
 
 
 def _shown_rows(

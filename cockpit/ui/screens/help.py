@@ -20,7 +20,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+R", "search earlier prompts: Enter takes one, Esc leaves"),
     ("/  @", "complete a command, or a file under the session's folder"),
     ("Esc", "cancel the running turn (and its question); else back to the prompt"),
-    ("Ctrl+C", "cancel the running turn; else clear the prompt; again, quit"),
+    ("Ctrl+C", "cancel the running turn; else clear the prompt; again, as Ctrl+Q"),
     ("Shift+Tab", "next mode of the agent (in the prompt)"),
     ("Ctrl+T", "the agent's modes and options (model, thinking...)"),
     ("1-9", "answer the agent's question with that option"),
@@ -43,9 +43,18 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("f / s  on a diff", "the whole diff / side by side or unified"),
     ("Ctrl+P", "command palette: sessions, agents, themes, actions"),
     ("F1", "this help"),
-    ("Ctrl+Q", "quit (asks while a turn runs or a question waits)"),
 )
-"""Every key, as the help screen lists it."""
+"""Every key but Ctrl+Q, as the help screen lists them."""
+
+DETACH = ("Ctrl+Q", "detach: the agents go on in the Cockpit service; `cockpit` attaches again")
+QUIT = ("Ctrl+Q", "quit: every agent stops (asks while a turn runs or a question waits)")
+"""What Ctrl+Q does attached to the service, and with the agents in Cockpit (`--local`)."""
+
+
+def help_keys(detaches: bool) -> tuple[tuple[str, str], ...]:
+    """Every key, Ctrl+Q as it acts in this Cockpit."""
+    return (*KEYS, DETACH if detaches else QUIT)
+
 
 RAIL_LEGEND = "\n".join(
     (
@@ -67,11 +76,16 @@ class HelpScreen(Dialog[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss(None)", "Close")]
 
+    def __init__(self, detaches: bool = True) -> None:
+        super().__init__()
+        self.detaches = detaches
+        """Whether Ctrl+Q detaches (attached to the service) or quits (`--local`)."""
+
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
-        for key, what in KEYS:
+        for key, what in help_keys(self.detaches):
             table.add_row(key, what)
         with VerticalScroll(id="dialog", classes="help"):
             yield Label("Cockpit keys", classes="dialog-title")
