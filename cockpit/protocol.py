@@ -21,7 +21,7 @@ from typing import Any
 from cockpit import api
 from store.model import Frame
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """Bumped whenever a method, a parameter or a record changes shape: a client and a service of
 different versions refuse each other with a message that says so."""
 
@@ -133,7 +133,7 @@ def encode(value: Any) -> Any:
             data[item.name] = encode(getattr(value, item.name))
         return data
     if isinstance(value, Mapping):
-        return {str(key): encode(item) for key, item in value.items()}
+        return {_escape(str(key)): encode(item) for key, item in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [encode(item) for item in value]
     if value is None or isinstance(value, str | int | float | bool):
@@ -185,8 +185,20 @@ def decode(data: Any, expected: Any = Any) -> Any:
             return [decode(element, item) for element in data]
         return [decode(element) for element in data]
     if isinstance(data, dict):
-        return {key: decode(item) for key, item in data.items()}
+        return {_unescape(key): decode(item) for key, item in data.items()}
     return data
+
+
+def _escape(key: str) -> str:
+    """A plain mapping's key, with one more tag character in front when it starts with
+    one: an agent's data (a payload, a command's input) may hold a `$` key, and must not
+    read back as a record."""
+    return TAG + key if key.startswith(TAG) else key
+
+
+def _unescape(key: str) -> str:
+    """The key `_escape` was given."""
+    return key[1:] if key.startswith(TAG) else key
 
 
 def _best_option(data: Any, options: list[Any]) -> Any:

@@ -15,13 +15,14 @@ from cockpit.protocol import RECORDS, ProtocolError, decode, encode, encode_fram
 from store.model import Frame
 
 text = st.text(max_size=20)
+keys = text | st.sampled_from(["$", "$$", "$Row", "$$Nothing"])  # an agent's keys may look like tags
 json_leaf = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | text
 json_value = st.recursive(
     json_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3),
     max_leaves=8,
 )
-mapping = st.dictionaries(text, json_value, max_size=3)
+mapping = st.dictionaries(keys, json_value, max_size=3)
 times = st.floats(min_value=0, max_value=2e9, allow_nan=False)
 
 frames = st.builds(
@@ -72,6 +73,13 @@ def through_the_wire(value: Any) -> Any:
 @given(values)
 def test_every_record_and_event_comes_back_equal(value: Any) -> None:
     assert through_the_wire(value) == value
+
+
+def test_an_agents_mapping_with_tag_keys_is_not_read_as_a_record() -> None:
+    payload = {"$": None, "$$": "Row", "$Row": {"$": "Nothing"}, "plain": 1}
+    row = api.Row("s", 1, "agent", "text", "", 0, "k", payload, 0, 0.0, 0.0)
+    assert through_the_wire(row) == row
+    assert through_the_wire(payload) == payload
 
 
 @given(frames)

@@ -31,7 +31,7 @@ ROW = api.Row(
     "s-1", 4, "agent:1", "agent", "agent", 2, "hello", None, 5, 1700000000.5, 1700000001.25
 )
 TOOL_ROW = api.Row(
-    "s-1", 5, "tool:t1", "tool", "agent", 2, "", {"toolCallId": "t1", "kind": "edit"}, 40,
+    "s-1", 5, "tool:t1", "tool", "agent", 2, "", {"toolCallId": "t1", "kind": "edit", "$ref": "#/a"}, 40,
     1700000002.0, 1700000003.0,
 )  # fmt: skip
 RECORD = api.SessionRecord(
