@@ -15,7 +15,8 @@ from cockpit.protocol import RECORDS, ProtocolError, decode, encode, encode_fram
 from store.model import Frame
 
 text = st.text(max_size=20)
-keys = text | st.sampled_from(["$", "$$", "$Row", "$$Nothing"])  # an agent's keys may look like tags
+keys = text | st.sampled_from(["$", "$$", "$Row", "$$Nothing"])
+"""An agent's keys, which may look like a record's tag."""
 json_leaf = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | text
 json_value = st.recursive(
     json_leaf,
