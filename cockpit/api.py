@@ -573,8 +573,20 @@ class EngineAPI(Protocol):
         the engine does it, so it happens when the caller went away mid-turn too).
         NotSaved when the prompt cannot be stored: it is then never sent."""
 
-    def send(self, session_id: str, text: str) -> None:
-        """Send a prompt and return at once: the turn runs in the engine."""
+    def send(self, session_id: str, text: str, *, attach: Sequence[str] = ()) -> None:
+        """Send a prompt and return at once: the turn runs in the engine. `attach` names
+        rows of the session's commands (`run_shell`) whose output goes with the prompt,
+        bounded (its head and its tail)."""
+
+    async def run_shell(self, session_id: str, command: str) -> str:
+        """Run `command` as the user, where the agents run: the user's shell (`$SHELL -c`)
+        in the session's root, with the environment of the client asking and no input.
+        Its row is stored before it starts (NotSaved when it cannot be: it never runs), and
+        grows with its output; the key of that row comes back at once, the command goes on
+        in the engine until it ends, `stop_shell` kills it or its session is closed."""
+
+    async def stop_shell(self, session_id: str) -> bool:
+        """Kill the commands the user runs in a session; False when none runs."""
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running turn; False when none runs."""
@@ -642,9 +654,9 @@ class CallKind(enum.Enum):
     """A call sent once: the service may have run it when the link is cut, so the caller
     hears of the cut. The service finishes it even when its client has gone."""
     START = "start"
-    """A call sent once that may start an agent: the service runs it with the environment
-    its client's hello brought (the engine's `env` argument, which never crosses the wire
-    as an argument)."""
+    """A call sent once that may start an agent, or runs a command as the user: the service
+    runs it with the environment its client's hello brought (the engine's `env` argument,
+    which never crosses the wire as an argument)."""
 
 
 METHODS: Mapping[str, CallKind] = MappingProxyType(
@@ -686,6 +698,8 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "stop": CallKind.ONCE,
         "prompt": CallKind.START,
         "send": CallKind.START,
+        "run_shell": CallKind.START,
+        "stop_shell": CallKind.ONCE,
         "cancel": CallKind.ONCE,
         "set_mode": CallKind.START,
         "set_config_option": CallKind.START,

@@ -21,7 +21,10 @@ from typing import Any
 from cockpit.text.command_line import readable_command
 
 __all__ = [
+    "ATTACHMENT_META",
+    "SHELL_STATES",
     "AgentCommand",
+    "Attachment",
     "ConfigOption",
     "ConfigValue",
     "Cost",
@@ -34,6 +37,7 @@ __all__ = [
     "Plan",
     "PlanEntry",
     "RawOutput",
+    "ShellRun",
     "TerminalContent",
     "TerminalOutput",
     "TextContent",
@@ -42,11 +46,13 @@ __all__ = [
     "TurnTokens",
     "Unknown",
     "Usage",
+    "read_attachments",
     "read_command",
     "read_config_option",
     "read_modes",
     "read_permission_option",
     "read_plan",
+    "read_shell_run",
     "read_tool_call",
     "read_usage",
 ]
@@ -475,6 +481,75 @@ def read_plan(payload: object) -> Plan | Unknown:
             if isinstance(entry, Mapping)
         )
     )
+
+
+# -- the user's commands --------------------------------------------------------------------------
+
+SHELL_STATES = ("running", "exited", "killed", "failed")
+"""Where a command the user ran stands: running, ended by itself (with its exit code),
+killed (by the user, or with its session), or never started (the row says why)."""
+
+
+@dataclass(frozen=True)
+class ShellRun:
+    """A command the user ran with `!`, as its row's payload holds it (the row's text is
+    its output)."""
+
+    command: str
+    state: str = "running"
+    exit_code: int | None = None
+    signal: str | None = None
+    left_out: int = 0
+    """Characters of output left out of the middle (the row keeps the head and the tail)."""
+
+    @property
+    def running(self) -> bool:
+        """True until the command ended (or was found never to have started)."""
+        return self.state == "running"
+
+
+def read_shell_run(payload: object) -> ShellRun | Unknown:
+    """The run a shell row's payload describes."""
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("command"), str):
+        return Unknown("command", _found(payload))
+    state = payload.get("state")
+    code = _number(payload.get("exitCode"))
+    left_out = _number(payload.get("leftOut"))
+    return ShellRun(
+        payload["command"],
+        state if state in SHELL_STATES else "failed",
+        int(code) if code is not None else None,
+        _text(payload.get("signal")),
+        int(left_out) if left_out else 0,
+    )
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """The output of a command the user ran, sent with a prompt (a user row's payload
+    keeps each block the prompt carried; this is one of them, as the bubble names it)."""
+
+    command: str
+    characters: int
+
+
+ATTACHMENT_META = "cockpit"
+"""The `_meta` key of a prompt's block that is a command's output (its value names the
+command: `{"shell": row key, "command": text}`)."""
+
+
+def read_attachments(payload: object) -> tuple[Attachment, ...]:
+    """The commands' outputs a user row's prompt carried, in order."""
+    if not isinstance(payload, Mapping):
+        return ()
+    found: list[Attachment] = []
+    for block in _items(payload.get("blocks")):
+        meta = block.get("_meta") if isinstance(block, Mapping) else None
+        ours = meta.get(ATTACHMENT_META) if isinstance(meta, Mapping) else None
+        if isinstance(ours, Mapping) and isinstance(ours.get("command"), str):
+            text = block.get("text")
+            found.append(Attachment(ours["command"], len(text) if isinstance(text, str) else 0))
+    return tuple(found)
 
 
 # -- usage --------------------------------------------------------------------------------------

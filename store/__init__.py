@@ -6,7 +6,7 @@ ones and the errors, so a client of the engine that folds frames into a view nev
 the database. Nothing here imports Textual or the ACP SDK.
 """
 
-from store.chunks import NOTE_KINDS, Chunk, chunk_from_update, note
+from store.chunks import ASIDE_KINDS, NOTE_KINDS, Chunk, chunk_from_update, note, shell_run
 from store.errors import (
     SchemaError,
     SessionBusy,
@@ -18,6 +18,7 @@ from store.model import Frame, Page, Row, SessionRecord
 from store.view import Bubble, Change, ViewTranscript
 
 __all__ = [
+    "ASIDE_KINDS",
     "NOTE_KINDS",
     "Bubble",
     "Change",
@@ -34,4 +35,5 @@ __all__ = [
     "WriteConflict",
     "chunk_from_update",
     "note",
+    "shell_run",
 ]

@@ -37,6 +37,13 @@ META_UPDATES = frozenset(
 NOTE_KINDS = frozenset({"notice", "error", "permission"})
 """Rows Cockpit itself writes: notices, errors and permission decisions."""
 
+SHELL_UPDATE = "shell"
+"""A command the user ran with `!` (its row's kind too): Cockpit writes it, the text is the
+command's output so far and the payload what ran and how it ended (`shell_run`)."""
+
+ASIDE_KINDS = NOTE_KINDS | {SHELL_UPDATE}
+"""Rows that are not the agent's stream: one of them never ends the message it streams."""
+
 MAX_UNKNOWN_PAYLOAD = 64 * 1024
 """An unknown update is kept as a notice, its JSON capped at this many characters."""
 
@@ -139,6 +146,15 @@ def chunk_from_update(session: str, update: Mapping[str, Any]) -> Chunk:
     if name in META_UPDATES:
         return Chunk(session, name, data=update)
     return _unknown(session, update, name)
+
+
+def shell_run(session: str, run_id: str, output: str, **data: Any) -> Chunk:
+    """The row of the user's command `run_id` as it stands: its output so far and what the
+    payload says (the command, its state, how it ended). Each one replaces the last."""
+    return Chunk(
+        session, SHELL_UPDATE, text=clean_text(output), message_id=run_id, data=clean_data(data),
+        from_cockpit=True,
+    )  # fmt: skip
 
 
 def note(

@@ -187,6 +187,12 @@ def tool_key(tool_call_id: str) -> str:
     return f"tool:{tool_call_id}"
 
 
+def shell_key(run_id: str) -> str:
+    """Key of the row of a command the user ran: each update of the run replaces it (a
+    run goes on across turns, so its key holds no turn)."""
+    return f"shell:{run_id}"
+
+
 def plan_key(turn: int) -> str:
     """Key of a turn's plan row: each `plan` update replaces the plan of its turn in place."""
     return f"plan:{turn}"

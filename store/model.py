@@ -15,6 +15,7 @@ ROLE_OF_KIND: Mapping[str, str] = {
     "permission": "user",
     "notice": "system",
     "error": "system",
+    "shell": "user",
 }
 """Who a row speaks for: the user (a prompt, a decision), the agent, or Cockpit."""
 

@@ -13,7 +13,16 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from store.chunks import META_UPDATES, NOTE_KINDS, PLAN_UPDATE, TEXT_UPDATES, TOOL_UPDATES, Chunk
+from store.chunks import (
+    ASIDE_KINDS,
+    META_UPDATES,
+    NOTE_KINDS,
+    PLAN_UPDATE,
+    SHELL_UPDATE,
+    TEXT_UPDATES,
+    TOOL_UPDATES,
+    Chunk,
+)
 from store.fold_rules import (
     RECAP_FLOOR,
     RECAP_LOOKBACK,
@@ -31,6 +40,7 @@ from store.fold_rules import (
     plan_key,
     plan_payload,
     recap_target,
+    shell_key,
     text_route,
     tool_key,
 )
@@ -302,6 +312,8 @@ class SessionFold:
             key = tool_key(chunk.tool_call_id or "")
         elif chunk.update == PLAN_UPDATE:
             key = plan_key(self.turn)
+        elif chunk.update == SHELL_UPDATE and chunk.message_id is not None:
+            key = shell_key(chunk.message_id)
         elif chunk.update in NOTE_KINDS and chunk.message_id is not None:
             key = self._note_key(chunk)
         else:
@@ -309,8 +321,14 @@ class SessionFold:
         return key if key is not None and key not in self._named else None
 
     def dropping(self, chunk: Chunk) -> bool:
-        """True while a replay the store already holds is being dropped (rule 5)."""
-        return self.replay is not None and not self.replay.keep and chunk.update not in META_UPDATES
+        """True while a replay the store already holds is being dropped (rule 5). The user's
+        own commands are never the agent's replay."""
+        return (
+            self.replay is not None
+            and not self.replay.keep
+            and chunk.update not in META_UPDATES
+            and chunk.update != SHELL_UPDATE
+        )
 
     # -- applying -----------------------------------------------------------------------------
 
@@ -327,7 +345,10 @@ class SessionFold:
         """True for what an agent's replay may hold: its content, not session metadata
         nor Cockpit's own rows."""
         return not (
-            chunk.update in META_UPDATES or chunk.update in NOTE_KINDS or chunk.from_cockpit
+            chunk.update in META_UPDATES
+            or chunk.update in NOTE_KINDS
+            or chunk.update == SHELL_UPDATE
+            or chunk.from_cockpit
         )
 
     def apply(self, chunk: Chunk, now: float) -> tuple[list[Frame], list[LiveRow]]:
@@ -411,11 +432,18 @@ class SessionFold:
             row.touch(now)
             self._changed(row)
             return [row.frame()], [sealed, row] if sealed is not None else [row]
-        # Cockpit's own rows (notices, errors, decisions) and updates it cannot read are rows
-        # of their own that leave the open message open: a notice about a malformed update
-        # must not cut the reply it arrived in.
-        if chunk.update in NOTE_KINDS and chunk.message_id is not None:
-            row = self._named_or_new(chunk.update, self._note_key(chunk), now)
+        # Cockpit's own rows (notices, errors, decisions, the user's commands) and updates it
+        # cannot read are rows of their own that leave the open message open: a notice about
+        # a malformed update must not cut the reply it arrived in.
+        if chunk.message_id is not None and chunk.update in ASIDE_KINDS:
+            # One row per id, replaced in place: a count that grows, a command's output as
+            # it comes (a command's key holds no turn: it may run on across one).
+            key = (
+                shell_key(chunk.message_id)
+                if chunk.update == SHELL_UPDATE
+                else self._note_key(chunk)
+            )
+            row = self._named_or_new(chunk.update, key, now)
             row.grow(Growth(chunk.text, replace=True), now)
             row.payload = dict(chunk.data) if chunk.data else None
         elif chunk.update in NOTE_KINDS:

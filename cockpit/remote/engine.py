@@ -320,11 +320,20 @@ class RemoteEngine:
             await self._call("prompt", session_id=session_id, text=text, then_stop=then_stop)
         )
 
-    def send(self, session_id: str, text: str) -> None:
+    def send(self, session_id: str, text: str, *, attach: Sequence[str] = ()) -> None:
         def failed(error: Exception) -> None:
             self._emit(ProblemEvent(session_id, f"The prompt could not be sent: {error}"))
 
-        self._sending.in_order(lambda: self._call("send", session_id=session_id, text=text), failed)
+        self._sending.in_order(
+            lambda: self._call("send", session_id=session_id, text=text, attach=list(attach)),
+            failed,
+        )
+
+    async def run_shell(self, session_id: str, command: str) -> str:
+        return str(await self._call("run_shell", session_id=session_id, command=command))
+
+    async def stop_shell(self, session_id: str) -> bool:
+        return bool(await self._call("stop_shell", session_id=session_id))
 
     async def cancel(self, session_id: str) -> bool:
         return bool(await self._call("cancel", session_id=session_id))

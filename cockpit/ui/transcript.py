@@ -33,7 +33,7 @@ from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.transcript_rules import after_eviction, pinned_seqs, takes_frame
 from cockpit.ui.transcript_window import evict
-from store import NOTE_KINDS, Bubble, Frame, Row, ViewTranscript
+from store import ASIDE_KINDS, Bubble, Frame, Row, ViewTranscript
 
 BUBBLE_LIMIT = 150
 """Most bubbles mounted at once, whatever the transcript's length (plus the live turn)."""
@@ -423,7 +423,7 @@ class TranscriptView(BubbleScroll):
             widget = make_bubble(bubble, live=bubble.kind == "agent")
             self.widgets[widget.key] = widget
             widgets.append(widget)
-        stream = [b.key for b in bubbles if b.kind not in NOTE_KINDS]
+        stream = [b.key for b in bubbles if b.kind not in ASIDE_KINDS]
         if stream:
             await self.finish_live(except_key=stream[-1])
         first_prompt = next(iter(self.prompts.values()), None)
