@@ -14,6 +14,7 @@ parts that own it, each in its own module, each given what it needs:
 - `cockpit.ui.switching`: choosing the session on screen, starting a new one;
 - `cockpit.ui.engine_follower`: what each engine event (`cockpit.ui.engine_messages`) changes;
 - `cockpit.ui.session_actions`: rename, close, delete, cancel, copy, quit;
+- `cockpit.ui.shell_runs`: the user's own commands (`!command`) and the chips they leave;
 - `cockpit.ui.modes_and_options`: the agent's modes and options, and its plan;
 - `cockpit.ui.screen_layout`: width, the rail's visibility, the focus chain, help.
 
@@ -39,6 +40,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import Screen
 from textual.theme import ThemeProvider
 from textual.widgets import OptionList, Static, TextArea
@@ -80,6 +82,9 @@ from cockpit.ui.screen_rules import same_dialog
 from cockpit.ui.screens.inbox import InboxItem
 from cockpit.ui.session_actions import SessionActions
 from cockpit.ui.sessions import Sessions
+from cockpit.ui.shell_chips import ChipShelf, ShellChips
+from cockpit.ui.shell_rules import shell_command, shell_hint, unbang
+from cockpit.ui.shell_runs import ShellRuns
 from cockpit.ui.slash import COCKPIT_NAMED, SlashCommand, completions, for_agent, parse_slash
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.switching import Switching, SwitchingParts
@@ -195,6 +200,7 @@ class CockpitApp(App[None]):
             self._now,
         )
         self.switching = Switching(self, engine_of, self.sessions, parts)
+        self.shell = ShellRuns(self, engine_of, ChipShelf(self._chips_changed))
         # How it runs when given as a command (`--agent-cmd`), which the engine's own
         # registry does not know (the service's, in another process).
         spec = agent if isinstance(agent, AgentSpec) else None
@@ -209,6 +215,7 @@ class CockpitApp(App[None]):
             folder,
             self.agent,
             spec or self.agent or DEFAULT_AGENT,
+            self.shell,
         )
         self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen)
         self.layout = ScreenLayout(self, self.open_screen)
@@ -220,6 +227,7 @@ class CockpitApp(App[None]):
             self.alerts,
             self.requests,
             self.settings,
+            self.shell,
         )
         self._load_themes()
 
@@ -360,6 +368,7 @@ class CockpitApp(App[None]):
                 yield StatusLine(id="status")
                 yield CompletionMenu(id="completion")
                 yield Static("▼ new output below — Ctrl+End to jump", id="new-output")
+                yield ShellChips(id="chips")
                 yield Composer(id="composer", blink=self.blink)
         yield KeyFooter()
 
@@ -378,6 +387,7 @@ class CockpitApp(App[None]):
         composer.menu = self.query_one(CompletionMenu)
         composer.menu.display = False
         composer.completer = self._complete
+        composer.chips = self.shell.shelf
         self.layout.apply_width(self.size.width)
         await self.sessions.reload()
         self.drafts.load(self.records)
@@ -535,8 +545,13 @@ class CockpitApp(App[None]):
         self.layout.show_welcome(message.blank, record.agent if record else None)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if isinstance(event.text_area, Composer):
+        composer = event.text_area
+        if isinstance(composer, Composer):
             self.drafts.keep()
+            if composer.search is None:  # its border is the search's meanwhile
+                root = self.records.get(composer.session or "")
+                hint = shell_hint(composer.text, root.cwd if root else None)
+                composer.border_subtitle = Content(hint) if hint else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.switching.option_highlighted(event)
@@ -547,6 +562,9 @@ class CockpitApp(App[None]):
     @on(Switching.ShowWanted)
     async def _show_wanted(self) -> None:
         await self.switching.show_wanted()
+        view = self.query_one_optional(TranscriptView)
+        if view is not None and view.session is not None:
+            self.shell.read(view.session, view.model)
 
     @on(Overview.InboxChanged)
     def _inbox_changed(self) -> None:
@@ -568,7 +586,22 @@ class CockpitApp(App[None]):
         self.run_worker(self.modes.cycle_mode(message.session), group="mode", exit_on_error=False)
 
     async def on_composer_cancel_requested(self, message: Composer.CancelRequested) -> None:
-        await self.actions.cancel_turn(message.session)
+        await self.actions.escape_in_prompt(message.session)
+
+    def on_composer_draft_shown(self, message: Composer.DraftShown) -> None:
+        self._chips_changed(message.session)
+
+    def on_shell_chips_drop_wanted(self, message: ShellChips.DropWanted) -> None:
+        composer = self.query_one(Composer)
+        if composer.session is not None:
+            self.shell.shelf.drop(composer.session, message.key)
+
+    def _chips_changed(self, session: str) -> None:
+        """The chips of `session` changed: the bar shows them when the prompt is its."""
+        composer = self.query_one_optional(Composer)
+        bar = self.query_one_optional(ShellChips)
+        if composer is not None and bar is not None and composer.session == session:
+            bar.show(self.shell.shelf.of(session))
 
     def on_session_rail_plan_requested(self, message: SessionRail.PlanRequested) -> None:
         self.run_worker(self.modes.show_plan(message.session), group="plan", exit_on_error=False)
@@ -647,10 +680,17 @@ class CockpitApp(App[None]):
             work = self.run_slash(session, *command)
             self.run_worker(work, group="slash", exit_on_error=False)
             return
+        shell = shell_command(message.text)
+        if shell:  # `!command`: the user's own, run in the engine beside the turn
+            self.layout.follow_output(session)
+            self.shell.run(session, shell)
+            return
         # The turn runs in the engine: a prompt typed while the agent starts waits for it,
-        # and a failure is a row in the session, never a lost prompt.
+        # and a failure is a row in the session, never a lost prompt. The chips showing as
+        # Enter was pressed go with it (and only those), then they go.
         self.layout.follow_output(session)
-        self.engine.send(session, for_agent(message.text))
+        self.engine.send(session, for_agent(unbang(message.text)), attach=message.attach)
+        self.shell.shelf.sent(session, message.attach)
 
     @reported("run that command")
     async def run_slash(self, session: str, name: str, arguments: str) -> None:

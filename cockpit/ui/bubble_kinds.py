@@ -1,5 +1,6 @@
 """Which bubble widget shows a row of each kind: the reply, the user's prompt, a thought,
-a tool card, the plan, and a note for the rest (a notice, an error, a decision)."""
+a tool card, the plan, a command the user ran, and a note for the rest (a notice, an
+error, a decision)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from cockpit.ui.bubbles import (
     ThoughtBubble,
     UserBubble,
 )
+from cockpit.ui.shell_card import ShellCard
 from cockpit.ui.tool_card import ToolCard
 from store import Bubble
 
@@ -24,5 +26,6 @@ def make_bubble(bubble: Bubble, live: bool = False) -> BubbleWidget:
         "thought": ThoughtBubble,
         "tool": ToolCard,
         "plan": PlanBubble,
+        "shell": ShellCard,
     }
     return kinds.get(bubble.kind, NoteBubble)(bubble)

@@ -17,12 +17,13 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
-from cockpit.api import read_plan
+from cockpit.api import read_attachments, read_plan
 from cockpit.text.sanitize import StreamCleaner, printable
 from cockpit.text.textout import plan_checklist
 from cockpit.ui.markdown_lines import finished_markdown, render_markdown
 from cockpit.ui.mdblocks import BlockSplitter
 from cockpit.ui.repaint import RepaintPacer, ReplyLines, changed_lines
+from cockpit.ui.shell_rules import attachment_line
 from store import Bubble
 from store.pieces import Pieces
 
@@ -129,10 +130,13 @@ class BubbleWidget(Widget):
 
 
 class UserBubble(BubbleWidget):
-    """The user's prompt."""
+    """The user's prompt, and a line for each command's output it carried."""
 
     def render(self) -> Text:
-        return Text(printable(self.text))
+        text = Text(printable(self.text))
+        for attachment in read_attachments(self.payload):
+            text.append("\n" + attachment_line(attachment), style="dim")
+        return text
 
 
 class NoteBubble(BubbleWidget):

@@ -3,7 +3,9 @@ over SSH and tmux too), Shift+Enter or Alt+Enter insert a newline; Up on the fir
 Down on the last walk the prompt history; Esc cancels the running turn; Shift+Tab cycles
 the agent's modes; PageUp, PageDown and Ctrl+Home scroll the transcript while the prompt is
 one line. Typing `/` at the start or `@` anywhere opens a completion menu. Ctrl+R searches
-the earlier prompts, in the same menu."""
+the earlier prompts, in the same menu. A prompt sent carries the chips showing above it
+(the output of the user's commands, `cockpit.ui.shell_chips`); Backspace in an empty
+prompt removes the newest."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from cockpit.ui.keys_in_order import ran_own_binding
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.prompt_history import PromptHistory, PromptSearch
+from cockpit.ui.shell_chips import ChipShelf
+from cockpit.ui.shell_rules import BLANK_COMMAND, blank_command
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
 TRANSCRIPT_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "jump_start"}
@@ -105,11 +109,16 @@ class Composer(TextArea):
             self.session = session
 
     class Submitted(Asked):
-        """The user sent a prompt."""
+        """The user sent a prompt, with the chips showing above it as they pressed Enter
+        (`attach`: their rows)."""
 
-        def __init__(self, session: str, text: str) -> None:
+        def __init__(self, session: str, text: str, attach: tuple[str, ...] = ()) -> None:
             super().__init__(session)
             self.text = text
+            self.attach = attach
+
+    class DraftShown(Asked):
+        """The prompt holds another session's draft now (its chips show above it)."""
 
     class BlankSubmitted(Asked):
         """The user pressed Enter on a blank prompt (it starts a stopped service again)."""
@@ -132,6 +141,8 @@ class Composer(TextArea):
         self._candidates: list[Candidate] = []
         self.search: PromptSearch | None = None
         """The Ctrl+R search under way, if any (the menu shows its matches)."""
+        self.chips: ChipShelf | None = None
+        """The chips of each session: what goes with its next prompt."""
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -171,6 +182,8 @@ class Composer(TextArea):
             handled = newer is not None
             if newer is not None:
                 self._replace_all(newer)
+        elif key == "backspace" and not self.text and self.chips is not None:
+            handled = self.chips.drop_last(self.session or "")
         elif key in TRANSCRIPT_KEYS and self.document.line_count == 1:
             handled = await self._scroll_transcript(TRANSCRIPT_KEYS[key])
         else:
@@ -199,6 +212,8 @@ class Composer(TextArea):
         of the session before and no completion menu. Switching between sessions with the
         same draft (most often none) keeps the document instead of reloading it, and a
         cursor already at the end stays (both repaint and rewrap the prompt)."""
+        if session != self.session and session is not None:
+            self.post_message(self.DraftShown(session))
         self.session = session
         if text != self.text:
             self.load_text(text)
@@ -222,10 +237,14 @@ class Composer(TextArea):
         if prompt_too_long(text):
             self.notify(prompt_refusal(text), severity="warning", timeout=8, markup=False)
             return
+        if blank_command(text):  # `!` and nothing to run: it stays, and says why
+            self.notify(BLANK_COMMAND, severity="warning", timeout=4, markup=False)
+            return
         self.prompts.add(text)
         self.text = ""
         self._close_menu()
-        self.post_message(self.Submitted(self.session, text))
+        attach = self.chips.keys(self.session) if self.chips is not None else ()
+        self.post_message(self.Submitted(self.session, text, attach))
 
     # -- searching earlier prompts (Ctrl+R) -----------------------------------------------------
 

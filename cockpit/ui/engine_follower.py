@@ -28,6 +28,7 @@ from cockpit.ui.one_line import clean_line
 from cockpit.ui.overview import Overview
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.sessions import Sessions
+from cockpit.ui.shell_runs import ShellRuns
 from cockpit.ui.terminal_alerts import TerminalAlerts
 from cockpit.ui.transcript import TranscriptView
 
@@ -44,6 +45,7 @@ class EngineFollower:
         alerts: TerminalAlerts,
         requests: RequestsOnScreen,
         settings: LiveSettings,
+        shell: ShellRuns,
     ) -> None:
         self.app = app
         """Where the events are posted, and the screen they change."""
@@ -53,6 +55,7 @@ class EngineFollower:
         self._alerts = alerts
         self._requests = requests
         self._settings = settings
+        self._shell = shell
         self.listener = EngineListener(app.post_message)
         """What the app subscribes to the engine (it holds frames until they are taken)."""
 
@@ -66,6 +69,8 @@ class EngineFollower:
         pending = self.listener.take()
         if not self.app.is_running:  # shutting down (it may start during an await)
             return
+        for session, frames in pending.items():  # the user's commands, in every session
+            self._shell.follow(session, frames)
         view = self._view()
         if view is None:
             return

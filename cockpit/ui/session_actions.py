@@ -1,6 +1,6 @@
 """What the user does to sessions with keys and the palette: start, rename, close and
-delete one; cancel a turn (Esc, Ctrl+C), copy a reply, and quit, asking first when
-something would be lost."""
+delete one; kill the user's own command or cancel a turn (Esc, Ctrl+C), copy a reply, and
+quit, asking first when something would be lost."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from cockpit.ui.screens.new_session import NewSessionChoice, NewSessionScreen
 from cockpit.ui.screens.questions import ConfirmScreen, RenameScreen
 from cockpit.ui.session_states import quit_question
 from cockpit.ui.sessions import Sessions
+from cockpit.ui.shell_rules import escape_does, interrupt_does
+from cockpit.ui.shell_runs import ShellRuns
 from cockpit.ui.switching import OpenScreen, Switching
 from store import SessionBusy
 
@@ -48,6 +50,7 @@ class SessionActions:
         folder: Path,
         agent: str | None,
         opened_with: str | AgentSpec,
+        shell: ShellRuns,
     ) -> None:
         self.app = app
         """For quitting, notices, the composer and workers."""
@@ -62,6 +65,7 @@ class SessionActions:
         """The agent Cockpit was opened with, by name."""
         self.opened_with = opened_with
         """The agent a new session gets when none is chosen."""
+        self._shell = shell
         self._interrupted = 0.0
         """When Ctrl+C last found nothing to cancel or clear (a second one offers to quit)."""
 
@@ -171,14 +175,28 @@ class SessionActions:
 
     @reported("cancel the turn")
     async def escape(self) -> None:
-        """Esc wherever the keyboard is (the transcript, a bubble, the rail): cancel the
-        running turn; with none running, back to the composer (or the pending request).
-        Dialogs, popups and the composer's menu take their Esc before this one."""
+        """Esc wherever the keyboard is (the transcript, a bubble, the rail): kill the
+        session's commands (`!command`) while one runs; else cancel the running turn;
+        with none running, back to the composer (or the pending request). Dialogs, popups
+        and the composer's menu take their Esc before this one."""
         session = self._sessions.current
-        if session is not None and self._engine().status(session) in TURN_RUNNING:
+        does = escape_does(self._shell.busy(session), self._turn_running(session))
+        if does == "stop" and session is not None:
+            if await self._shell.stop(session):
+                return
+            does = escape_does(False, self._turn_running(session))
+        if does == "cancel":
             await self.cancel_turn()
         else:
             self._requests.focus_session()
+
+    @reported("cancel the turn")
+    async def escape_in_prompt(self, session: str) -> None:
+        """Esc in the prompt of `session` (the session whose draft it held as the key was
+        typed): kill its commands while one runs, else cancel its turn."""
+        if self._shell.busy(session) and await self._shell.stop(session):
+            return
+        await self._engine().cancel(session)
 
     @reported("cancel the turn")
     async def cancel_turn(self, session: str | None = None) -> None:
@@ -190,24 +208,37 @@ class SessionActions:
 
     @reported("cancel the turn")
     async def interrupt(self) -> None:
-        """Ctrl+C, as in Claude Code: cancel the running turn; with none, clear the prompt;
-        with nothing to clear, a second Ctrl+C in a row quits (asking when anything runs)."""
+        """Ctrl+C, as in Claude Code: kill the session's commands while one runs; else
+        cancel the running turn; with none, clear the prompt; with nothing to clear, a
+        second Ctrl+C in a row quits (asking when anything runs)."""
         session = self._sessions.current
         composer = self.app.query_one(Composer)
         now = time.monotonic()
-        if session is not None and self._engine().status(session) in TURN_RUNNING:
+        again = now - self._interrupted <= INTERRUPT_AGAIN
+        does = interrupt_does(
+            self._shell.busy(session), self._turn_running(session), bool(composer.text), again
+        )
+        if does == "stop" and session is not None:
+            self._interrupted = 0.0
+            if await self._shell.stop(session):
+                return
+            does = interrupt_does(False, self._turn_running(session), bool(composer.text), again)
+        if does == "cancel" and session is not None:
             self._interrupted = 0.0
             await self._engine().cancel(session)
-        elif composer.text:
+        elif does == "clear":
             self._interrupted = 0.0
             composer.clear()
             composer.focus()
-        elif now - self._interrupted <= INTERRUPT_AGAIN:
+        elif does == "quit":
             self._interrupted = 0.0
             await self.quit()
         else:
             self._interrupted = now
             self.app.notify("Press Ctrl+C again to quit", timeout=INTERRUPT_AGAIN)
+
+    def _turn_running(self, session: str | None) -> bool:
+        return session is not None and self._engine().status(session) in TURN_RUNNING
 
     def copy_last(self) -> None:
         """Copy the focused bubble, or else the newest reply (OSC 52: works over SSH)."""

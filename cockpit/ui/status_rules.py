@@ -25,7 +25,7 @@ def usage_text(usage: Usage) -> str | None:
     """Context use and cost, as far as the agent reports them: "12.3k/200k ctx · $0.42"."""
     parts = []
     if usage.used is not None and usage.size:
-        parts.append(f"{_kilo(float(usage.used))}/{_kilo(float(usage.size))} ctx")
+        parts.append(f"{kilo(float(usage.used))}/{kilo(float(usage.size))} ctx")
     if usage.cost is not None:
         currency = usage.cost.currency
         symbol = "$" if currency == "USD" else f"{clean_line(currency)} "
@@ -52,7 +52,7 @@ def turn_usage(usage: Usage) -> StatusPart | None:
     if last is None:
         return None
     counts = [
-        f"{_kilo(float(count))} {word}"
+        f"{kilo(float(count))} {word}"
         for name, word in TOKEN_FIELDS
         if (count := getattr(last, name)) is not None
     ]
@@ -61,7 +61,8 @@ def turn_usage(usage: Usage) -> StatusPart | None:
     return (f"last turn: {' · '.join(counts)}", " · ".join(counts[:2]))
 
 
-def _kilo(value: float) -> str:
+def kilo(value: float) -> str:
+    """A count as the status line shows it: `842`, `12.3k`, `1.2M`."""
     if value < 1000:
         return str(int(value))
     if value < 1_000_000:

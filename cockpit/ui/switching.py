@@ -27,6 +27,7 @@ from cockpit.ui.screen_rules import focused_prompt
 from cockpit.ui.screens.inbox import InboxScreen
 from cockpit.ui.session_states import next_needing
 from cockpit.ui.sessions import Sessions
+from cockpit.ui.shell_rules import history_entries
 from cockpit.ui.transcript import TranscriptView
 
 OpenScreen = Callable[[Screen[Any], Any], None]
@@ -114,7 +115,7 @@ class Switching:
         composer = self.app.query_one_optional(Composer)
         if composer is None:  # the app closed while the page was read
             return
-        composer.prompts.reset(b.text for b in view.model if b.kind == "user")
+        composer.prompts.reset(history_entries(view.model))
         parts.overview.refresh_rail()
         parts.overview.refresh_status()
         await parts.requests.show()
