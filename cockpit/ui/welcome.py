@@ -26,6 +26,9 @@ FIRST_KEYS: tuple[tuple[str, str], ...] = (
 ANOTHER_AGENT = ("Ctrl+N", "a session with another agent: Claude Code, Gemini, Codex...")
 """How to pick another agent than the one this session runs."""
 
+SHELL_COMMAND = ("!command", "run a shell command in the session's folder")
+"""How to run a command of one's own without leaving Cockpit (a habit from other tools)."""
+
 PLACEHOLDER = "Type a prompt · Enter sends · / commands · @ files"
 """What the prompt says while the session has no message yet."""
 
@@ -47,7 +50,7 @@ def welcome_text(agent: str | None, words: Sequence[str]) -> Text:
     text = Text.assemble(
         ("Cockpit", "bold"), " runs coding agents side by side and keeps every message.\n\n"
     )
-    keys = [*FIRST_KEYS, ANOTHER_AGENT]
+    keys = [*FIRST_KEYS, SHELL_COMMAND, ANOTHER_AGENT]
     width = max(len(key) for key, _ in keys)
     for key, what in keys:
         text.append(f"{key:<{width}}", style="bold")

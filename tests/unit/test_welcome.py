@@ -19,6 +19,7 @@ def test_the_demo_agent_gets_its_words_and_another_agent_does_not() -> None:
     assert "tour think plan" not in other and "gemini" in other
     for text in (demo, other):
         assert "Enter" in text and "Ctrl+O" in text and "F1" in text and "Ctrl+N" in text
+        assert "!command" in text
 
 
 def test_no_words_no_scenario_line() -> None:
