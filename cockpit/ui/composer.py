@@ -124,7 +124,11 @@ class Composer(TextArea):
         """The user pressed Enter on a blank prompt (it starts a stopped service again)."""
 
     class CancelRequested(Asked):
-        """The user pressed Esc: cancel the running turn."""
+        """The user pressed Esc: kill their command, or cancel the running turn."""
+
+    class InterruptRequested(Asked):
+        """The user pressed Ctrl+C (after what they typed before it, a command sent with
+        Enter included)."""
 
     class CycleMode(Asked):
         """The user pressed Shift+Tab: the agent's next mode."""
@@ -170,6 +174,8 @@ class Composer(TextArea):
             self.insert("\n")
         elif key == "escape" and self.session is not None:
             self.post_message(self.CancelRequested(self.session))
+        elif key == "ctrl+c" and self.session is not None:
+            self.post_message(self.InterruptRequested(self.session))
         elif key == "shift+tab" and self.session is not None:
             self.post_message(self.CycleMode(self.session))
         elif key == "up" and self.cursor_location[0] == 0:

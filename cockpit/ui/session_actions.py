@@ -207,11 +207,12 @@ class SessionActions:
             await self._engine().cancel(session)
 
     @reported("cancel the turn")
-    async def interrupt(self) -> None:
-        """Ctrl+C, as in Claude Code: kill the session's commands while one runs; else
-        cancel the running turn; with none, clear the prompt; with nothing to clear, a
-        second Ctrl+C in a row quits (asking when anything runs)."""
-        session = self._sessions.current
+    async def interrupt(self, session: str | None = None) -> None:
+        """Ctrl+C, as in Claude Code: kill the commands of `session` (else of the session
+        on screen) while one runs; else cancel the running turn; with none, clear the
+        prompt; with nothing to clear, a second Ctrl+C in a row quits (asking when
+        anything runs)."""
+        session = session or self._sessions.current
         composer = self.app.query_one(Composer)
         now = time.monotonic()
         again = now - self._interrupted <= INTERRUPT_AGAIN

@@ -1,10 +1,10 @@
 """The output of the user's own commands, waiting above the prompt to go with the next one.
 
 When a command this screen started ends, its output becomes a chip above the prompt of
-its session (`⎘ ls -la · 42 lines ✕`). The chips showing when Enter sends a prompt to the
+its session (`▤ ls -la · 42 lines ✕`). The chips showing when Enter sends a prompt to the
 agent are what goes with it, and they go; a chip removed (its ✕, or Backspace in an empty
 prompt) goes with nothing. `ChipShelf` keeps each session's chips, in memory only; the bar
-(`ShellChips`) shows those of the session whose draft the prompt holds."""
+(`ShellChips`) shows those of the session whose draft the prompt holds, one a line."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
@@ -108,18 +108,19 @@ class ChipClose(Static):
 
 class ShellChip(Horizontal):
     """One chip: what ran and how long its output is, and its ✕ (one of the bar's
-    MAX_CHIPS places, hidden while it holds none)."""
+    MAX_CHIPS places, hidden while it holds none). A narrow screen cuts the label, never
+    the ✕."""
 
     DEFAULT_CSS = """
     ShellChip {
         width: auto;
+        max-width: 100%;
         height: 1;
-        margin: 0 1 0 0;
         padding: 0 1;
         background: $bubble-user-background;
         color: $text;
     }
-    ShellChip > .chip-label { width: auto; }
+    ShellChip > .chip-label { width: auto; text-wrap: nowrap; }
     ShellChip > ChipClose { color: $text-muted; }
     ShellChip > ChipClose:hover { color: $text; text-style: bold; }
     """
@@ -141,16 +142,15 @@ class ShellChip(Horizontal):
             self.query_one(".chip-label", Static).update(Content(chip.label))
 
 
-class ShellChips(Horizontal):
-    """The chips of the session whose draft the prompt holds, on one line above it
-    (hidden while there are none)."""
+class ShellChips(Vertical):
+    """The chips of the session whose draft the prompt holds, one a line above it (every
+    one shows whole: only what shows goes with the prompt), hidden while there are none."""
 
     DEFAULT_CSS = """
     ShellChips {
-        height: 1;
+        height: auto;
         width: 100%;
         padding: 0 1;
-        overflow: hidden hidden;
     }
     """
 

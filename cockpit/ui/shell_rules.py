@@ -19,6 +19,9 @@ BANG = "!"
 BLANK_COMMAND = "Type a command after ! (!! sends a prompt that starts with !)."
 """What the user is told when Enter finds `!` and nothing after it (the prompt stays)."""
 
+OUTPUT_MARK = "▤"
+"""What marks a command's output going with a prompt: its chip, the prompt's line."""
+
 COMMAND_CELLS = 32
 """Cells a command takes at most in a chip or a prompt's attachment line."""
 
@@ -90,15 +93,15 @@ def lines_text(count: int) -> str:
 
 
 def chip_label(command: str, lines: int) -> str:
-    """A chip above the prompt: `⎘ ls -la · 42 lines` (its ✕ is drawn apart)."""
-    return f"⎘ {clip_cells(clean_line(command), COMMAND_CELLS)} · {lines_text(lines)}"
+    """A chip above the prompt: `▤ ls -la · 42 lines` (its ✕ is drawn apart)."""
+    return f"{OUTPUT_MARK} {clip_cells(clean_line(command), COMMAND_CELLS)} · {lines_text(lines)}"
 
 
 def attachment_line(attachment: Attachment) -> str:
     """What a prompt's bubble says of a command's output it carried:
-    `⎘ output of ls -la (1.2k chars)`."""
+    `▤ output of ls -la (1.2k chars)`."""
     command = clip_cells(clean_line(attachment.command), COMMAND_CELLS)
-    return f"⎘ output of {command} ({kilo(attachment.characters)} chars)"
+    return f"{OUTPUT_MARK} output of {command} ({kilo(attachment.characters)} chars)"
 
 
 def shell_hint(text: str, root: str | None) -> str | None:

@@ -115,6 +115,7 @@ async def test_esc_and_ctrl_c_kill_from_the_transcript_and_the_card(engines: Eng
         card.focus()
         await pilot.press("escape")
         await a_card(app, "killed")
+        app.query_one(Composer).focus()
         burst(app, *keys("!sleep 31"), "enter")
         await a_card(app, "sleep 31", "running")
         app.query_one(TranscriptView).focus()
@@ -131,7 +132,7 @@ async def test_a_finished_commands_output_goes_with_the_next_prompt(engines: Eng
     async with app.run_test(size=SIZE) as pilot:
         session, composer = await focused_composer(app)
         burst(app, *keys("!seq 3"), "enter")
-        await wait_until(lambda: chip_labels(app) == ["⎘ seq 3 · 3 lines"], what="the chip")
+        await wait_until(lambda: chip_labels(app) == ["▤ seq 3 · 3 lines"], what="the chip")
         burst(app, *keys("what do you make of it"), "enter")
         await wait_until(lambda: not chip_labels(app), what="the chip to go")
         await wait_until(lambda: app.query(UserBubble), what="the prompt's bubble")
@@ -141,7 +142,7 @@ async def test_a_finished_commands_output_goes_with_the_next_prompt(engines: Eng
         assert [a.command for a in attached] == ["seq 3"]
         assert attached[0].characters >= len("1\n2\n3")
         bubble = app.query_one(UserBubble)
-        await wait_until(lambda: "⎘ output of seq 3" in bubble.render().plain)
+        await wait_until(lambda: "▤ output of seq 3" in bubble.render().plain)
         assert composer.text == ""
         await pilot.pause()
 

@@ -142,22 +142,22 @@ def test_output_lines(output: str, count: int) -> None:
 
 
 def test_a_chips_label() -> None:
-    assert chip_label("ls -la", 42) == "⎘ ls -la · 42 lines"
-    assert chip_label("pwd", 1) == "⎘ pwd · 1 line"
-    assert chip_label("true", 0) == "⎘ true · no output"
+    assert chip_label("ls -la", 42) == "▤ ls -la · 42 lines"
+    assert chip_label("pwd", 1) == "▤ pwd · 1 line"
+    assert chip_label("true", 0) == "▤ true · no output"
     assert lines_text(12_000) == "12k lines"
 
 
 def test_a_long_command_is_cut_in_its_chip() -> None:
     label = chip_label("x" * 200 + "\x1b]0;title\x07", 3)
-    command = label.removeprefix("⎘ ").removesuffix(" · 3 lines")
+    command = label.removeprefix("▤ ").removesuffix(" · 3 lines")
     assert cell_len(command) == COMMAND_CELLS and command.endswith("…")
     assert "\x1b" not in label
 
 
 def test_a_prompts_attachment_line() -> None:
-    assert attachment_line(Attachment("ls -la", 1234)) == "⎘ output of ls -la (1.2k chars)"
-    assert attachment_line(Attachment("pwd", 12)) == "⎘ output of pwd (12 chars)"
+    assert attachment_line(Attachment("ls -la", 1234)) == "▤ output of ls -la (1.2k chars)"
+    assert attachment_line(Attachment("pwd", 12)) == "▤ output of pwd (12 chars)"
 
 
 def test_the_prompt_says_where_a_command_runs() -> None:
@@ -252,4 +252,4 @@ def test_chips_sent_go_and_the_others_stay() -> None:
         shelf.add("s", chip(number))
     shelf.sent("s", ["shell:0", "shell:2", "shell:9"])
     assert shelf.keys("s") == ("shell:1",)
-    assert shelf.of("s")[0].label == "⎘ command 1 · 1 line"
+    assert shelf.of("s")[0].label == "▤ command 1 · 1 line"
