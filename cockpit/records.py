@@ -485,9 +485,10 @@ def read_plan(payload: object) -> Plan | Unknown:
 
 # -- the user's commands --------------------------------------------------------------------------
 
-SHELL_STATES = ("running", "exited", "killed", "failed")
+SHELL_STATES = ("running", "exited", "killed", "failed", "cut")
 """Where a command the user ran stands: running, ended by itself (with its exit code),
-killed (by the user, or with its session), or never started (the row says why)."""
+killed (by the user, or with its session), never started (the row says why), or cut:
+Cockpit stopped while it ran (it crashed), so how it ended is not known."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 import aiosqlite
 
+from store.chunks import SHELL_UPDATE
 from store.model import Page, Row
 from store.paging import PAGE_BYTES, PAGE_ROWS, page_length
 from store.session_fold import SessionFold
@@ -187,6 +188,16 @@ class TranscriptReader:
         )
         stored = [row_from_db(record) for record in records]
         return max([*unwritten, *stored], key=lambda row: row.seq, default=None)
+
+    async def running_commands(self) -> list[Row]:
+        """Rows of the user's commands, in every session, that last said they were running
+        (what a Cockpit that stopped while they ran left)."""
+        records = await self.read(
+            f"SELECT {ROW_COLUMNS} FROM messages WHERE kind = ?"
+            " AND json_extract(payload, '$.state') = 'running' ORDER BY session, seq",
+            (SHELL_UPDATE,),
+        )
+        return [row_from_db(record) for record in records]
 
     async def latest_seqs(self) -> dict[str, int]:
         """The newest seq of every session that has rows (one index probe per session)."""

@@ -531,6 +531,10 @@ class Store:
         """The newest row of this kind in a session (its latest plan, say)."""
         return await self._reads.last_of_kind(session, kind)
 
+    async def running_commands(self) -> list[Row]:
+        """Rows of the user's commands that last said they were running."""
+        return await self._reads.running_commands()
+
     async def latest_seqs(self) -> dict[str, int]:
         """The newest seq of every session that has rows (one index probe per session)."""
         return await self._reads.latest_seqs()

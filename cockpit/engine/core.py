@@ -58,6 +58,7 @@ from cockpit.engine.recovery import recover
 from cockpit.engine.registry import AgentsFile, Registry, executable
 from cockpit.engine.session import LiveSession
 from cockpit.engine.session_names import session_named
+from cockpit.engine.shell_runs import attachment_blocks
 from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.engine.unread import Unread
@@ -603,25 +604,55 @@ class Engine:
         text: str,
         blocks: Sequence[ContentBlock] = (),
         *,
+        attach: Sequence[str] = (),
         env: Environment | None = None,
     ) -> None:
         """Send a prompt and return at once: the turn runs in the engine, not in its caller
         (a screen that goes away does not cut it), and whatever goes wrong with it is a row
-        in the session (or a problem event when the store cannot take one)."""
+        in the session (or a problem event when the store cannot take one). `attach` names
+        rows of the user's commands whose output goes with it."""
         self._remember(session_id, env)
-        task = self._background(self._send(session_id, text, blocks))
+        task = self._background(self._send(session_id, text, blocks, tuple(attach)))
         sends = self._sends.setdefault(session_id, set())
         sends.add(task)
         task.add_done_callback(sends.discard)
 
-    async def _send(self, session_id: str, text: str, blocks: Sequence[ContentBlock]) -> None:
+    async def _send(
+        self,
+        session_id: str,
+        text: str,
+        blocks: Sequence[ContentBlock],
+        attach: Sequence[str] = (),
+    ) -> None:
         try:
+            if attach:
+                rows = [await self.row(session_id, key) for key in attach]
+                blocks = [*blocks, *attachment_blocks(row for row in rows if row is not None)]
             await self.prompt(session_id, text, blocks)  # a failed start is a row already
         except SessionBusy as error:  # another Cockpit writes it: not ours to write in
             self._emit(ProblemEvent(session_id, str(error)))
         except Exception as error:
             log.exception("a prompt of session %s failed", session_id)
             await self.report(session_id, f"The prompt could not be sent: {describe(error)}")
+
+    async def run_shell(
+        self, session_id: str, command: str, *, env: Environment | None = None
+    ) -> str:
+        """Run a command the user typed (`!command`) in the session's root, with `env`, the
+        world of the client asking (in process: this one's); the key of its row, stored
+        before it starts (NotSaved when it cannot be: it never runs). The agent need not
+        run, and does not start for it."""
+        world = env if env is not None or self.environment_required else current()
+        if world is None:  # the service's own world is a stale copy of the user's
+            raise ValueError("The command was not run: the request brought no environment.")
+        live = await self._live_session(session_id)
+        with saved():
+            return await live.shells.run(command, world)
+
+    async def stop_shell(self, session_id: str) -> bool:
+        """Kill the commands the user runs in a session; False when none runs."""
+        live = self._live.get(session_id)
+        return await live.shells.stop() if live is not None else False
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running turn; False when none runs."""

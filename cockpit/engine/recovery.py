@@ -1,11 +1,12 @@
 """What the engine finds when it opens: sessions Cockpit left in the middle of a turn (it
-was closed, or it crashed) get a row saying their reply may be cut short."""
+was closed, or it crashed) get a row saying their reply may be cut short, and commands the
+user ran that it left running say they were cut."""
 
 from __future__ import annotations
 
 from cockpit.api import Status
 from cockpit.engine.unread import Unread
-from store import SessionBusy, note
+from store import Row, SessionBusy, note, shell_run
 from store.store import Store
 
 CUT_BY_A_STOP = (
@@ -37,3 +38,21 @@ async def recover(store: Store, unread: Unread) -> None:
         finally:
             await store.release(record.id)
         unread.set_unread(record.id, True)
+    for row in await store.running_commands():
+        await _cut(store, row)
+
+
+async def _cut(store: Store, row: Row) -> None:
+    """A command's row that still says it runs, from a Cockpit that stopped (crashed) while
+    it ran: its output stays, and it says how it ended is not known. Not in a session
+    another Cockpit runs now: there it may well be running."""
+    try:
+        await store.claim(row.session)
+    except SessionBusy:
+        return
+    try:
+        payload = {**(row.payload or {}), "state": "cut"}
+        run_id = row.key.removeprefix("shell:")
+        await store.apply(shell_run(row.session, run_id, row.text, **payload))
+    finally:
+        await store.release(row.session)

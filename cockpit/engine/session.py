@@ -44,6 +44,7 @@ from cockpit.engine.permission_broker import (
     SessionState,
 )
 from cockpit.engine.policy import Policy
+from cockpit.engine.shell_runs import ShellRuns
 from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
 from cockpit.engine.turns import TurnNeeds, Turns
@@ -95,6 +96,8 @@ class LiveSession:
             auto_answer=auto_answer,
             policy=policy,
         )
+        self.shells = ShellRuns(self.id, self.root, self.inbox)
+        """The commands the user runs in this session with `!`."""
         self.requests = AgentRequests(
             self.id, self.root, lambda: self.spec, data_dir, self.inbox, self.broker
         )
@@ -201,8 +204,9 @@ class LiveSession:
         await self.lifecycle.start()
 
     async def stop(self, reason: str = "the session was closed") -> None:
-        """Stop the agent; a running turn ends with a row saying `reason`."""
-        await self.lifecycle.stop(reason)
+        """Stop the agent (a running turn ends with a row saying `reason`) and kill the
+        commands the user runs: they die with their session."""
+        await asyncio.gather(self.lifecycle.stop(reason), self.shells.close())
 
     def connect(
         self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter
@@ -216,6 +220,7 @@ class LiveSession:
         self.inbox.discard()
         self.broker.discard()
         self.requests.discard()
+        self.shells.discard()
 
     async def close_open(self, decided_by: str, reason: str | None, tool_status: str) -> None:
         """Answer every pending permission request `cancelled` (saying why) and mark every

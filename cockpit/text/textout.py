@@ -3,16 +3,19 @@ and exports. No terminal handling here; callers sanitise for terminals."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cockpit.records import (
     DiffContent,
     Plan,
+    ShellRun,
     TextContent,
     ToolCall,
     Unknown,
     read_plan,
+    read_shell_run,
     read_tool_call,
 )
 from store import Row, SessionRecord
@@ -103,6 +106,43 @@ def plan_checklist(plan: Plan | Unknown) -> list[str]:
     return [f"{PLAN_MARKS.get(entry.status, '[ ]')} {entry.content}" for entry in plan.entries]
 
 
+def shell_line(payload: Mapping[str, Any] | None) -> str:
+    """A command the user ran, on one line: `$ command` and how it ended."""
+    run = read_shell_run(payload)
+    if isinstance(run, Unknown):
+        return run.sentence
+    return f"$ {run.command}  [{shell_ending(run)}]"
+
+
+def shell_ending(run: ShellRun) -> str:
+    """Where a command the user ran stands, in a few words."""
+    if run.state == "exited":
+        return f"exit {run.exit_code}"
+    if run.state == "killed":
+        return f"killed by {run.signal}" if run.signal else "killed"
+    return {"running": "running…", "failed": "could not start", "cut": "cut: Cockpit stopped"}.get(
+        run.state, run.state
+    )
+
+
+def shell_markdown(row: Row) -> str:
+    """A command the user ran and its output, as Markdown: fenced, the command first."""
+    run = read_shell_run(row.payload)
+    if isinstance(run, Unknown):
+        return f"*{run.sentence}*\n"
+    body = f"$ {run.command}\n{row.text}"
+    fence = fence_for(body)
+    body = body if body.endswith("\n") else body + "\n"
+    return f"**You ran a command** ({shell_ending(run)})\n\n{fence}\n{body}{fence}\n"
+
+
+def fence_for(text: str) -> str:
+    """A code fence that no line of `text` can close: longer than its longest run of
+    backticks, and at least three."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def row_text(row: Row) -> str:
     """A row as plain text, the way `cockpit show` prints it."""
     if row.kind == "user":
@@ -115,6 +155,8 @@ def row_text(row: Row) -> str:
         return tool_line(row.payload) + indented
     if row.kind == "plan":
         return "Plan:\n" + "\n".join(f"  {line}" for line in plan_lines(row.payload))
+    if row.kind == "shell":
+        return shell_line(row.payload) + "".join(f"\n    {line}" for line in row.text.splitlines())
     if row.kind in ("notice", "error", "permission"):
         mark = {"notice": "!", "error": "ERROR:", "permission": "*"}[row.kind]
         return f"{mark} {row.text}"
@@ -141,6 +183,8 @@ def transcript_markdown(rows: Iterable[Row], title: str) -> str:
             output = tool_output(row.payload)
             fenced = f"\n\n```\n{output}\n```" if output else ""
             out.append(f"**Tool** `{tool_line(row.payload)}`{fenced}\n")
+        elif row.kind == "shell":
+            out.append(shell_markdown(row))
         elif row.kind == "plan":
             out.append(
                 "**Plan**\n\n" + "\n".join(f"- {line}" for line in plan_lines(row.payload)) + "\n"

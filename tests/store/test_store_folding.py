@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from store import Chunk, ViewTranscript, note
+from store import Chunk, ViewTranscript, note, shell_run
 from store.session_fold import NAMED_ROWS
 from store.store import Store
 from tests.support.helpers import feed, new_session, reply, texts, thought, update
@@ -196,3 +196,55 @@ async def test_a_note_with_an_id_is_one_row_per_turn_replaced_in_place(tmp_path:
         ("notice", "and 1 more"),
     ]
     assert texts(view) == texts(rows)
+
+
+async def test_a_users_command_mid_reply_leaves_the_reply_open(store: Store) -> None:
+    """A `!command` row (Cockpit's, replaced as its output comes) between two pieces of
+    the agent's reply: the reply stays one row, the command one row across turns."""
+    session = await new_session(store)
+    view = ViewTranscript()
+    await store.begin_turn(session, "first")
+    await feed(
+        store,
+        [
+            reply(session, "The answer "),
+            shell_run(session, "sh-1", "", command="ls", state="running"),
+            reply(session, "goes on."),
+            shell_run(session, "sh-1", "a.txt\n", command="ls", state="running"),
+        ],
+        view,
+    )
+    await store.end_turn(session)
+    await store.begin_turn(session, "second")
+    await feed(
+        store, [shell_run(session, "sh-1", "a.txt\nb.txt\n", command="ls", state="exited")], view
+    )
+    rows = await store.all_rows(session)
+    assert texts(rows) == [
+        ("user", "first"),
+        ("agent", "The answer goes on."),
+        ("shell", "a.txt\nb.txt\n"),
+        ("user", "second"),
+    ]
+    shell = rows[2]
+    assert shell.key == "shell:sh-1" and shell.role == "user"
+    assert shell.payload == {"command": "ls", "state": "exited"}
+    assert texts(view) == texts(rows[1:3])  # the view saw the frames, not the prompts
+
+
+async def test_a_users_command_is_never_taken_for_the_agents_replay(store: Store) -> None:
+    session = await new_session(store)
+    await store.begin_turn(session, "what is 2+2?")
+    await feed(store, [reply(session, "It is 4.")])
+    await store.end_turn(session)
+    window = await store.begin_replay(session)
+    assert not window.keep  # the agent's replay of what is stored is dropped...
+    await feed(
+        store,
+        [
+            reply(session, "It is 4."),
+            shell_run(session, "sh-2", "done\n", command="make", state="exited"),
+        ],
+    )
+    # ...but the user's command, run while the agent replays, is kept
+    assert ("shell", "done\n") in texts(await store.all_rows(session))
