@@ -588,9 +588,7 @@ class CockpitApp(App[None]):
     async def on_composer_cancel_requested(self, message: Composer.CancelRequested) -> None:
         await self.actions.escape_in_prompt(message.session)
 
-    async def on_composer_interrupt_requested(
-        self, message: Composer.InterruptRequested
-    ) -> None:
+    async def on_composer_interrupt_requested(self, message: Composer.InterruptRequested) -> None:
         await self.actions.interrupt(message.session)
 
     def on_composer_draft_shown(self, message: Composer.DraftShown) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cockpit.api import Attachment, ShellRun, Unknown, read_shell_run
+from cockpit.text.textout import shell_ending
 from cockpit.ui.one_line import clean_line, clip_cells
 from cockpit.ui.status_rules import kilo
 from store import Bubble
@@ -53,26 +54,24 @@ class Header:
 
     text: str
     state: str
-    """How the card is styled: running, ok (exit 0), error (another exit code, a signal,
-    or it never started), killed (by the user, or with its session), or unknown."""
+    """How the card is styled: running, ok (exit 0), error (another exit code, or it never
+    started), killed (by the user, with its session, or cut when Cockpit stopped), or
+    unknown."""
 
 
 def card_header(run: ShellRun | Unknown) -> Header:
-    """`$ ls -la · running…`, `· exit 0`, `· exit 2`, `· killed`, `· failed to start`."""
+    """`$ ls -la · running…`, `· exit 0`, `· exit 2`, `· killed by SIGTERM`, `· could not
+    start` (the row's text says why), `· cut: Cockpit stopped`."""
     if isinstance(run, Unknown):
         return Header("$ ? · a command Cockpit cannot read", "unknown")
-    command = f"$ {clean_line(run.command)}"
-    if run.state == "running":
-        return Header(f"{command} · running…", "running")
-    if run.state == "killed":
-        return Header(f"{command} · killed", "killed")
-    if run.state == "failed":
-        return Header(f"{command} · failed to start", "error")
-    if run.exit_code is not None:
-        return Header(f"{command} · exit {run.exit_code}", "ok" if run.exit_code == 0 else "error")
-    if run.signal:
-        return Header(f"{command} · ended by {clean_line(run.signal)}", "error")
-    return Header(f"{command} · ended", "ok")
+    text = f"$ {clean_line(run.command)} · {shell_ending(run)}"
+    if run.state == "exited":
+        return Header(text, "ok" if run.exit_code == 0 else "error")
+    return Header(text, CARD_STATES.get(run.state, "unknown"))
+
+
+CARD_STATES = {"running": "running", "killed": "killed", "cut": "killed", "failed": "error"}
+"""How a card is styled for a command in each state but `exited` (which its code says)."""
 
 
 def left_out_line(left_out: int) -> str:

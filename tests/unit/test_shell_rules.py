@@ -105,11 +105,11 @@ def run(**payload: Any) -> ShellRun | Unknown:
         ({"state": "running"}, "$ ls -la · running…", "running"),
         ({"state": "exited", "exitCode": 0}, "$ ls -la · exit 0", "ok"),
         ({"state": "exited", "exitCode": 2}, "$ ls -la · exit 2", "error"),
-        ({"state": "killed", "signal": "SIGTERM"}, "$ ls -la · killed", "killed"),
-        ({"state": "failed"}, "$ ls -la · failed to start", "error"),
-        ({"state": "exited", "signal": "SIGSEGV"}, "$ ls -la · ended by SIGSEGV", "error"),
-        ({"state": "exited"}, "$ ls -la · ended", "ok"),
-        ({"state": "nonsense"}, "$ ls -la · failed to start", "error"),
+        ({"state": "killed", "signal": "SIGTERM"}, "$ ls -la · killed by SIGTERM", "killed"),
+        ({"state": "killed"}, "$ ls -la · killed", "killed"),
+        ({"state": "failed"}, "$ ls -la · could not start", "error"),
+        ({"state": "cut"}, "$ ls -la · cut: Cockpit stopped", "killed"),
+        ({"state": "nonsense"}, "$ ls -la · could not start", "error"),
     ],
 )
 def test_a_cards_first_line(payload: dict[str, Any], text: str, state: str) -> None:
