@@ -155,12 +155,16 @@ async def test_a_chip_removed_sends_nothing(engines: Engines) -> None:
         session, composer = await focused_composer(app)
         burst(app, *keys("!echo one"), "enter", *keys("!echo two"), "enter")
         await wait_until(lambda: len(chip_labels(app)) == 2, what="two chips")
+        oldest = chip_labels(app)[0]  # the first to end: both run at once
         burst(app, *"draft", "ctrl+u")
         await pilot.pause()
         assert len(chip_labels(app)) == 2 and composer.text == ""
         burst(app, "backspace")
         await wait_until(lambda: len(chip_labels(app)) == 1, what="one chip left")
-        assert "echo one" in chip_labels(app)[0]
+        assert chip_labels(app) == [oldest]
+        bar = app.query_one(ShellChips)
+        await wait_until(lambda: bar.region.height == 1, what="the bar one line high")
+        await pilot.pause()
         await pilot.click(ChipClose)
         await wait_until(lambda: not chip_labels(app), what="no chip left")
         burst(app, *keys("plain"), "enter")
@@ -199,9 +203,9 @@ async def test_a_session_switched_while_a_command_prints(engines: Engines) -> No
         app.select_session(other.id)
         await wait_until(lambda: app.query_one(TranscriptView).session == other.id)
         await wait_until(lambda: app.query_one(Composer).session == other.id)
-        assert not cards(app)
+        await wait_until(lambda: not cards(app), what="the other session's transcript")
         await wait_until(lambda: not app.shell.busy(first), timeout=20, what="the end")
-        assert chip_labels(app) == []
+        assert not cards(app) and chip_labels(app) == []
         app.select_session(first)
         await wait_until(lambda: app.query_one(TranscriptView).session == first)
         card = await a_card(app, "line6", "exit 0")
