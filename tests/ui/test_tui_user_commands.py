@@ -180,6 +180,7 @@ async def test_a_bang_alone_stays_and_a_double_bang_goes_to_the_agent(engines: E
         burst(app, "exclamation_mark", "space", "enter")
         await pilot.pause()
         assert composer.text == "! "
+        assert str(composer.border_subtitle) == f"shell command: runs in {app.folder}"
         composer.text = ""
         burst(app, *keys("!!important"), "enter")
         await wait_until(lambda: app.query(UserBubble), what="the prompt's bubble")
@@ -211,5 +212,7 @@ async def test_a_session_switched_while_a_command_prints(engines: Engines) -> No
         card = await a_card(app, "line6", "exit 0")
         assert "line1" in card_text(card)
         await screen_equals_rows(app, first)
+        composer = app.query_one(Composer)
+        await wait_until(lambda: composer.prompts.entries == [script], what="the history")
         label = chip_label(script.removeprefix("!"), 6)
         await wait_until(lambda: chip_labels(app) == [label], what="the first session's chip")
