@@ -72,7 +72,7 @@ from cockpit.ui.footer import KeyFooter
 from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.live_settings import LiveSettings
 from cockpit.ui.modes_and_options import ModesAndOptions
-from cockpit.ui.one_line import clean_line
+from cockpit.ui.one_line import clean_line, short_folder
 from cockpit.ui.overview import Overview
 from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.rail import SessionRail
@@ -550,7 +550,7 @@ class CockpitApp(App[None]):
             self.drafts.keep()
             if composer.search is None:  # its border is the search's meanwhile
                 root = self.records.get(composer.session or "")
-                hint = shell_hint(composer.text, root.cwd if root else None)
+                hint = shell_hint(composer.text, short_folder(root.cwd) if root else None)
                 composer.border_subtitle = Content(hint) if hint else None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -60,18 +60,21 @@ class Header:
 
 
 def card_header(run: ShellRun | Unknown) -> Header:
-    """`$ ls -la · running…`, `· exit 0`, `· exit 2`, `· killed by SIGTERM`, `· could not
-    start` (the row's text says why), `· cut: Cockpit stopped`."""
+    """`$ ls -la · running… Esc kills it`, `· exit 0`, `· exit 2`, `· killed by SIGTERM`,
+    `· could not start` (the row's text says why), `· cut: Cockpit stopped`."""
     if isinstance(run, Unknown):
         return Header("$ ? · a command Cockpit cannot read", "unknown")
     text = f"$ {clean_line(run.command)} · {shell_ending(run)}"
+    if run.running:
+        return Header(f"{text} Esc kills it", "running")
     if run.state == "exited":
         return Header(text, "ok" if run.exit_code == 0 else "error")
     return Header(text, CARD_STATES.get(run.state, "unknown"))
 
 
-CARD_STATES = {"running": "running", "killed": "killed", "cut": "killed", "failed": "error"}
-"""How a card is styled for a command in each state but `exited` (which its code says)."""
+CARD_STATES = {"killed": "killed", "cut": "killed", "failed": "error"}
+"""How a card is styled for a command in each state but running and `exited` (which its
+code says)."""
 
 
 def left_out_line(left_out: int) -> str:

@@ -13,6 +13,7 @@ from cockpit.api import Row, ShellRun, read_attachments, read_shell_run
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.bubbles import UserBubble
 from cockpit.ui.composer import Composer
+from cockpit.ui.one_line import short_folder
 from cockpit.ui.shell_card import ShellCard
 from cockpit.ui.shell_chips import ChipClose, ShellChip, ShellChips
 from cockpit.ui.shell_rules import chip_label
@@ -180,7 +181,8 @@ async def test_a_bang_alone_stays_and_a_double_bang_goes_to_the_agent(engines: E
         burst(app, "exclamation_mark", "space", "enter")
         await pilot.pause()
         assert composer.text == "! "
-        assert str(composer.border_subtitle) == f"shell command: runs in {app.folder}"
+        where = short_folder(str(app.folder))
+        assert str(composer.border_subtitle) == f"shell command: runs in {where}"
         composer.text = ""
         burst(app, *keys("!!important"), "enter")
         await wait_until(lambda: app.query(UserBubble), what="the prompt's bubble")

@@ -102,7 +102,7 @@ def run(**payload: Any) -> ShellRun | Unknown:
 @pytest.mark.parametrize(
     ("payload", "text", "state"),
     [
-        ({"state": "running"}, "$ ls -la · running…", "running"),
+        ({"state": "running"}, "$ ls -la · running… Esc kills it", "running"),
         ({"state": "exited", "exitCode": 0}, "$ ls -la · exit 0", "ok"),
         ({"state": "exited", "exitCode": 2}, "$ ls -la · exit 2", "error"),
         ({"state": "killed", "signal": "SIGTERM"}, "$ ls -la · killed by SIGTERM", "killed"),
@@ -124,7 +124,7 @@ def test_a_card_of_an_unreadable_row_says_so() -> None:
 
 def test_a_multiline_command_is_one_line_on_its_card() -> None:
     header = card_header(read_shell_run({"command": "echo a\necho b", "state": "running"}))
-    assert header.text == "$ echo a echo b · running…"
+    assert header.text == "$ echo a echo b · running… Esc kills it"
 
 
 def test_output_left_out_is_counted() -> None:
