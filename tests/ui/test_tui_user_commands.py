@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cockpit.api import Row, ShellRun, read_attachments, read_shell_run
+from cockpit.api import Row, ShellRun, Status, read_attachments, read_shell_run
 from cockpit.ui.app import CockpitApp
-from cockpit.ui.bubbles import UserBubble
+from cockpit.ui.bubbles import AgentBubble, UserBubble
 from cockpit.ui.composer import Composer
 from cockpit.ui.one_line import short_folder
 from cockpit.ui.shell_card import ShellCard
@@ -76,6 +76,9 @@ async def test_a_command_runs_and_its_card_shows_its_output(engines: Engines) ->
         assert composer.text == ""
         await pilot.press("up")
         assert composer.text == "!echo hi"
+        composer.text = ""
+        burst(app, "ctrl+r", *"echo", "enter")
+        await wait_until(lambda: composer.text == "!echo hi", what="Ctrl+R to find it")
 
 
 async def test_esc_in_the_burst_of_its_enter_kills_a_command(engines: Engines) -> None:
@@ -218,3 +221,23 @@ async def test_a_session_switched_while_a_command_prints(engines: Engines) -> No
         await wait_until(lambda: composer.prompts.entries == [script], what="the history")
         label = chip_label(script.removeprefix("!"), 6)
         await wait_until(lambda: chip_labels(app) == [label], what="the first session's chip")
+
+
+async def test_a_command_leaves_the_reply_streaming(engines: Engines) -> None:
+    """A command run while the agent streams its reply: the reply stays live and goes on
+    growing; once the command has ended, Esc cancels the turn, as without one."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        session, _ = await focused_composer(app)
+        burst(app, *keys("slow"), "enter")
+        await wait_until(lambda: app.query(AgentBubble), what="the reply")
+        reply = app.query_one(AgentBubble)
+        burst(app, *keys("!echo hi"), "enter")
+        await a_card(app, "exit 0")
+        assert reply.live
+        grown = len(reply.text)
+        await wait_until(lambda: len(reply.text) > grown, what="the reply to go on")
+        assert reply.live and len(app.query(AgentBubble)) == 1
+        await pilot.press("escape")
+        await wait_until(lambda: app.engine.status(session) == Status.READY, what="cancelled")
+        assert [run.state for run in runs(await app.engine.rows(session))] == ["exited"]
