@@ -235,7 +235,8 @@ async def two_sessions_asking(tmux: Terminal) -> None:
 async def answer_from_the_inbox(tmux: Terminal) -> None:
     """Step 3: Ctrl+O lists both questions, the highlighted one's keys shown under the
     list; 1 answers the session of that row, off screen, and no other; the highlight
-    moves on, and Enter on the row the session that finished its turn opens it."""
+    moves on to the next question, and Enter on the row below it (the session that has
+    since finished its turn) opens that session."""
     home = tmux.home
     tmux.keys("one", "C-o")
     await see_texts(
