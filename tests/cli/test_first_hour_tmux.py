@@ -50,9 +50,6 @@ RAIL = 22
 """Columns of the rail at 80 columns, its border included: the transcript is right of
 them."""
 
-TERM_CONFIG = "set -g default-terminal xterm-256color\n"
-"""What TERM the panes get: tmux sets TERM itself (`-e TERM=...` is overridden)."""
-
 QUESTION = "⚑ The agent asks to: Write demo-notes.md"
 OPTIONS = "1  Allow once   2  Always allow   3  Reject"
 """The inbox's preview of the keys of a demo question."""
@@ -80,8 +77,6 @@ def tty(terminal: Terminal, monkeypatch: pytest.MonkeyPatch) -> Terminal:  # noq
     """The tmux of `terminal`, its panes on TERM xterm-256color, no COLORTERM: a terminal
     over SSH as many are."""
     monkeypatch.delenv("COLORTERM", raising=False)
-    with terminal.config.open("a") as config:  # before the first tmux command starts it
-        config.write(TERM_CONFIG)
     return terminal
 
 
