@@ -47,8 +47,9 @@ SLOW_REPLY = slow_text(random.Random(turn_seed("slow")))
 REPLY_END = 60.0
 """Seconds the whole `slow` reply may take."""
 
-TMUX_CONFIG = "set -g remain-on-exit on\n"
-"""A pane stays when its program ends, to read what it printed last."""
+TMUX_CONFIG = "set -g remain-on-exit on\nset -g default-terminal xterm-256color\n"
+"""A pane stays when its program ends, to read what it printed last; its TERM is
+xterm-256color, as over SSH (tmux sets TERM itself: `-e TERM=...` is overridden)."""
 
 DETACHED = "Detached: the agents go on in the Cockpit service"
 

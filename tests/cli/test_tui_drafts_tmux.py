@@ -32,7 +32,7 @@ async def open_tui(tmux: Terminal, name: str, mode: str, status: str = READY) ->
     """Run `cockpit` (with `--local` in that mode) at 80x24 in a new tmux session, and
     wait for the status line to show `status` (Ctrl+Q with `--local` asks while an agent
     starts)."""
-    env = ["-e", f"COCKPIT_HOME={tmux.home}", "-e", "TERM=xterm-256color"]
+    env = ["-e", f"COCKPIT_HOME={tmux.home}"]  # TERM: the config says xterm-256color
     command = " ".join(cockpit_command(*MODES[mode]))
     size = ["-x", str(WIDTH), "-y", str(HEIGHT)]
     tmux.tmux("new-session", "-d", "-s", name, *size, *env, "-c", str(tmux.project), command)
