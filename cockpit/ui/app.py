@@ -684,9 +684,10 @@ class CockpitApp(App[None]):
             self.run_worker(work, group="slash", exit_on_error=False)
             return
         shell = shell_command(message.text)
-        if shell:  # `!command`: the user's own, run in the engine beside the turn
-            self.layout.follow_output(session)
-            self.shell.run(session, shell)
+        if shell is not None:  # `!command`: the user's own, run in the engine beside the turn
+            if shell:  # (`!` alone is never sent: the prompt keeps it)
+                self.layout.follow_output(session)
+                self.shell.run(session, shell)
             return
         # The turn runs in the engine: a prompt typed while the agent starts waits for it,
         # and a failure is a row in the session, never a lost prompt. The chips showing as

@@ -1,6 +1,7 @@
 """The composer: a multi-line prompt box. Enter sends; Ctrl+J (which every terminal sends,
 over SSH and tmux too), Shift+Enter or Alt+Enter insert a newline; Up on the first line and
-Down on the last walk the prompt history; Esc cancels the running turn; Shift+Tab cycles
+Down on the last walk the prompt history; Esc kills the user's command or cancels the
+running turn, and Ctrl+C goes to the app after the keys typed before it; Shift+Tab cycles
 the agent's modes; PageUp, PageDown and Ctrl+Home scroll the transcript while the prompt is
 one line. Typing `/` at the start or `@` anywhere opens a completion menu. Ctrl+R searches
 the earlier prompts, in the same menu. A prompt sent carries the chips showing above it

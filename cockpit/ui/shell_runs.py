@@ -123,12 +123,13 @@ class ShellRuns:
     def read(self, session: str, bubbles: Iterable[Bubble]) -> None:
         """What a session's transcript, read afresh, says of its commands (frames missed
         while it was not watched: a link cut, another screen's command)."""
-        running = {b.key for b in bubbles if b.kind == SHELL and self._read_running(b)}
-        mine_running = {key for key, owner in self._mine.items() if owner == session}
-        self._running[session] = running | (mine_running - {b.key for b in bubbles})
-        for bubble in bubbles:
-            if bubble.kind == SHELL and bubble.key in self._mine:
-                self._seen(session, bubble.key, bubble.payload, bubble.text)
+        rows = [bubble for bubble in bubbles if bubble.kind == SHELL]
+        running = {row.key for row in rows if self._read_running(row)}
+        mine = {key for key, owner in self._mine.items() if owner == session}
+        self._running[session] = running | (mine - {row.key for row in rows})
+        for row in rows:
+            if row.key in self._mine:
+                self._seen(session, row.key, row.payload, row.text)
 
     @staticmethod
     def _read_running(bubble: Bubble) -> bool:
