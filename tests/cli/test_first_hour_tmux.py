@@ -9,7 +9,7 @@ step is checked on the screen, and in the store where it matters:
    (and no other), and Enter opens the row shown;
 4. `►` marks the session on screen; Ctrl+B hides and shows the rail, which hides by
    itself below 80 columns and comes back;
-5. `!command` runs a shell command (`SHELL_RUNS`);
+5. `!command` runs a shell command: its card shows the output, and it ends;
 6. a prompt sent from halfway up a long transcript brings the screen down to it and to
    its answer;
 7. Ctrl+Q detaches; `cockpit` again shows every session and message as they were, and the
@@ -38,9 +38,6 @@ from tests.support.service_helpers import cockpit_command
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-SHELL_RUNS = False
-"""Whether step 5 runs: `!command` is being built. The lead flips this once it lands."""
 
 WIDTH, HEIGHT = 80, 24
 NARROW = 70
@@ -291,8 +288,17 @@ async def find_the_session(tmux: Terminal) -> None:
 async def run_a_shell_command(tmux: Terminal, name: str) -> None:
     """Step 5, as in Claude Code: `!command` runs in the session's folder, its output on
     the screen (a terminal card), none of it sent to the agent."""
-    tmux.keys(name, "!echo first-hour-$((6*7))", "Enter")
-    await see_texts(tmux, name, "first-hour-42")
+    tmux.keys(name, "!echo first-hour-$((6*7)); pwd", "Enter")
+    await see_texts(tmux, name, "first-hour-42", "exit 0", "▤ echo first-hour")
+    ((kind, state),) = read_store(
+        tmux.home,
+        "SELECT kind, json_extract(payload, '$.state') FROM messages WHERE kind = 'shell'",
+    )
+    assert (kind, state) == ("shell", "exited")
+    # its output waits above the prompt as a chip, to go with the next prompt: Backspace
+    # in the empty prompt takes it off, and then nothing of it goes
+    tmux.keys(name, "BSpace")
+    await see(tmux, name, lambda screen: not shows(screen, "▤ echo first-hour"), "the chip removed")
 
 
 async def send_from_halfway_up(tmux: Terminal) -> None:
@@ -361,7 +367,6 @@ async def test_the_first_hour_at_80x24(tty: Terminal) -> None:
     await two_sessions_asking(tty)
     await answer_from_the_inbox(tty)
     await find_the_session(tty)
-    if SHELL_RUNS:
-        await run_a_shell_command(tty, "one")
+    await run_a_shell_command(tty, "one")
     await send_from_halfway_up(tty)
     await detach_and_come_back(tty)
