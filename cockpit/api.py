@@ -68,6 +68,10 @@ __all__ = [
     "StatusEvent",
     "StoreUnreadable",
     "UnknownSession",
+    "RepositoryInfo",
+    "WorktreeListing",
+    "WorktreeRequest",
+    "WorktreeStatus",
     "is_run",
     "option_of_kind",
     "policy_choice",
@@ -395,6 +399,68 @@ class ModelCalls:
     calls: tuple[ModelCall, ...]
 
 
+# -- worktree sessions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorktreeRequest:
+    """A new session asks for a worktree of its own: on a new branch from `base`, or on an
+    existing `branch`, with the user's uncommitted changes copied in or not."""
+
+    base: str = "HEAD"
+    """What the new branch starts from: "HEAD" (the checkout's current commit) or a
+    branch's name."""
+    branch: str | None = None
+    """An existing branch to work on instead of a new one."""
+    carry_changes: bool = False
+    """Copy the checkout's uncommitted changes (and untracked files) into the worktree;
+    the checkout keeps them."""
+
+
+@dataclass(frozen=True)
+class RepositoryInfo:
+    """The git repository a folder lies in, as the new-session dialog offers it."""
+
+    top: str
+    """The checkout's top folder."""
+    branch: str | None
+    """The branch checked out (None: a detached HEAD)."""
+    dirty: bool
+    """The checkout has uncommitted changes or untracked files."""
+    branches: tuple[str, ...] = ()
+    """The local branches, by name."""
+
+
+@dataclass(frozen=True)
+class WorktreeStatus:
+    """Where a worktree session's work stands, as the rail shows it."""
+
+    branch: str
+    changed: int = 0
+    """Files changed and not committed, untracked ones included."""
+    ahead: int = 0
+    """Commits on the branch that its base has not."""
+    behind: int = 0
+    """Commits on the base that the branch has not."""
+    missing: bool = False
+    """The worktree's folder is gone (deleted by hand)."""
+
+
+@dataclass(frozen=True)
+class WorktreeListing:
+    """One worktree session's worktree, as `cockpit worktrees` lists it."""
+
+    session: str
+    title: str
+    repo: str
+    path: str
+    branch: str
+    base: str
+    size: int
+    """Bytes the worktree takes on disk (0 when it is missing)."""
+    status: WorktreeStatus
+
+
 # -- the engine -------------------------------------------------------------------------------
 
 
@@ -490,10 +556,23 @@ class EngineAPI(Protocol):
         title: str | None = None,
         *,
         run: bool = False,
+        worktree: WorktreeRequest | None = None,
     ) -> SessionRecord:
         """Store a new session for `agent` (a registry name or a spec) in folder `cwd`;
-        `run` marks it as made by `cockpit run` (see `is_run`). NotSaved when the store
-        cannot take it."""
+        `run` marks it as made by `cockpit run` (see `is_run`). With `worktree`, `cwd`
+        must lie in a git repository: the session works in a worktree of its own, made
+        now (see `read_worktree`; ValueError saying why when it cannot be). NotSaved when
+        the store cannot take it."""
+
+    async def repository(self, cwd: str) -> RepositoryInfo | None:
+        """The git repository folder `cwd` lies in, where the engine runs (None: none, or
+        no git there)."""
+
+    async def worktree_status(self, session_id: str) -> WorktreeStatus | None:
+        """Where a worktree session's work stands now (None for a session in none)."""
+
+    async def worktrees(self) -> list[WorktreeListing]:
+        """Every worktree session's worktree, most recent session first."""
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""
@@ -677,6 +756,9 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "agents": CallKind.ONCE,
         "agent_of": CallKind.READ,
         "create_session": CallKind.START,
+        "repository": CallKind.READ,
+        "worktree_status": CallKind.READ,
+        "worktrees": CallKind.READ,
         "sessions": CallKind.READ,
         "session": CallKind.READ,
         "find_session": CallKind.READ,

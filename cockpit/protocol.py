@@ -50,6 +50,10 @@ RECORDS: dict[str, type[Any]] = {
         api.ResyncEvent,
         api.LinkEvent,
         api.ServiceStopped,
+        api.WorktreeRequest,
+        api.RepositoryInfo,
+        api.WorktreeStatus,
+        api.WorktreeListing,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""

@@ -23,6 +23,7 @@ from cockpit.text.command_line import readable_command
 __all__ = [
     "ATTACHMENT_META",
     "SHELL_STATES",
+    "WORKTREE_INFO",
     "AgentCommand",
     "Attachment",
     "ConfigOption",
@@ -46,6 +47,7 @@ __all__ = [
     "TurnTokens",
     "Unknown",
     "Usage",
+    "Worktree",
     "read_attachments",
     "read_command",
     "read_config_option",
@@ -55,6 +57,7 @@ __all__ = [
     "read_shell_run",
     "read_tool_call",
     "read_usage",
+    "read_worktree",
 ]
 
 
@@ -607,3 +610,40 @@ def read_usage(value: object) -> Usage:
             _number(last.get("cachedWriteTokens")),
         ),
     )
+
+
+# -- worktree sessions --------------------------------------------------------------------------
+
+WORKTREE_INFO = "worktree"
+"""The key of a session's `info` that holds its worktree, for a session in one."""
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """Where a worktree session works: the user's checkout it was made from, its own
+    worktree (the session's root), its branch, and the base it was made from."""
+
+    repo: str
+    """The top folder of the user's checkout."""
+    path: str
+    """The worktree's folder: the session's root."""
+    branch: str
+    base: str
+    """What the user picked to start from: a branch's name, or "HEAD"."""
+    base_commit: str
+    """The commit the branch was made from (full sha)."""
+
+
+def read_worktree(info: object) -> Worktree | None:
+    """The worktree of a session, from its `info` (None for a session in none, or one
+    whose stored worktree lacks a field: it is then shown as a plain session)."""
+    if not isinstance(info, Mapping):
+        return None
+    value = info.get(WORKTREE_INFO)
+    if not isinstance(value, Mapping):
+        return None
+    found = [value.get(name) for name in ("repo", "path", "branch", "base", "base_commit")]
+    texts = [item for item in found if isinstance(item, str) and item]
+    if len(texts) != len(found):
+        return None
+    return Worktree(*texts)

@@ -39,6 +39,8 @@ class AgentRequests:
         data_dir: Path,
         inbox: SessionInbox,
         broker: PermissionBroker,
+        *,
+        in_worktree: bool = False,
     ) -> None:
         self.session_id = session_id
         self.root = root
@@ -47,8 +49,11 @@ class AgentRequests:
         self._inbox = inbox
         self._broker = broker
         self._own = own_folders(data_dir)
-        """Cockpit's folders, which no file request and no command's folder may name."""
-        self._terminals = Terminals(root, {}, spec().nice, self._own)
+        """Cockpit's folders, which no file request and no command's folder may name..."""
+        self._allowed = (root,) if in_worktree else ()
+        """...but a worktree session's own worktree, which Cockpit keeps in its data folder
+        (unless configured elsewhere)."""
+        self._terminals = Terminals(root, {}, spec().nice, self._own, self._allowed)
         self._background: set[asyncio.Future[None]] = set()
         self._umask: int | None = None
         """The umask of the command that started the agent: the files it writes get the
@@ -65,7 +70,9 @@ class AgentRequests:
     async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
         """`fs/read_text_file`: the text, or an ACP error the agent can read."""
         try:
-            return await asyncio.to_thread(read_text, self.root, path, line, limit, self._own)
+            return await asyncio.to_thread(
+                read_text, self.root, path, line, limit, self._own, self._allowed
+            )
         except FileNotFoundError as error:
             if self._spec().missing_file == "empty":
                 return ""
@@ -77,7 +84,9 @@ class AgentRequests:
     async def write_file(self, path: str, content: str) -> None:
         """`fs/write_text_file`, or an ACP error the agent can read."""
         try:
-            await asyncio.to_thread(write_text, self.root, path, content, self._own, self._umask)
+            await asyncio.to_thread(
+                write_text, self.root, path, content, self._own, self._umask, self._allowed
+            )
         except (OSError, ValueError) as error:
             await self._refused("write", path, error)
             raise RequestError.invalid_params({"path": path, "reason": str(error)}) from error

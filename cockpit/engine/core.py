@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
@@ -25,6 +26,7 @@ from typing import Any, TypeVar
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
     RUN_INFO,
+    WORKTREE_INFO,
     AgentInfo,
     AgentSpec,
     EngineEvent,
@@ -34,10 +36,16 @@ from cockpit.api import (
     ModelCalls,
     PermissionRequest,
     ProblemEvent,
+    RepositoryInfo,
     SavingEvent,
     ServiceStopped,
     SessionEvent,
     Status,
+    Worktree,
+    WorktreeListing,
+    WorktreeRequest,
+    WorktreeStatus,
+    read_worktree,
 )
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
@@ -62,6 +70,15 @@ from cockpit.engine.shell_runs import attachment_blocks
 from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.engine.unread import Unread
+from cockpit.engine.worktrees.create import make_worktree, remove_worktree, repository
+from cockpit.engine.worktrees.git import GitError
+from cockpit.engine.worktrees.settings import (
+    WorktreeSettings,
+    default_settings,
+    read_settings,
+)
+from cockpit.engine.worktrees.settings import settings_file as worktree_settings_file
+from cockpit.engine.worktrees.status import disk_size, worktree_status
 from cockpit.environment import Environment, current
 from cockpit.listeners import Listeners
 from cockpit.paths import config_dir, private_dir
@@ -108,6 +125,7 @@ class Engine:
         stall_limit: float = STALL_LIMIT,
         auto_answer: AutoAnswer | None = None,
         policy: Policy | Source[Policy] | None = None,
+        settings: Source[dict[str, Any]] | None = None,
     ) -> None:
         self.store = store
         self._agent_source: Source[Registry] = (
@@ -118,6 +136,8 @@ class Engine:
             Fixed(policy or Policy()) if policy is None or isinstance(policy, Policy) else policy
         )
         """`policy.toml`, read when a permission is decided (or a policy fixed)."""
+        self._settings_source: Source[dict[str, Any]] = settings or Fixed({})
+        """`settings.json`, read when a worktree is made (where it goes, its branch's name)."""
         self.data_dir = data_dir
         self.handshake_timeout = handshake_timeout
         self.stall_limit = stall_limit
@@ -190,6 +210,7 @@ class Engine:
                 stall_limit=stall_limit,
                 auto_answer=auto_answer,
                 policy=policy or policy_file(config),
+                settings=worktree_settings_file(config),
             )
             engine.setting_problems = setting_problems
             try:
@@ -306,31 +327,117 @@ class Engine:
         title: str | None = None,
         *,
         run: bool = False,
+        worktree: WorktreeRequest | None = None,
         env: Environment | None = None,
     ) -> SessionRecord:
         """Store a new session for `agent` (a registry name, looked up in `agents.toml` as
         it is now, or a spec) in folder `cwd`; `run` marks it as made by `cockpit run`; its
-        agent will start with `env` (see `start`)."""
+        agent will start with `env` (see `start`). With `worktree`, the session works in a
+        worktree of its own, made first (ValueError saying why when it cannot be)."""
         registry = self.registry
         spec = registry.get(agent) if isinstance(agent, str) else agent
         folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
         if not await asyncio.to_thread(folder.is_dir):
             raise NotADirectoryError(f"{folder} is not a folder")
-        with saved():
-            record = await self.store.create_session(
-                agent=spec.name, command=spec.command, cwd=str(folder), title=title
-            )
-            info: dict[str, Any] = {RUN_INFO: True} if run else {}
-            if spec.overrides:  # settings given on the command line: the session keeps them
-                info[AGENT_SETTINGS] = dict(spec.overrides)
-            if info:
-                await self.store.update_session(record.id, info=info)
-                record = dataclasses.replace(record, info=info)
+        session_id, made = None, None
+        if worktree is not None:
+            session_id = secrets.token_hex(4)
+            made = await self._make_worktree(folder, worktree, title, session_id)
+            folder = Path(made.path)
+        try:
+            with saved():
+                record = await self.store.create_session(
+                    agent=spec.name,
+                    command=spec.command,
+                    cwd=str(folder),
+                    title=title,
+                    session_id=session_id,
+                )
+                info: dict[str, Any] = {RUN_INFO: True} if run else {}
+                if spec.overrides:  # settings given on the command line: the session keeps them
+                    info[AGENT_SETTINGS] = dict(spec.overrides)
+                if made is not None:
+                    info[WORKTREE_INFO] = dataclasses.asdict(made)
+                if info:
+                    await self.store.update_session(record.id, info=info)
+                    record = dataclasses.replace(record, info=info)
+        except BaseException:
+            if made is not None and worktree is not None:  # no session: no worktree either
+                await remove_worktree(made, delete_branch=worktree.branch is None)
+            raise
         if registry.agents.get(spec.name) != spec:  # not an entry: it runs as it was given
             self._specs[record.id] = spec
         self._remember(record.id, env)
         self._emit(SessionEvent(record.id))
         return record
+
+    async def _make_worktree(
+        self, folder: Path, request: WorktreeRequest, title: str | None, session_id: str
+    ) -> Worktree:
+        """The worktree of new session `session_id`, made as `settings.json` says now."""
+        try:
+            settings = self._worktree_settings()
+            return await make_worktree(
+                folder,
+                request,
+                folder=settings.folder,
+                prefix=settings.prefix,
+                title=title,
+                session_id=session_id,
+            )
+        except GitError as error:  # a sentence already: the contract's kind of refusal
+            raise ValueError(str(error)) from error
+
+    def _worktree_settings(self) -> WorktreeSettings:
+        """Where worktrees go and how their branches begin, as `settings.json` says now
+        (ValueError for a branch prefix git would refuse)."""
+        values, _ = self._settings_source.read()  # the interface reports a broken file
+        return read_settings(self.data_dir, values) if values else default_settings(self.data_dir)
+
+    async def repository(self, cwd: str) -> RepositoryInfo | None:
+        """The git repository folder `cwd` lies in (None: none, or no git here)."""
+        folder = await asyncio.to_thread(lambda: Path(cwd).expanduser())
+        if not await asyncio.to_thread(folder.is_dir):
+            return None
+        return await repository(folder)
+
+    async def worktree_status(self, session_id: str) -> WorktreeStatus | None:
+        """Where a worktree session's work stands now (None for a session in none; a
+        status that git cannot read is None too, and the rail shows none)."""
+        worktree = read_worktree((await self.session(session_id)).info)
+        if worktree is None:
+            return None
+        try:
+            return await worktree_status(worktree)
+        except GitError:
+            return None
+
+    async def worktrees(self) -> list[WorktreeListing]:
+        """Every worktree session's worktree, most recent session first, with its size
+        and its status."""
+        found = []
+        for record in await self.store.list_sessions():
+            worktree = read_worktree(record.info)
+            if worktree is None:
+                continue
+            try:
+                status = await worktree_status(worktree)
+            except GitError:
+                status = WorktreeStatus(worktree.branch)
+            size = 0 if status.missing else await asyncio.to_thread(disk_size, Path(worktree.path))
+            found.append(
+                WorktreeListing(
+                    record.id,
+                    record.title or "",
+                    worktree.repo,
+                    worktree.path,
+                    status.branch,
+                    worktree.base,
+                    size,
+                    status,
+                )
+            )
+        return found
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""

@@ -40,9 +40,11 @@ class FileTooLarge(OSError):
     """The file is larger than an agent may read at once."""
 
 
-def confine(root: Path, path: str, own: Sequence[Path] = ()) -> Path:
+def confine(root: Path, path: str, own: Sequence[Path] = (), allowed: Sequence[Path] = ()) -> Path:
     """The real path of `path` (absolute, relative to `root`, or from `~`), if it lies inside `root`
-    and in none of the folders `own` (Cockpit's, which may lie inside a root such as `~`).
+    and in none of the folders `own` (Cockpit's, which may lie inside a root such as `~`),
+    unless it lies in one of `allowed`: a worktree session's own worktree, which Cockpit
+    keeps in its data folder, is the agent's while the rest of that folder is not.
 
     Raises OutsideRoot or CockpitsOwn otherwise, naming the paths.
     """
@@ -56,6 +58,8 @@ def confine(root: Path, path: str, own: Sequence[Path] = ()) -> Path:
     real_root = os.path.realpath(root)
     if not under(real, real_root):
         raise OutsideRoot(f"{path} is outside the session's folder {real_root}")
+    if any(under(real, os.path.realpath(folder)) for folder in allowed):
+        return Path(real)
     for folder in own:
         real_folder = os.path.realpath(folder)
         if under(real, real_folder):
@@ -79,13 +83,15 @@ def read_text(
     line: int | None = None,
     limit: int | None = None,
     own: Sequence[Path] = (),
+    allowed: Sequence[Path] = (),
 ) -> str:
     """Read a text file inside `root` as UTF-8 (undecodable bytes become U+FFFD).
 
     Only a regular file is read: a FIFO would wait for a writer forever (and the thread
     reading it kept `cockpit run` from exiting), a device may never end. It is opened
-    without waiting and checked before a byte is read. Nothing in `own` is read."""
-    real = confine(root, path, own)
+    without waiting and checked before a byte is read. Nothing in `own` is read (but what
+    lies in `allowed`: see `confine`)."""
+    real = confine(root, path, own, allowed)
     descriptor = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     try:
         status = os.fstat(descriptor)
@@ -105,13 +111,19 @@ def read_text(
 
 
 def write_text(
-    root: Path, path: str, content: str, own: Sequence[Path] = (), umask: int | None = None
+    root: Path,
+    path: str,
+    content: str,
+    own: Sequence[Path] = (),
+    umask: int | None = None,
+    allowed: Sequence[Path] = (),
 ) -> Path:
     """Write a text file inside `root` and outside `own`, creating missing folders; the
     write is atomic (a reader never sees half a file) and keeps an existing file's
     permissions. A new file or folder gets the modes `umask` gives: the agent's, which
-    the service's own (a stale start-up's) is not (None: this process's)."""
-    real = confine(root, path, own)
+    the service's own (a stale start-up's) is not (None: this process's). `allowed` as
+    for `confine`."""
+    real = confine(root, path, own, allowed)
     if real == Path(os.path.realpath(root)):  # its temporary file went to the root's parent
         raise Refused(f"{path} is the session's folder, not a file")
     umask = current_umask() if umask is None else umask

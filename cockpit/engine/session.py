@@ -31,7 +31,14 @@ from pathlib import Path
 from acp.core import ClientSideConnection
 
 from cockpit.acp_types import ContentBlock
-from cockpit.api import AgentSpec, EngineEvent, SessionEvent, Status, StatusEvent
+from cockpit.api import (
+    AgentSpec,
+    EngineEvent,
+    SessionEvent,
+    Status,
+    StatusEvent,
+    read_worktree,
+)
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.agent_requests import AgentRequests
 from cockpit.engine.client_adapter import ClientAdapter
@@ -99,7 +106,13 @@ class LiveSession:
         self.shells = ShellRuns(self.id, self.root, self.inbox)
         """The commands the user runs in this session with `!`."""
         self.requests = AgentRequests(
-            self.id, self.root, lambda: self.spec, data_dir, self.inbox, self.broker
+            self.id,
+            self.root,
+            lambda: self.spec,
+            data_dir,
+            self.inbox,
+            self.broker,
+            in_worktree=_in_worktree(record),
         )
         self.tap = AgentTap(
             self.id, self.inbox, self.broker, lambda: self.lifecycle.agent_session_id
@@ -282,3 +295,10 @@ class LiveSession:
     async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
         """The agent's `fs/read_text_file` (see `AgentRequests.read_file`)."""
         return await self.requests.read_file(path, line, limit)
+
+
+def _in_worktree(record: SessionRecord) -> bool:
+    """True when the session works in the worktree Cockpit made for it (its root is that
+    worktree, which is then the agent's although it lies in Cockpit's data folder)."""
+    worktree = read_worktree(record.info)
+    return worktree is not None and worktree.path == record.cwd

@@ -106,12 +106,19 @@ class Terminals:
     """The terminals of one session."""
 
     def __init__(
-        self, root: Path, env: Mapping[str, str], nice: int = 0, own: Sequence[Path] = ()
+        self,
+        root: Path,
+        env: Mapping[str, str],
+        nice: int = 0,
+        own: Sequence[Path] = (),
+        allowed: Sequence[Path] = (),
     ) -> None:
         self.root = root
         self.env = dict(env)
         self.own = tuple(own)
-        """Cockpit's own folders: no command starts in one."""
+        """Cockpit's own folders: no command starts in one..."""
+        self.allowed = tuple(allowed)
+        """...but in these (a worktree session's worktree, in Cockpit's data folder)."""
         self.nice = nice
         """How much lower than Cockpit's the commands' CPU priority is (the agent's)."""
         self.umask: int | None = None
@@ -127,7 +134,7 @@ class Terminals:
         output_byte_limit: int | None = None,
     ) -> Terminal:
         """Start a command; its working folder must lie inside the session's root."""
-        folder = confine(self.root, cwd, self.own) if cwd else self.root
+        folder = confine(self.root, cwd, self.own, self.allowed) if cwd else self.root
         argv = shell_command(command, args)
         process = await asyncio.create_subprocess_exec(
             *argv,

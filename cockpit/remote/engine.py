@@ -33,10 +33,14 @@ from cockpit.api import (
     Page,
     PermissionRequest,
     ProblemEvent,
+    RepositoryInfo,
     Row,
     ServiceStopped,
     SessionRecord,
     Status,
+    WorktreeListing,
+    WorktreeRequest,
+    WorktreeStatus,
 )
 from cockpit.listeners import Listeners
 from cockpit.pending import first_waiting, waiting, waiting_count
@@ -253,13 +257,25 @@ class RemoteEngine:
         title: str | None = None,
         *,
         run: bool = False,
+        worktree: WorktreeRequest | None = None,
     ) -> SessionRecord:
         record: SessionRecord = await self._call(
-            "create_session", agent=agent, cwd=str(cwd), title=title, run=run
+            "create_session", agent=agent, cwd=str(cwd), title=title, run=run, worktree=worktree
         )
         if isinstance(agent, AgentSpec):
             self._mirror.specs[record.id] = agent
         return record
+
+    async def repository(self, cwd: str) -> RepositoryInfo | None:
+        info: RepositoryInfo | None = await self._call("repository", cwd=cwd)
+        return info
+
+    async def worktree_status(self, session_id: str) -> WorktreeStatus | None:
+        status: WorktreeStatus | None = await self._call("worktree_status", session_id=session_id)
+        return status
+
+    async def worktrees(self) -> list[WorktreeListing]:
+        return list(await self._call("worktrees"))
 
     async def sessions(self) -> list[SessionRecord]:
         return list(await self._call("sessions"))

@@ -57,6 +57,10 @@ events = st.one_of(
     st.builds(api.ProblemEvent, st.none() | text, text),
     st.builds(api.SavingEvent, st.none() | text),
 )
+worktree_statuses = st.builds(
+    api.WorktreeStatus, text, st.integers(0, 10**6), st.integers(0, 10**6),
+    st.integers(0, 10**6), st.booleans(),
+)  # fmt: skip
 values = st.one_of(
     events,
     rows,
@@ -64,6 +68,20 @@ values = st.one_of(
     st.builds(api.Page, st.lists(rows, max_size=3).map(tuple), st.booleans()),
     st.builds(api.AgentInfo, specs, st.booleans()),
     st.builds(api.FileMatch, text, st.lists(st.integers(0, 99), max_size=4).map(tuple)),
+    st.builds(api.WorktreeRequest, text, st.none() | text, st.booleans()),
+    st.builds(api.RepositoryInfo, text, st.none() | text, st.booleans(), st.tuples(text, text)),
+    worktree_statuses,
+    st.builds(
+        api.WorktreeListing,
+        text,
+        text,
+        text,
+        text,
+        text,
+        text,
+        st.integers(0, 2**40),
+        worktree_statuses,
+    ),
 )
 
 

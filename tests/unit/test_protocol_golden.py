@@ -53,6 +53,8 @@ MODEL_CALL = api.ModelCall(
     {"input_tokens": 10}, {"messages": []}, {"content": []}, None,
 )  # fmt: skip
 
+WORKTREE_STATUS = api.WorktreeStatus("cockpit/t-s-1", 3, 2, 1, False)
+
 SAMPLES: dict[str, Any] = {
     "SessionRecord": RECORD,
     "Row": TOOL_ROW,
@@ -73,6 +75,19 @@ SAMPLES: dict[str, Any] = {
     "ServiceStopped": api.ServiceStopped("stopped by `cockpit service stop`", (2, 40), True),
     "ModelCall": MODEL_CALL,
     "ModelCalls": api.ModelCalls("s-1", "agent-7", "logs/agent-7.db", 3, (MODEL_CALL,)),
+    "WorktreeRequest": api.WorktreeRequest("main", "feature", True),
+    "RepositoryInfo": api.RepositoryInfo("/home/u/proj", "main", True, ("main", "feature")),
+    "WorktreeStatus": WORKTREE_STATUS,
+    "WorktreeListing": api.WorktreeListing(
+        "s-1",
+        "a title",
+        "/home/u/proj",
+        "/home/u/.local/share/cockpit/worktrees/proj/t-s-1",
+        "cockpit/t-s-1",
+        "main",
+        40960,
+        WORKTREE_STATUS,
+    ),
 }
 """One value of each record the wire carries, every field set."""
 

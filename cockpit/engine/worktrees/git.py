@@ -1,0 +1,115 @@
+"""Running `git`: as a subprocess with its arguments (never a shell), without a terminal to
+ask on, and with a sentence the user can act on when git is missing, too old or fails."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+from pathlib import Path
+
+MIN_VERSION = (2, 25)
+"""The oldest git worktree sessions are made and read with (2.25, January 2020): every
+command they use has the options they use there."""
+
+GIT_TIMEOUT = 120.0
+"""Seconds a git command may take: a worktree of a large repository takes a while."""
+
+
+class GitError(RuntimeError):
+    """Git is missing, too old, or a command of it failed; the message says which, in a
+    sentence (git's own last words included)."""
+
+
+_VERSION = re.compile(r"git version (\d+)\.(\d+)")
+_checked: tuple[int, int] | None = None
+
+
+def version_of(words: str) -> tuple[int, int] | None:
+    """The major and minor version `git --version` printed, or None when it says none."""
+    match = _VERSION.search(words)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def too_old(found: tuple[int, int]) -> str | None:
+    """Why a git of version `found` cannot serve, or None when it can."""
+    if found >= MIN_VERSION:
+        return None
+    need = ".".join(map(str, MIN_VERSION))
+    have = f"{found[0]}.{found[1]}"
+    return f"Worktree sessions need git {need} or newer; this machine has git {have}."
+
+
+async def run(
+    cwd: Path | str,
+    *args: str,
+    input: bytes | None = None,
+    check: bool = True,
+    locks: bool = True,
+) -> tuple[int, bytes, str]:
+    """Run `git ARGS` in `cwd`: (exit code, output, error text). `check` turns a failure
+    into a GitError naming the command and saying git's last line. Without `locks`, git
+    takes no optional lock (a status read in the background must never make an agent's
+    own `git` wait)."""
+    await _check_version()
+    return await _run(cwd, args, input=input, check=check, locks=locks)
+
+
+async def text(cwd: Path | str, *args: str, locks: bool = True) -> str:
+    """The output of `git ARGS`, as text with its last newline removed (GitError when it
+    fails)."""
+    _, output, _ = await run(cwd, *args, locks=locks)
+    return os.fsdecode(output).removesuffix("\n")
+
+
+async def _check_version() -> None:
+    global _checked
+    if _checked is not None:
+        return
+    _, output, _ = await _run(".", ("--version",), input=None, check=True, locks=True)
+    found = version_of(os.fsdecode(output))
+    if found is None:
+        raise GitError(f"Cockpit cannot tell the version of this git: {os.fsdecode(output)!r}.")
+    problem = too_old(found)
+    if problem:
+        raise GitError(problem)
+    _checked = found
+
+
+async def _run(
+    cwd: Path | str, args: tuple[str, ...], *, input: bytes | None, check: bool, locks: bool
+) -> tuple[int, bytes, str]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    if not locks:
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "git",
+            *args,
+            cwd=cwd,
+            stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+    except FileNotFoundError as error:
+        if not await asyncio.to_thread(Path(cwd).is_dir):
+            raise GitError(f"{cwd} is not a folder.") from error
+        raise GitError(
+            "Worktree sessions need git, and no `git` command was found on this machine:"
+            " install git and try again."
+        ) from error
+    try:
+        async with asyncio.timeout(GIT_TIMEOUT):
+            output, errors = await process.communicate(input)
+    except BaseException:  # cancelled or timed out: leave no git behind
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        raise
+    said = os.fsdecode(errors).strip()
+    code = process.returncode or 0
+    if check and code != 0:
+        last = said.splitlines()[-1] if said else f"it exited with {code}"
+        raise GitError(f"`git {' '.join(args[:2])}` failed: {last.removeprefix('fatal: ')}")
+    return code, output, said
