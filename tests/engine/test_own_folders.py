@@ -263,3 +263,20 @@ async def test_a_question_the_agent_stopped_waiting_for_is_closed_with_a_true_ro
         rows = await rows_of(engine, record.id)
     (decision,) = [r for r in rows if r.kind == "permission"]
     assert decision.text == "Unanswered: Delete the notes (the agent ended its turn first)"
+
+
+def test_a_worktree_in_cockpits_data_folder_is_the_agents_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """The root `~` holds the data folder and a worktree in it: only the worktree is let
+    through, never the store, the logs or `run/` beside it."""
+    data = tmp_path / ".cockpit"
+    worktree = data / "worktrees" / "repo" / "fix-1a2b"
+    worktree.mkdir(parents=True)
+    (data / "cockpit.db").write_text("store")
+    assert confine(tmp_path, str(worktree / "a.py"), [data], [worktree]) == worktree / "a.py"
+    for path in ("cockpit.db", "logs/x.log", "run/s.sock", "worktrees/repo/other/a.py"):
+        with pytest.raises(CockpitsOwn):
+            confine(tmp_path, str(data / path), [data], [worktree])
+    write_text(worktree, "new/b.py", "x", own=[data], allowed=[worktree])
+    assert read_text(worktree, "new/b.py", own=[data], allowed=[worktree]) == "x"

@@ -75,7 +75,11 @@ async def make_worktree(
     if request.branch is not None:
         if ref_problem(request.branch) or request.branch.startswith("refs/"):
             raise ValueError(f"{request.branch!r} is not a branch's name.")
-        await commit_of(top, f"refs/heads/{request.branch}")
+        code, _, _ = await git.run(
+            top, "show-ref", "--verify", "--quiet", f"refs/heads/{request.branch}", check=False
+        )
+        if code != 0:
+            raise ValueError(f"There is no branch {request.branch!r} in {top}.")
         branch, made = request.branch, False
         adding = ["worktree", "add", str(path), request.branch]
     else:
