@@ -59,6 +59,8 @@ from cockpit.cli.service import add_parser as add_service_parser
 from cockpit.cli.service import service_command
 from cockpit.cli.sessions import ls_command, show_command
 from cockpit.cli.tui import tui_command
+from cockpit.cli.worktrees import add_parser as add_worktrees_parser
+from cockpit.cli.worktrees import add_run_arguments, worktrees_command
 from cockpit.paths import ForeignFolder, data_dir
 
 
@@ -161,6 +163,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--verbose", action="store_true", help="print session status changes on stderr"
     )
+    add_run_arguments(run)
     run.add_argument("prompt", nargs="+", help="the prompt")
     ls = commands.add_parser("ls", help="list stored sessions")
     ls.add_argument("--json", action="store_true")
@@ -176,11 +179,24 @@ def parser() -> argparse.ArgumentParser:
     add_inspect_parser(commands)
     add_service_parser(commands)
     add_control_parsers(commands)
+    add_worktrees_parser(commands)
     return main
 
 
 SUBCOMMANDS = frozenset(
-    {"run", "ls", "show", "agents", "inspect", "service", "send", "wait", "answer", "events"}
+    {
+        "run",
+        "ls",
+        "show",
+        "agents",
+        "inspect",
+        "service",
+        "send",
+        "wait",
+        "answer",
+        "events",
+        "worktrees",
+    }
 )
 CONTROL = frozenset({"send", "wait", "answer", "events"})
 OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--remote", "--via"})
@@ -192,7 +208,7 @@ def tui_parser() -> argparse.ArgumentParser:
         description=(
             "Open the Cockpit TUI on PATH, attached to the Cockpit service (started when none"
             " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
-            " agents, inspect, service, send, wait, answer, events."
+            " agents, inspect, service, send, wait, answer, events, worktrees."
         ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
@@ -204,6 +220,11 @@ def tui_parser() -> argparse.ArgumentParser:
         tui,
         "open a new session with this agent, unless the newest session already runs it"
         f" (default: {DEFAULT_AGENT}); --agent-cmd does the same with a command",
+    )
+    tui.add_argument(
+        "--worktree",
+        action="store_true",
+        help="the new session works in a git worktree of its own, on a new branch",
     )
     return tui
 
@@ -264,6 +285,8 @@ def dispatch(arguments: list[str]) -> int:
         return interrupts.run(inspect_command(args, home))
     if args.command == "service":
         return service_command(args, home)
+    if args.command == "worktrees":
+        return interrupts.run(worktrees_command(args, home))
     if args.command in CONTROL:
         return interrupts.run(control_command(args, home))
     return agents_command(args)

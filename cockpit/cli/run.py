@@ -26,6 +26,7 @@ from cockpit.api import (
     Status,
     StatusEvent,
     policy_choice,
+    read_worktree,
 )
 from cockpit.cli.arguments import reach_of, resolve_agent
 from cockpit.cli.exits import (
@@ -38,6 +39,7 @@ from cockpit.cli.exits import (
     saving_message,
     service_gone,
 )
+from cockpit.cli.worktrees import worktree_request
 from cockpit.client import open_engine
 from cockpit.text.sanitize import StreamCleaner, printable
 from cockpit.text.textout import plan_lines, tool_line, tool_output
@@ -190,6 +192,7 @@ async def ask_on_terminal(
 async def run_command(args: argparse.Namespace, home: Path) -> int:
     try:
         agent = resolve_agent(args)
+        worktree = worktree_request(args)
     except ValueError as error:
         print(f"cockpit: {error.args[0]}", file=sys.stderr)
         return EXIT_USAGE
@@ -245,10 +248,18 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
 
     try:
         try:
-            record = await engine.create_session(agent, session_folder(args.cwd), run=True)
+            record = await engine.create_session(
+                agent, session_folder(args.cwd), run=True, worktree=worktree
+            )
         except KeyError as error:  # no agent of that name where the agents run
             print(f"cockpit: {printable(str(error.args[0]))}", file=sys.stderr)
             return EXIT_USAGE
+        except ValueError as error:  # no repository, no such base or branch, no git
+            print(f"cockpit: {printable(str(error))}", file=sys.stderr)
+            return EXIT_USAGE
+        made = read_worktree(record.info)
+        if made is not None:
+            print(f"cockpit: working in {made.path} on branch {made.branch}", file=sys.stderr)
         printer.session = record.id
         engine.watch([record.id])
         for notice in notices:

@@ -87,7 +87,7 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
         print(f"cockpit: {unknown}", file=sys.stderr)
         return EXIT_USAGE
     freeze_startup_objects()
-    if run_screen(CockpitApp(engine, folder=folder, agent=chosen)):
+    if run_screen(CockpitApp(engine, folder=folder, agent=chosen, worktree=args.worktree)):
         return interrupts.say_interrupted()
     if not reach.local:
         print(

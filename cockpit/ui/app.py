@@ -45,7 +45,14 @@ from textual.screen import Screen
 from textual.theme import ThemeProvider
 from textual.widgets import OptionList, Static, TextArea
 
-from cockpit.api import DEFAULT_AGENT, AgentCommand, AgentSpec, EngineAPI, read_command
+from cockpit.api import (
+    DEFAULT_AGENT,
+    AgentCommand,
+    AgentSpec,
+    EngineAPI,
+    WorktreeRequest,
+    read_command,
+)
 from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.mentions import format_mention
@@ -169,6 +176,7 @@ class CockpitApp(App[None]):
         blink: bool = True,
         settings_file: Path | None = None,
         themes_dir: Path | None = None,
+        worktree: bool = False,
     ) -> None:
         keep_timer_delays_positive()  # before any timer: a negative one froze the screen
         super().__init__()
@@ -177,6 +185,8 @@ class CockpitApp(App[None]):
         self.folder = folder
         self.agent = agent.name if isinstance(agent, AgentSpec) else agent
         """The agent Cockpit was opened with (`--agent`), by name."""
+        self.worktree = worktree
+        """Opened with `--worktree`: a new session in a worktree of its own, from HEAD."""
         self.clock = clock
         self.blink = blink
         self.settings_file = settings_file or settings_path()
@@ -393,7 +403,11 @@ class CockpitApp(App[None]):
         self.drafts.load(self.records)
         last = self.records.get(self.settings.kept.last_session or "")
         reopen = last or (self.sessions.ordered()[0] if self.records else None)
-        if reopen is None or (self.agent and reopen.agent != self.agent):
+        if self.worktree:  # `cockpit --worktree`: always a new session, in its own worktree
+            await self.switching.create(
+                self.actions.opened_with, str(self.folder), WorktreeRequest()
+            )
+        elif reopen is None or (self.agent and reopen.agent != self.agent):
             # `cockpit --agent NAME` is never ignored: with sessions stored, a new session
             # with that agent, unless the one that reopens already runs it.
             await self.switching.create(self.actions.opened_with, str(self.folder))

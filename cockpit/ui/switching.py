@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import OptionList
 
-from cockpit.api import AgentSpec, EngineAPI, PermissionRequest
+from cockpit.api import AgentSpec, EngineAPI, PermissionRequest, WorktreeRequest
 from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import Drafts
 from cockpit.ui.failures import reported, reported_to
@@ -123,11 +123,14 @@ class Switching:
             parts.requests.focus_session()
 
     @reported("open the session")
-    async def create(self, agent: str | AgentSpec, folder: str) -> None:
-        """Start a new session of `agent` in `folder`, and show it."""
+    async def create(
+        self, agent: str | AgentSpec, folder: str, worktree: WorktreeRequest | None = None
+    ) -> None:
+        """Start a new session of `agent` in `folder` (in a worktree of its own when
+        `worktree` asks for one), and show it."""
         try:
-            record = await self._engine().create_session(agent, folder)
-        except (KeyError, NotADirectoryError) as error:
+            record = await self._engine().create_session(agent, folder, worktree=worktree)
+        except (KeyError, NotADirectoryError, ValueError) as error:
             self.app.notify(
                 str(error.args[0] if error.args else error), severity="error", markup=False
             )

@@ -1,0 +1,90 @@
+"""`cockpit worktrees`: every worktree session's worktree, where the agents run (through
+the service, or the engine in this process with --local): its path, session, branch and
+base, the disk it takes, its uncommitted changes, how far ahead of and behind its base it
+is, and whether it was deleted by hand."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from cockpit.api import WorktreeListing, WorktreeRequest
+from cockpit.cli.arguments import reach_of
+from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE
+from cockpit.client import open_engine
+from cockpit.text.sanitize import printable
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`cockpit worktrees [--json]`."""
+    listing = commands.add_parser(
+        "worktrees", help="list the worktrees of worktree sessions, with their state"
+    )
+    listing.add_argument("--json", action="store_true")
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """`--worktree`, `--base`, `--branch` of `cockpit run` (and the TUI's `--worktree`)."""
+    run.add_argument(
+        "--worktree",
+        action="store_true",
+        help="work in a git worktree of its own, on a new branch (the folder must be in a"
+        " git repository)",
+    )
+    run.add_argument("--base", metavar="REF", help="the new branch starts from REF (default HEAD)")
+    run.add_argument("--branch", metavar="NAME", help="work on this existing branch instead")
+
+
+def worktree_request(args: argparse.Namespace) -> WorktreeRequest | None:
+    """The worktree the options ask for (None: none); ValueError for --base or --branch
+    without --worktree."""
+    base, branch = getattr(args, "base", None), getattr(args, "branch", None)
+    if not args.worktree:
+        if base is not None or branch is not None:
+            raise ValueError("--base and --branch go with --worktree")
+        return None
+    return WorktreeRequest(base=base or "HEAD", branch=branch)
+
+
+def size_words(size: int) -> str:
+    """A disk size as a person reads it (`12.3 MB`)."""
+    amount = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if amount < 1000 or unit == "GB":
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1000
+    return f"{amount:.1f} TB"  # pragma: no cover - the loop returns
+
+
+def worktree_line(item: WorktreeListing) -> str:
+    """One worktree as `cockpit worktrees` prints it."""
+    state = item.status
+    if state.missing:
+        where = f"{item.path} (missing: deleted by hand)"
+    else:
+        counts = f"+{state.changed} ↑{state.ahead} ↓{state.behind}"
+        where = f"{item.path}  {size_words(item.size)}  {counts}"
+    return printable(f"{item.session}  {item.branch} (from {item.base})  {where}")
+
+
+async def worktrees_command(args: argparse.Namespace, home: Path) -> int:
+    try:
+        engine = await open_engine(home, reach=reach_of(args))
+    except ConnectionError as error:
+        print(f"cockpit: {error}", file=sys.stderr)
+        return EXIT_SERVICE
+    try:
+        found = await engine.worktrees()
+    finally:
+        await engine.close()
+    if args.json:
+        print(json.dumps([asdict(item) for item in found], indent=2))
+        return EXIT_OK
+    if not found:
+        print("No worktree sessions. Start one with: cockpit run --worktree PROMPT")
+    for item in found:
+        print(worktree_line(item))
+    return EXIT_OK
