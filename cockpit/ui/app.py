@@ -107,6 +107,8 @@ from cockpit.ui.themes import (
 )
 from cockpit.ui.transcript import TranscriptView
 from cockpit.ui.welcome import Welcome
+from cockpit.ui.worktree_statuses import REFRESH_SECONDS as WORKTREE_REFRESH
+from cockpit.ui.worktree_statuses import WorktreeStatuses
 from store import SessionRecord
 
 EngineFactory = Callable[[], Awaitable[EngineAPI]]
@@ -198,7 +200,12 @@ class CockpitApp(App[None]):
         self.keys = HeldKeys(super().on_event, self.post_message, self.call_later)
         self.drafts = Drafts(self, engine_of, lambda: self.sessions.records)
         self.alerts = TerminalAlerts(self, self.sessions, lambda: self.settings.read().notify)
-        self.overview = Overview(self, engine_of, self.sessions, self.alerts, self._now)
+        self.worktrees = WorktreeStatuses(
+            self, engine_of, self.sessions, lambda: self.overview.refresh_rail()
+        )
+        self.overview = Overview(
+            self, engine_of, self.sessions, self.alerts, self._now, self.worktrees
+        )
         self.requests = RequestsOnScreen(self, engine_of, self.keys)
         parts = SwitchingParts(
             self.drafts,
@@ -414,6 +421,8 @@ class CockpitApp(App[None]):
         if self.current is None and reopen is not None:
             self.select_session(reopen.id)
         self.set_interval(30, self.overview.refresh_rail)
+        self.worktrees.refresh()
+        self.set_interval(WORKTREE_REFRESH, self.worktrees.refresh)
         self.requests.focus_session()
         if not self.switching.showing:  # else the keys wait until the session is shown
             self.keys.release_keys()

@@ -21,6 +21,7 @@ from cockpit.ui.sessions import Sessions
 from cockpit.ui.status_line import StatusLine
 from cockpit.ui.status_rules import link_parts, status_parts
 from cockpit.ui.terminal_alerts import TerminalAlerts
+from cockpit.ui.worktree_statuses import WorktreeStatuses
 from store import SessionRecord
 
 STATE_VARIABLES = {
@@ -51,6 +52,7 @@ class Overview:
         sessions: Sessions,
         alerts: TerminalAlerts,
         clock: Callable[[], float],
+        worktrees: WorktreeStatuses,
     ) -> None:
         self.app = app
         """For the rail, the status line, the inbox and the second timer."""
@@ -58,6 +60,7 @@ class Overview:
         self._sessions = sessions
         self._alerts = alerts
         self._clock = clock
+        self._worktrees = worktrees
         self._details: dict[str, str] = {}
         """The last thing each session's status said (why an agent failed to start...)."""
         self._turn_ended: dict[str, float] = {}
@@ -89,6 +92,7 @@ class Overview:
             max(self._clock() - record.updated, 0),
             is_run(record),
             record.id == self._sessions.current,
+            self._worktrees.words(record.id),
         )
 
     def restyle_rail(self) -> None:
@@ -162,8 +166,10 @@ class Overview:
         self._count_starts()
 
     def turn_ended(self, session: str) -> None:
-        """`session`'s turn ended now (the inbox lists it from then)."""
+        """`session`'s turn ended now (the inbox lists it from then; its worktree's state
+        is read again)."""
         self._turn_ended[session] = self._engine().now()
+        self._worktrees.refresh()
 
     @property
     def counting_starts(self) -> bool:

@@ -35,6 +35,9 @@ class RailEntry:
     """True for a session `cockpit run` made: its first line ends with a dim `run`."""
     current: bool = False
     """True for the session on screen: its line starts with `CURRENT_MARK`."""
+    worktree: str = ""
+    """A worktree session's branch and state (`+3 ↑1 ↓0 cockpit/fix-1a2b`), shown on its
+    second line in place of the folder; "" for a session in none."""
 
 
 CURRENT_MARK = "►"
@@ -59,7 +62,8 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
     """The option's prompt: `CURRENT_MARK` for the session on screen (a blank for the
     others), a glyph coloured by state, the title (a run's with `run` at the rail's right
     edge, which the title gives way to), then (unless compact) a second line with agent,
-    folder and age; every line cut to the rail's width."""
+    folder (a worktree session's branch and state instead) and age; every line cut to the
+    rail's width."""
     text = Text()
     text.append(CURRENT_MARK if entry.current else " ")
     text.append(GLYPHS.get(entry.state, " "))
@@ -71,7 +75,8 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
         text.append(" " * gap + mark, style="dim")
     if not compact:
         when = age(entry.seconds_old)
-        place = clean_line(f"{entry.agent} · {short_folder(entry.folder)}")
+        where = entry.worktree or short_folder(entry.folder)
+        place = clean_line(f"{entry.agent} · {where}")
         text.append(f"\n   {clip_cells(place, width - len(when) - 6)} · {when}", style="dim")
     return text
 

@@ -1,0 +1,40 @@
+"""The rail shows a worktree session's branch, changed files and ahead/behind its base,
+read in the background (`cockpit --worktree` opens the session), in the engine's own
+process and through the service; keys typed meanwhile are not held up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cockpit.api import read_worktree
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.rail import SessionRail
+from tests.support.git_repos import make_repo
+from tests.support.ui_helpers import ready, send, wait_until
+from tests.support.ui_service_helpers import Engines
+
+
+def rail_text(app: CockpitApp) -> str:
+    rail = app.query_one(SessionRail)
+    return "\n".join(str(rail.get_option_at_index(i).prompt) for i in range(rail.option_count))
+
+
+async def test_the_rail_shows_the_worktrees_branch_and_changes(
+    engines: Engines, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    app = engines.app(repo)
+    app.worktree = True
+    async with app.run_test(size=(120, 30)) as pilot:
+        session = await ready(app)
+        record = app.sessions.records[session]
+        worktree = read_worktree(record.info)
+        assert worktree is not None and record.cwd == worktree.path
+        await wait_until(lambda: "demo · +0 ↑0 ↓0 cockp" in rail_text(app), what="status")
+        assert app.worktrees.statuses[session].branch == worktree.branch
+        app.engine.allow_automatically(session)
+        await send(app, pilot, "tools")
+        await pilot.press(*"typed meanwhile")
+        await wait_until(lambda: "+1 ↑0 ↓0" in rail_text(app), what="the turn's change")
+        assert (Path(worktree.path) / "demo-notes.md").exists()
+        assert not (repo / "demo-notes.md").exists()
