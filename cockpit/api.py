@@ -38,10 +38,13 @@ __all__ = [
     "RUN_INFO",
     "AgentInfo",
     "AgentSpec",
+    "CHECKPOINT_PHASES",
     "AttentionEvent",
     "CallKind",
+    "Checkpoint",
     "EngineAPI",
     "EngineEvent",
+    "FileChange",
     "FileMatch",
     "Frame",
     "FramesEvent",
@@ -56,6 +59,7 @@ __all__ = [
     "ProblemEvent",
     "ReaderAPI",
     "ResyncEvent",
+    "RestorePlan",
     "Row",
     "SavingEvent",
     "SchemaError",
@@ -393,6 +397,57 @@ class ModelCalls:
     total: int
     """How many calls the session made (`calls` may hold only the one asked for)."""
     calls: tuple[ModelCall, ...]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The files of a worktree session at one moment: a commit of Cockpit's own under
+    `refs/cockpit/<session>/<id>`, on no branch, made as a turn starts and ends and
+    before a restore (so the restore can be undone)."""
+
+    id: str
+    """Its number in the session ("1", "2"...), what `restore` takes."""
+    turn: int
+    phase: str
+    """"start" or "end" of `turn`, or "restore": made just before a restore."""
+    commit: str
+    time: float
+    changed: int
+    """Files that differ from the checkpoint before it (from HEAD for the first)."""
+
+
+CHECKPOINT_PHASES = ("start", "end", "restore")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file a turn changed (or that changed between two turns, `outside` one), with
+    both its texts when it is text under the size bound, for the diff rendering."""
+
+    path: str
+    status: str
+    """"added", "modified" or "deleted"."""
+    old_text: str | None = None
+    new_text: str | None = None
+    outside: bool = False
+    """True when it changed between the previous turn's end and this turn's start."""
+    readable: bool = True
+    """False for a binary file or one over the bound: no texts are given."""
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    """What putting a session's files back as a checkpoint holds them would do, before it
+    is done: the user reads it and says yes."""
+
+    checkpoint: str
+    overwrite: tuple[str, ...] = ()
+    create: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    """Files the checkpoint holds that are ignored now: they are left as they are."""
+    refusal: str | None = None
+    """Why it cannot be done now (a turn or a command runs), else None."""
 
 
 # -- the engine -------------------------------------------------------------------------------
