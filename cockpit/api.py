@@ -584,6 +584,28 @@ class EngineAPI(Protocol):
     async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
         """Files under the session's folder that match `query` best (`@` completion)."""
 
+    # checkpoints (a session in its own worktree keeps them)
+    async def checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """The session's checkpoints, oldest first: one as each turn starts and ends, and
+        one before each restore (none for a session without a worktree). ValueError,
+        saying why, when git cannot read them."""
+
+    async def turn_changes(self, session_id: str, turn: int) -> list[FileChange]:
+        """What changed between the previous turn's end and turn `turn`'s start (`outside`
+        a turn), then what the turn changed (so far, while it runs). KeyError when the turn
+        has no checkpoint; ValueError when the session has no worktree or git fails."""
+
+    async def restore_preview(self, session_id: str, checkpoint: str) -> RestorePlan:
+        """What putting the files back as `checkpoint` (its number, or the start of its
+        commit) would overwrite, create and delete, and why it cannot be done now if it
+        cannot. Nothing changes. KeyError for no such checkpoint."""
+
+    async def restore(self, session_id: str, checkpoint: str) -> str:
+        """Put the session's working files back as `checkpoint` holds them (never HEAD, the
+        branch, the index, or an ignored file), after checkpointing them as they are: the
+        id of that checkpoint comes back, and restoring it undoes this. ValueError, saying
+        why, while a turn or a command runs; KeyError for no such checkpoint."""
+
     # what the user has seen
     def show(self, session_id: str | None) -> None:
         """The session the user has on screen now (None: none); it is read, and its frames
@@ -741,6 +763,10 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "session_policy": CallKind.READ,
         "export": CallKind.ONCE,
         "find_files": CallKind.READ,
+        "checkpoints": CallKind.READ,
+        "turn_changes": CallKind.READ,
+        "restore_preview": CallKind.READ,
+        "restore": CallKind.ONCE,
         "show": CallKind.LOCAL,
         "watch": CallKind.LOCAL,
         "unread": CallKind.LOCAL,

@@ -73,6 +73,11 @@ SAMPLES: dict[str, Any] = {
     "ServiceStopped": api.ServiceStopped("stopped by `cockpit service stop`", (2, 40), True),
     "ModelCall": MODEL_CALL,
     "ModelCalls": api.ModelCalls("s-1", "agent-7", "logs/agent-7.db", 3, (MODEL_CALL,)),
+    "Checkpoint": api.Checkpoint("3", 2, "end", "ab" * 20, 1700000007.25, 4),
+    "FileChange": api.FileChange("src/a.py", "modified", "old\n", "new\n", True, True),
+    "RestorePlan": api.RestorePlan(
+        "3", ("a.py",), ("b.py",), ("c.py",), (".env",), "A turn is running in this session."
+    ),
 }
 """One value of each record the wire carries, every field set."""
 

@@ -127,7 +127,7 @@ class Checkpoints:
 
     # -- reading them -------------------------------------------------------------------------
 
-    async def list(self) -> list[Checkpoint]:
+    async def read_all(self) -> list[Checkpoint]:
         """Every checkpoint of the session, in the order they were made."""
         top = await self._locate()
         out = await git(
@@ -140,18 +140,18 @@ class Checkpoints:
     async def latest(self) -> Checkpoint | None:
         """The newest checkpoint (read from git once, then kept)."""
         if not self._listed:
-            await self.list()
+            await self.read_all()
         return self._latest
 
     async def changes(self, turn: int) -> list[FileChange]:
         """What changed between the previous turn's end and this turn's start (`outside`
         a turn), then what the turn itself changed (up to now while it runs)."""
         top = await self._locate()
-        bounds = turn_bounds(await self.list(), turn)
+        bounds = turn_bounds(await self.read_all(), turn)
         if bounds.start is None:
             raise KeyError(f"Turn {turn} has no checkpoint in this session.")
         end = bounds.end.commit if bounds.end is not None else await self.tree_now()
-        changes = []
+        changes: list[FileChange] = []
         if bounds.before is not None:
             changes += await self._changes(top, bounds.before.commit, bounds.start.commit, True)
         changes += await self._changes(top, bounds.start.commit, end, False)
@@ -177,7 +177,7 @@ class Checkpoints:
     async def plan(self, name: str, refusal: str | None = None) -> RestorePlan:
         """What restoring checkpoint `name` would do now (nothing is changed)."""
         top = await self._locate()
-        target = find_checkpoint(await self.list(), name)
+        target = find_checkpoint(await self.read_all(), name)
         tree = await self.tree_now()
         return await self._plan(top, tree, target, refusal)
 
@@ -200,7 +200,7 @@ class Checkpoints:
             if refusal is not None:
                 raise ValueError(refusal)
             top = await self._locate()
-            checkpoints = await self.list()
+            checkpoints = await self.read_all()
             target = find_checkpoint(checkpoints, name)
             turn = checkpoints[-1].turn if checkpoints else 0
             made = await self._take(turn, "restore")

@@ -220,3 +220,22 @@ def worktree_root(info: Mapping[str, Any] | None) -> Path | None:
     worktree = (info or {}).get("worktree")
     path = worktree.get("path") if isinstance(worktree, Mapping) else None
     return Path(path) if isinstance(path, str) and os.path.isabs(path) else None
+
+
+def restore_done(plan: RestorePlan, made: Checkpoint) -> str:
+    """What a restore did, in the transcript's words, and how to undo it."""
+    counts = [
+        f"{len(files)} {what}"
+        for files, what in (
+            (plan.overwrite, "overwritten"),
+            (plan.create, "written back"),
+            (plan.delete, "deleted"),
+            (plan.kept, "ignored and kept"),
+        )
+        if files
+    ]
+    done = ", ".join(counts) if counts else "nothing differed"
+    return (
+        f"Put the files back as checkpoint {plan.checkpoint} holds them ({done}). "
+        f"Restore checkpoint {made.id} to undo this."
+    )
