@@ -477,10 +477,10 @@ class Engine:
         """Put the files back as `checkpoint` holds them, after checkpointing them as they
         are; that checkpoint's id comes back, and a notice in the transcript says what was
         done and how to undo it."""
-        await self._checkpoints(session_id)  # ValueError without a worktree
-        live = await self._live_session(session_id)
+        book = await self._checkpoints(session_id)  # ValueError without a worktree
+        live = await self._live_session(session_id)  # what runs in it refuses a restore
         with git_said():
-            made, plan = await live.restore(checkpoint)
+            made, plan = await book.restore(checkpoint, live.restore_refusal)
         await self.add_notice(session_id, restore_done(plan, made))
         return made.id
 

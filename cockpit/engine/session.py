@@ -37,7 +37,7 @@ from cockpit.acp_types import ContentBlock
 from cockpit.api import AgentSpec, EngineEvent, SessionEvent, Status, StatusEvent
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.agent_requests import AgentRequests
-from cockpit.engine.checkpoints import Checkpoint, Checkpoints, RestorePlan, worktree_root
+from cockpit.engine.checkpoints import Checkpoints, worktree_root
 from cockpit.engine.checkpoints.rules import restore_refusal
 from cockpit.engine.client_adapter import ClientAdapter
 from cockpit.engine.errors import describe
@@ -304,11 +304,6 @@ class LiveSession:
         return restore_refusal(
             self.turns.running, self.requests.terminals_running(), self.shells.running()
         )
-
-    async def restore(self, checkpoint: str) -> tuple[Checkpoint, RestorePlan]:
-        """Put the files back as `checkpoint` holds them (see `Checkpoints.restore`)."""
-        assert self.checkpoints is not None
-        return await self.checkpoints.restore(checkpoint, self.restore_refusal)
 
     # -- permissions and files ----------------------------------------------------------------
 
