@@ -3,7 +3,9 @@
 A checkpoint is the work tree's files as one commit under `refs/cockpit/<session>/<n>`:
 `git add -A` into a scratch index (a private copy of the agent's index, so only the files
 changed since git last looked are read again), `write-tree`, `commit-tree` on the previous
-checkpoint (or HEAD), `update-ref`. The agent's index, HEAD and branch are never touched,
+checkpoint (or HEAD), `update-ref`. The copy is made afresh each time: a scratch index kept
+between checkpoints would track the untracked files it took, and go on taking one that
+became ignored since. The agent's index, HEAD and branch are never touched,
 and ignored files never go in. The refs and their commits are the only record of them:
 nothing else can disagree with git.
 """
