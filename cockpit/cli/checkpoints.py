@@ -17,7 +17,7 @@ from cockpit.api import EngineAPI
 from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.client import open_engine
-from cockpit.text.checkpoints import checkpoint_when, files, plan_lines
+from cockpit.text.checkpoints import checkpoint_changes, checkpoint_when, plan_lines
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age
 
@@ -76,7 +76,7 @@ async def list_checkpoints(engine: EngineAPI, session: str, as_json: bool) -> in
     for checkpoint in checkpoints:
         print(
             f"{checkpoint.id:>4}  {checkpoint.commit[:10]}  {age(now - checkpoint.time):>4}  "
-            f"{checkpoint_when(checkpoint):<34} {files(checkpoint.changed)} changed"
+            f"{checkpoint_when(checkpoint):<30} {checkpoint_changes(checkpoint)}"
         )
     return EXIT_OK
 

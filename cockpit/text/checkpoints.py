@@ -19,6 +19,14 @@ def files(count: int) -> str:
     return f"{count} file" if count == 1 else f"{count} files"
 
 
+def checkpoint_changes(checkpoint: Checkpoint) -> str:
+    """What changed since the checkpoint before it, in words: at a turn's end the turn's
+    own changes, at a start or before a restore what changed outside a turn."""
+    if checkpoint.phase == "end":
+        return f"{files(checkpoint.changed)} changed by the turn"
+    return f"{files(checkpoint.changed)} changed outside a turn"
+
+
 def plan_lines(plan: RestorePlan, limit: int = LISTED) -> list[str]:
     """What a restore will do, a line per file (at most `limit` of each kind); the refusal
     first when there is one."""

@@ -39,8 +39,8 @@ def test_checkpoints_are_listed_and_a_restore_asks_shows_and_can_be_undone(
     listed = run_in(mode, cli_home, "checkpoints", session[:8])
     assert listed.returncode == EXIT_OK, listed.stderr
     lines = listed.stdout.splitlines()
-    assert "turn 1 start" in lines[0] and "0 files changed" in lines[0]
-    assert "turn 1 end" in lines[1] and "2 files changed" in lines[1]
+    assert "turn 1 start" in lines[0] and "0 files changed outside a turn" in lines[0]
+    assert "turn 1 end" in lines[1] and "2 files changed by the turn" in lines[1]
     as_json = json.loads(run_in(mode, cli_home, "checkpoints", session, "--json").stdout)
     assert [(c["id"], c["phase"], c["changed"]) for c in as_json] == [
         ("1", "start", 0), ("2", "end", 2),
