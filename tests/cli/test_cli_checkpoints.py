@@ -12,8 +12,8 @@ import pytest
 
 from cockpit.cli.exits import EXIT_OK, EXIT_USAGE
 from cockpit.engine.checkpoints import Checkpoints
+from tests.support.checkpoint_repos import make_repository, make_worktree, mark_worktree
 from tests.support.cli_modes import MODES, run_in
-from tests.support.git_repos import make_repository, make_worktree, mark_worktree
 
 README = "# A project\n\nIt has a readme.\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cockpit.engine.checkpoints import Checkpoints
-from tests.support.git_repos import git, index_state, make_repository, make_worktree
+from tests.support.checkpoint_repos import git, index_state, make_repository, make_worktree
 
 
 @pytest.fixture

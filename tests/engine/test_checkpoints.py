@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import EngineAPI, Status
-from tests.support.git_repos import git, index_state, make_repository, make_worktree, mark_worktree
+from tests.support.checkpoint_repos import (
+    git,
+    index_state,
+    make_repository,
+    make_worktree,
+    mark_worktree,
+)
 from tests.support.ui_service_helpers import Engines
 from tests.support.waiting import eventually
 

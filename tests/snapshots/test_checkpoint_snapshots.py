@@ -9,7 +9,7 @@ from typing import Any
 
 from cockpit.engine.core import Engine
 from cockpit.ui.screens.checkpoints import CheckpointsScreen
-from tests.support.git_repos import make_repository, make_worktree
+from tests.support.checkpoint_repos import make_repository, make_worktree
 from tests.support.ui_helpers import fill_now, make_app, repaints_done, wait_until
 
 Snap = Callable[..., bool]

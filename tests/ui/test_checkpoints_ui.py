@@ -13,7 +13,7 @@ from textual.widgets import Static
 from cockpit.ui.screens.checkpoints import CheckpointsScreen
 from cockpit.ui.screens.questions import ConfirmScreen
 from tests.snapshots.test_checkpoint_snapshots import two_turns
-from tests.support.git_repos import make_repository, make_worktree
+from tests.support.checkpoint_repos import make_repository, make_worktree
 from tests.support.ui_helpers import fill_now, make_app, wait_until
 
 README = "# A project\n\nIt has a readme.\n"
