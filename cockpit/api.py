@@ -38,10 +38,13 @@ __all__ = [
     "RUN_INFO",
     "AgentInfo",
     "AgentSpec",
+    "CHECKPOINT_PHASES",
     "AttentionEvent",
     "CallKind",
+    "Checkpoint",
     "EngineAPI",
     "EngineEvent",
+    "FileChange",
     "FileMatch",
     "Frame",
     "FramesEvent",
@@ -56,6 +59,7 @@ __all__ = [
     "ProblemEvent",
     "ReaderAPI",
     "ResyncEvent",
+    "RestorePlan",
     "Row",
     "SavingEvent",
     "SchemaError",
@@ -461,6 +465,57 @@ class WorktreeListing:
     status: WorktreeStatus
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """The files of a worktree session at one moment: a commit of Cockpit's own under
+    `refs/cockpit/<session>/<id>`, on no branch, made as a turn starts and ends and
+    before a restore (so the restore can be undone)."""
+
+    id: str
+    """Its number in the session ("1", "2"...), what `restore` takes."""
+    turn: int
+    phase: str
+    """"start" or "end" of `turn`, or "restore": made just before a restore."""
+    commit: str
+    time: float
+    changed: int
+    """Files that differ from the checkpoint before it (from HEAD for the first)."""
+
+
+CHECKPOINT_PHASES = ("start", "end", "restore")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file a turn changed (or that changed between two turns, `outside` one), with
+    both its texts when it is text under the size bound, for the diff rendering."""
+
+    path: str
+    status: str
+    """"added", "modified" or "deleted"."""
+    old_text: str | None = None
+    new_text: str | None = None
+    outside: bool = False
+    """True when it changed between the previous turn's end and this turn's start."""
+    readable: bool = True
+    """False for a binary file or one over the bound: no texts are given."""
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    """What putting a session's files back as a checkpoint holds them would do, before it
+    is done: the user reads it and says yes."""
+
+    checkpoint: str
+    overwrite: tuple[str, ...] = ()
+    create: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    """Files the checkpoint holds that are ignored now: they are left as they are."""
+    refusal: str | None = None
+    """Why it cannot be done now (a turn or a command runs), else None."""
+
+
 # -- the engine -------------------------------------------------------------------------------
 
 
@@ -607,6 +662,28 @@ class EngineAPI(Protocol):
 
     async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
         """Files under the session's folder that match `query` best (`@` completion)."""
+
+    # checkpoints (a session in its own worktree keeps them)
+    async def checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """The session's checkpoints, oldest first: one as each turn starts and ends, and
+        one before each restore (none for a session without a worktree). ValueError,
+        saying why, when git cannot read them."""
+
+    async def turn_changes(self, session_id: str, turn: int) -> list[FileChange]:
+        """What changed between the previous turn's end and turn `turn`'s start (`outside`
+        a turn), then what the turn changed (so far, while it runs). KeyError when the turn
+        has no checkpoint; ValueError when the session has no worktree or git fails."""
+
+    async def restore_preview(self, session_id: str, checkpoint: str) -> RestorePlan:
+        """What putting the files back as `checkpoint` (its number, or the start of its
+        commit) would overwrite, create and delete, and why it cannot be done now if it
+        cannot. Nothing changes. KeyError for no such checkpoint."""
+
+    async def restore(self, session_id: str, checkpoint: str) -> str:
+        """Put the session's working files back as `checkpoint` holds them (never HEAD, the
+        branch, the index, or an ignored file), after checkpointing them as they are: the
+        id of that checkpoint comes back, and restoring it undoes this. ValueError, saying
+        why, while a turn or a command runs; KeyError for no such checkpoint."""
 
     # what the user has seen
     def show(self, session_id: str | None) -> None:
@@ -768,6 +845,10 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "session_policy": CallKind.READ,
         "export": CallKind.ONCE,
         "find_files": CallKind.READ,
+        "checkpoints": CallKind.READ,
+        "turn_changes": CallKind.READ,
+        "restore_preview": CallKind.READ,
+        "restore": CallKind.ONCE,
         "show": CallKind.LOCAL,
         "watch": CallKind.LOCAL,
         "unread": CallKind.LOCAL,

@@ -42,6 +42,8 @@ from cockpit.api import (
 )
 from cockpit.cli import interrupts
 from cockpit.cli.agents import agents_command
+from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
+from cockpit.cli.checkpoints import checkpoints_command
 from cockpit.cli.control import add_parsers as add_control_parsers
 from cockpit.cli.control import control_command
 from cockpit.cli.exits import (
@@ -180,24 +182,14 @@ def parser() -> argparse.ArgumentParser:
     add_service_parser(commands)
     add_control_parsers(commands)
     add_worktrees_parser(commands)
+    add_checkpoint_parsers(commands)
     return main
 
 
 SUBCOMMANDS = frozenset(
-    {
-        "run",
-        "ls",
-        "show",
-        "agents",
-        "inspect",
-        "service",
-        "send",
-        "wait",
-        "answer",
-        "events",
-        "worktrees",
-    }
-)
+    {"run", "ls", "show", "agents", "inspect", "service", "send", "wait", "answer", "events",
+     "worktrees", "checkpoints", "restore"}
+)  # fmt: skip
 CONTROL = frozenset({"send", "wait", "answer", "events"})
 OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--remote", "--via"})
 
@@ -208,7 +200,8 @@ def tui_parser() -> argparse.ArgumentParser:
         description=(
             "Open the Cockpit TUI on PATH, attached to the Cockpit service (started when none"
             " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
-            " agents, inspect, service, send, wait, answer, events, worktrees."
+            " agents, inspect, service, send, wait, answer, events, worktrees, checkpoints,"
+            " restore."
         ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
@@ -289,4 +282,6 @@ def dispatch(arguments: list[str]) -> int:
         return interrupts.run(worktrees_command(args, home))
     if args.command in CONTROL:
         return interrupts.run(control_command(args, home))
+    if args.command in ("checkpoints", "restore"):
+        return interrupts.run(checkpoints_command(args, home))
     return agents_command(args)

@@ -185,6 +185,10 @@ class AgentRequests:
             )
         )
 
+    def terminals_running(self) -> bool:
+        """True while a command the agent started has not ended."""
+        return self._terminals.running()
+
     async def close(self) -> None:
         """End every terminal (the agent is stopping)."""
         await self._terminals.close()

@@ -29,7 +29,9 @@ from cockpit.api import (
     WORKTREE_INFO,
     AgentInfo,
     AgentSpec,
+    Checkpoint,
     EngineEvent,
+    FileChange,
     FileMatch,
     FramesEvent,
     Listener,
@@ -37,6 +39,7 @@ from cockpit.api import (
     PermissionRequest,
     ProblemEvent,
     RepositoryInfo,
+    RestorePlan,
     SavingEvent,
     ServiceStopped,
     SessionEvent,
@@ -50,6 +53,8 @@ from cockpit.api import (
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
 from cockpit.engine.automatic_answers import AutomaticAnswers
+from cockpit.engine.checkpoints import Checkpoints, worktree_root
+from cockpit.engine.checkpoints.rules import restore_done
 from cockpit.engine.errors import describe, not_opened, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
@@ -539,6 +544,53 @@ class Engine:
         record = await self.session(session_id)
         return await self._files.find(record.cwd, query, limit)
 
+    # -- checkpoints --------------------------------------------------------------------------
+
+    async def _checkpoints(self, session_id: str) -> Checkpoints:
+        """The checkpoints of a session: its live session's, else read from git alone.
+        ValueError for a session that has no worktree."""
+        live = self._live.get(session_id)
+        if live is not None and live.checkpoints is not None:
+            return live.checkpoints
+        record = await self.session(session_id)
+        root = worktree_root(record.info)
+        if root is None:
+            raise ValueError(NO_WORKTREE)
+        return Checkpoints(session_id, root)
+
+    async def checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """The session's checkpoints, oldest first (none without a worktree)."""
+        try:
+            book = await self._checkpoints(session_id)
+        except ValueError:
+            return []
+        with git_said():
+            return await book.read_all()
+
+    async def turn_changes(self, session_id: str, turn: int) -> list[FileChange]:
+        """What turn `turn` changed, after what changed outside a turn before it."""
+        book = await self._checkpoints(session_id)
+        with git_said():
+            return await book.changes(turn)
+
+    async def restore_preview(self, session_id: str, checkpoint: str) -> RestorePlan:
+        """What restoring `checkpoint` would do now, and why it cannot be done if so."""
+        book = await self._checkpoints(session_id)
+        live = self._live.get(session_id)
+        with git_said():
+            return await book.plan(checkpoint, live.restore_refusal() if live else None)
+
+    async def restore(self, session_id: str, checkpoint: str) -> str:
+        """Put the files back as `checkpoint` holds them, after checkpointing them as they
+        are; that checkpoint's id comes back, and a notice in the transcript says what was
+        done and how to undo it."""
+        book = await self._checkpoints(session_id)  # ValueError without a worktree
+        live = await self._live_session(session_id)  # what runs in it refuses a restore
+        with git_said():
+            made, plan = await book.restore(checkpoint, live.restore_refusal)
+        await self.add_notice(session_id, restore_done(plan, made))
+        return made.id
+
     # -- what the user has seen --------------------------------------------------------------
 
     def show(self, session_id: str | None, viewer: str = "") -> None:
@@ -858,6 +910,21 @@ class Engine:
         """Messages and characters the store holds in memory because writes fail (of every
         session, or of one)."""
         return self.store.unwritten(session_id)
+
+
+NO_WORKTREE = (
+    "This session has no worktree of its own: Cockpit keeps checkpoints only for sessions "
+    "in their own worktree."
+)
+
+
+@contextlib.contextmanager
+def git_said() -> Iterator[None]:
+    """A git failure as a ValueError that says what git said (it crosses the wire)."""
+    try:
+        yield
+    except GitError as error:
+        raise ValueError(f"Git could not do it: {error}") from error
 
 
 async def shutdown(engine: Engine) -> None:

@@ -7,7 +7,9 @@
   to the store and emits the frames;
 - `turns` (`Turns`): prompts, their cancel and their end;
 - `broker` (`PermissionBroker`): the agent's permission requests and their answers;
-- `requests` (`AgentRequests`): the agent's `fs/*` and `terminal/*` requests.
+- `requests` (`AgentRequests`): the agent's `fs/*` and `terminal/*` requests;
+- `checkpoints` (`Checkpoints`, a worktree session's only): its files as each turn starts
+  and ends, and putting them back.
 
 The turn, permission answers and cancel go through the same inbox, so a decision row always
 lands in order, and is committed before the agent hears the answer.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -41,7 +44,10 @@ from cockpit.api import (
 )
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.agent_requests import AgentRequests
+from cockpit.engine.checkpoints import Checkpoints, worktree_root
+from cockpit.engine.checkpoints.rules import restore_refusal
 from cockpit.engine.client_adapter import ClientAdapter
+from cockpit.engine.errors import describe
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.lifecycle import AgentLifecycle, LifecycleNeeds, sdk_connection
 from cockpit.engine.permission_broker import (
@@ -56,8 +62,10 @@ from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
 from cockpit.engine.turns import TurnNeeds, Turns
 from cockpit.environment import Environment
-from store import Chunk, SessionRecord
+from store import Chunk, SessionRecord, note
 from store.store import Store
+
+log = logging.getLogger(__name__)
 
 
 class LiveSession:
@@ -146,6 +154,9 @@ class LiveSession:
             ),
             record.agent_session_id,
         )
+        worktree = worktree_root(record.info)
+        self.checkpoints = Checkpoints(self.id, worktree) if worktree is not None else None
+        """The session's checkpoints: a session in its own worktree keeps them."""
         self.turns = Turns(
             TurnNeeds(
                 session_id=self.id,
@@ -160,6 +171,7 @@ class LiveSession:
                 new_turn=self.broker.new_turn,
                 close_unanswered=self.broker.close_unanswered,
                 close_open=self.close_open,
+                checkpoint=self._checkpoint if self.checkpoints is not None else None,
             )
         )
 
@@ -283,6 +295,28 @@ class LiveSession:
         self.inbox.put(Chunk(self.id, "config_option_update", data={"configOptions": options}))
         await self.inbox.settle()
         self.emit(SessionEvent(self.id))
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    async def _checkpoint(self, turn: int, phase: str) -> None:
+        """Checkpoint the files at `phase` of `turn`; a failure is a notice in the
+        transcript, and the turn goes on."""
+        assert self.checkpoints is not None
+        try:
+            await self.checkpoints.take(turn, phase)
+        except Exception as error:
+            log.warning("session %s: no checkpoint at the %s of turn %s", self.id, phase, turn)
+            said = (
+                f"Cockpit could not checkpoint the files at the {phase} of this turn: "
+                f"{describe(error)}. The turn goes on; what it changes cannot be shown apart."
+            )
+            await self.inbox.tell(note(self.id, "notice", said))
+
+    def restore_refusal(self) -> str | None:
+        """Why the files cannot be put back now (a turn or a command runs), else None."""
+        return restore_refusal(
+            self.turns.running, self.requests.terminals_running(), self.shells.running()
+        )
 
     # -- permissions and files ----------------------------------------------------------------
 

@@ -154,6 +154,10 @@ class Terminals:
         self._terminals[terminal.id] = terminal
         return terminal
 
+    def running(self) -> bool:
+        """True while a command started for the agent has not ended."""
+        return any(t.process.returncode is None for t in self._terminals.values())
+
     def get(self, terminal_id: str) -> Terminal:
         """The terminal with this id (KeyError for an unknown or released one)."""
         terminal = self._terminals.get(terminal_id)

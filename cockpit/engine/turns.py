@@ -134,6 +134,9 @@ class TurnNeeds:
     close_open: Callable[[str, str | None, str], Awaitable[None]]
     """Answer every pending question and close every open tool call (see
     `LiveSession.close_open`)."""
+    checkpoint: Callable[[int, str], Awaitable[None]] | None = None
+    """Checkpoint the session's files at the "start" or "end" of a turn (a worktree
+    session's only); it says itself when it fails, and never fails the turn."""
 
 
 class Turns:
@@ -153,6 +156,13 @@ class Turns:
         """Why Cockpit is stopping a turn that runs (the session closed, Cockpit quit)."""
         self._queued = 0
         """Prompts waiting for the turn that runs to end."""
+        self._turn = 0
+        """The number of the turn that runs or ran last."""
+
+    @property
+    def running(self) -> bool:
+        """True from a prompt's arrival to its turn's end, checkpoints included."""
+        return self._lock.locked()
 
     def will_stop(self, reason: str) -> None:
         """A stop comes while a turn runs: its end says `reason` (the session closed,
@@ -192,12 +202,13 @@ class Turns:
             else None
         )
         text, replaced = replace_undecodable(text)  # never stored nor sent as it came
-        _, frames = await needs.store.begin_turn(needs.session_id, text, payload)
+        self._turn, frames = await needs.store.begin_turn(needs.session_id, text, payload)
         needs.emit(FramesEvent(needs.session_id, tuple(frames)))
         if replaced:
             said = replaced_notice("The prompt", replaced)
             await needs.inbox.tell(note(needs.session_id, "notice", said))
         await self._name_after(text)
+        await self._checkpoint("start")
         try:
             await needs.agent.start()  # the prompt is stored first: a failed start loses no word
         except StartError:
@@ -317,9 +328,21 @@ class Turns:
             log.exception("could not end the turn of session %s", needs.session_id)
             problem = f"Could not save the end of the turn: {describe(error)}"
             needs.emit(ProblemEvent(needs.session_id, problem))
+        await self._checkpoint("end")
         self.cancelling = False
         if needs.status() not in (Status.EXITED, Status.ERROR, Status.CLOSED):
             needs.set_status(Status.READY, stop_reason, turn_ended=True)
+
+    async def _checkpoint(self, phase: str) -> None:
+        """Checkpoint the files at `phase` of the turn, when the session keeps checkpoints;
+        nothing that goes wrong there reaches the turn."""
+        checkpoint = self._needs.checkpoint
+        if checkpoint is None:
+            return
+        try:
+            await checkpoint(self._turn, phase)
+        except Exception:
+            log.exception("the checkpoint of session %s failed", self._needs.session_id)
 
     async def _name_after(self, prompt: str) -> None:
         """A session is titled by its first prompt line until the user or the agent names it."""

@@ -25,8 +25,10 @@ from cockpit import protocol
 from cockpit.api import (
     AgentInfo,
     AgentSpec,
+    Checkpoint,
     EngineAPI,
     EngineEvent,
+    FileChange,
     FileMatch,
     Listener,
     ModelCalls,
@@ -34,6 +36,7 @@ from cockpit.api import (
     PermissionRequest,
     ProblemEvent,
     RepositoryInfo,
+    RestorePlan,
     Row,
     ServiceStopped,
     SessionRecord,
@@ -309,6 +312,21 @@ class RemoteEngine:
 
     async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
         return list(await self._call("find_files", session_id=session_id, query=query, limit=limit))
+
+    async def checkpoints(self, session_id: str) -> list[Checkpoint]:
+        return list(await self._call("checkpoints", session_id=session_id))
+
+    async def turn_changes(self, session_id: str, turn: int) -> list[FileChange]:
+        return list(await self._call("turn_changes", session_id=session_id, turn=turn))
+
+    async def restore_preview(self, session_id: str, checkpoint: str) -> RestorePlan:
+        plan: RestorePlan = await self._call(
+            "restore_preview", session_id=session_id, checkpoint=checkpoint
+        )
+        return plan
+
+    async def restore(self, session_id: str, checkpoint: str) -> str:
+        return str(await self._call("restore", session_id=session_id, checkpoint=checkpoint))
 
     def save_draft(self, session_id: str, text: str) -> None:
         self._sending.in_order(lambda: self._call("save_draft", session_id=session_id, text=text))

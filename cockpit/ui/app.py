@@ -56,7 +56,7 @@ from cockpit.api import (
 from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.mentions import format_mention
-from cockpit.text.textout import describe_error
+from cockpit.text.textout import describe_error, session_title
 from cockpit.ui.commands import CockpitCommands
 from cockpit.ui.completion import CompletionToken
 from cockpit.ui.composer import Candidate, CompletionMenu, Composer
@@ -510,6 +510,17 @@ class CockpitApp(App[None]):
     def action_options(self, session: str | None = None) -> None:
         """Choose any mode or config option the agent offers."""
         self.modes.options(session)
+
+    def action_checkpoints(self) -> None:
+        """The checkpoints of the session on screen, to put its files back (`/checkpoints`)."""
+        if self.current is not None:
+            work = self.run_slash(self.current, "checkpoints", "")
+            self.run_worker(work, group="slash", exit_on_error=False)
+
+    def session_title(self, session: str) -> str:
+        """A session's title as lists show it (its id while it has none)."""
+        record = self.records.get(session)
+        return session_title(record) if record is not None else session
 
     async def action_show_plan(self, session: str | None = None) -> None:
         """The latest plan of a session (the highlighted one in the rail, or this one)."""

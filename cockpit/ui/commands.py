@@ -100,6 +100,11 @@ def action_entries(app: CockpitApp) -> list[Entry]:
         ),
         ("Cancel turn", "stop what the agent is doing (Esc)", app.action_cancel_turn),
         (
+            "Checkpoints",
+            "this session's files at each turn; put them back (/checkpoints)",
+            app.action_checkpoints,
+        ),
+        (
             "Copy last reply",
             "the agent's newest reply, to the clipboard (F3)",
             app.action_copy_last,

@@ -22,6 +22,7 @@ from textual.theme import Theme
 from cockpit.api import EngineAPI
 from cockpit.policy_rule import parse_rule
 from cockpit.ui.failures import reported_to
+from cockpit.ui.restoring import show_checkpoints
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
 
@@ -71,6 +72,8 @@ class SlashTarget(Protocol):
     def action_help(self) -> None: ...
 
     async def choose_model(self, session: str, name: str) -> None: ...
+
+    def session_title(self, session: str) -> str: ...
 
 
 SlashRun = Callable[[SlashTarget, str, str], Awaitable[None]]
@@ -174,6 +177,10 @@ async def _help(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_help()
 
 
+async def _checkpoints(app: SlashTarget, session: str, arguments: str) -> None:
+    await show_checkpoints(app, session, app.session_title(session))
+
+
 COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "a new session (optionally with an agent)", "agent", run=_new),
     SlashCommand("rename", "give this session a title", "title", run=_rename),
@@ -188,6 +195,9 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("inbox", "everything waiting for you", run=_inbox),
     SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
     SlashCommand("help", "every key", run=_help),
+    SlashCommand(
+        "checkpoints", "this session's files at each turn; put them back", run=_checkpoints
+    ),
 )
 
 COCKPIT_NAMED: Mapping[str, SlashCommand] = {command.name: command for command in COCKPIT_COMMANDS}

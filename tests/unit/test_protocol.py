@@ -82,7 +82,15 @@ values = st.one_of(
         st.integers(0, 2**40),
         worktree_statuses,
     ),
-)
+    st.builds(api.Checkpoint, text, st.integers(0, 999), text, text, times, st.integers(0, 99)),
+    st.builds(
+        api.FileChange, text, text, st.none() | text, st.none() | text, st.booleans(),
+        st.booleans(),
+    ),
+    st.builds(
+        api.RestorePlan, text, *[st.lists(text, max_size=3).map(tuple)] * 4, st.none() | text
+    ),
+)  # fmt: skip
 
 
 def through_the_wire(value: Any) -> Any:

@@ -88,6 +88,11 @@ SAMPLES: dict[str, Any] = {
         40960,
         WORKTREE_STATUS,
     ),
+    "Checkpoint": api.Checkpoint("3", 2, "end", "ab" * 20, 1700000007.25, 4),
+    "FileChange": api.FileChange("src/a.py", "modified", "old\n", "new\n", True, True),
+    "RestorePlan": api.RestorePlan(
+        "3", ("a.py",), ("b.py",), ("c.py",), (".env",), "A turn is running in this session."
+    ),
 }
 """One value of each record the wire carries, every field set."""
 

@@ -1,5 +1,7 @@
 """Running `git`: as a subprocess with its arguments (never a shell), without a terminal to
-ask on, and with a sentence the user can act on when git is missing, too old or fails."""
+ask on, never pointed elsewhere by the user's `GIT_DIR` or `GIT_INDEX_FILE`, and with a
+sentence the user can act on when git is missing, too old or fails. Every git command of
+the engine (worktrees, checkpoints) runs here."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import contextlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 MIN_VERSION = (2, 25)
@@ -15,6 +18,11 @@ command they use has the options they use there."""
 
 GIT_TIMEOUT = 120.0
 """Seconds a git command may take: a worktree of a large repository takes a while."""
+
+
+REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX")
+"""Variables of Cockpit's own environment that would send git to another repository or
+index than the folder it runs in: never passed on (a caller sets them on purpose)."""
 
 
 class GitError(RuntimeError):
@@ -47,13 +55,14 @@ async def run(
     input: bytes | None = None,
     check: bool = True,
     locks: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, bytes, str]:
     """Run `git ARGS` in `cwd`: (exit code, output, error text). `check` turns a failure
     into a GitError naming the command and saying git's last line. Without `locks`, git
     takes no optional lock (a status read in the background must never make an agent's
-    own `git` wait)."""
+    own `git` wait). `env` is set on top of Cockpit's environment (a scratch index)."""
     await _check_version()
-    return await _run(cwd, args, input=input, check=check, locks=locks)
+    return await _run(cwd, args, input=input, check=check, locks=locks, env=env)
 
 
 async def text(cwd: Path | str, *args: str, locks: bool = True) -> str:
@@ -67,7 +76,7 @@ async def _check_version() -> None:
     global _checked
     if _checked is not None:
         return
-    _, output, _ = await _run(".", ("--version",), input=None, check=True, locks=True)
+    _, output, _ = await _run(".", ("--version",), input=None, check=True, locks=True, env=None)
     found = version_of(os.fsdecode(output))
     if found is None:
         raise GitError(f"Cockpit cannot tell the version of this git: {os.fsdecode(output)!r}.")
@@ -78,11 +87,18 @@ async def _check_version() -> None:
 
 
 async def _run(
-    cwd: Path | str, args: tuple[str, ...], *, input: bytes | None, check: bool, locks: bool
+    cwd: Path | str,
+    args: tuple[str, ...],
+    *,
+    input: bytes | None,
+    check: bool,
+    locks: bool,
+    env: Mapping[str, str] | None,
 ) -> tuple[int, bytes, str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    variables = {k: v for k, v in os.environ.items() if k not in REDIRECTS}
+    variables.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})})
     if not locks:
-        env["GIT_OPTIONAL_LOCKS"] = "0"
+        variables["GIT_OPTIONAL_LOCKS"] = "0"
     try:
         process = await asyncio.create_subprocess_exec(
             "git",
@@ -91,7 +107,7 @@ async def _run(
             stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=env,
+            env=variables,
         )
     except FileNotFoundError as error:
         if not await asyncio.to_thread(Path(cwd).is_dir):

@@ -3,6 +3,7 @@ agent's modes and options."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import Button, Input, Label, OptionList
+from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.ui.agent_options import OptionChoice
@@ -47,15 +48,22 @@ class ConfirmScreen(Dialog[bool]):
         Binding("n,escape", "dismiss(False)", "No"),
     ]
 
-    def __init__(self, question: str, yes: str = "Delete", no: str = "Keep") -> None:
+    def __init__(
+        self, question: str, yes: str = "Delete", no: str = "Keep", details: Sequence[str] = ()
+    ) -> None:
         super().__init__()
         self.question = question
         self.yes = yes
         self.no = no
+        self.details = tuple(details)
+        """Lines under the question: what saying yes does (the files a restore changes)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(Content(clean_line(self.question)), classes="question")
+            if self.details:
+                lines = "\n".join(clean_line(line) for line in self.details)
+                yield Static(Text(lines), classes="details")
             with Horizontal(classes="buttons"):
                 yield Button(Content(f"{self.yes} (y)"), variant="error", id="yes")
                 yield Button(Content(f"{self.no} (n)"), id="no")

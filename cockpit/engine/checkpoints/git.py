@@ -1,0 +1,28 @@
+"""Running `git` for the checkpoints: the engine's one runner (`cockpit.engine.worktrees.git`),
+with an author of Cockpit's own for the commits no branch holds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from cockpit.engine.worktrees.git import GitError, run
+
+__all__ = ["IDENTITY", "GitError", "git"]
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Cockpit",
+    "GIT_AUTHOR_EMAIL": "cockpit@localhost",
+    "GIT_COMMITTER_NAME": "Cockpit",
+    "GIT_COMMITTER_EMAIL": "cockpit@localhost",
+}
+"""Who a checkpoint's commit says made it: it is never on a branch, and a repository whose
+user has no `user.name` set must still get its checkpoints."""
+
+
+async def git(
+    root: Path, *args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None
+) -> bytes:
+    """The output of `git ARGS` run in `root` (GitError when it fails or cannot start)."""
+    _, output, _ = await run(root, *args, input=stdin, env={**IDENTITY, **(env or {})})
+    return output
