@@ -81,6 +81,21 @@ values = st.one_of(
         text,
         st.integers(0, 2**40),
         worktree_statuses,
+        st.booleans(),
+    ),
+    st.builds(
+        api.CleanupItem,
+        text,
+        text,
+        text,
+        text,
+        text,
+        st.integers(0, 2**40),
+        st.booleans(),
+        st.lists(text, max_size=3).map(tuple),
+        st.floats(0, 2e9),
+        st.booleans(),
+        st.booleans(),
     ),
 )
 

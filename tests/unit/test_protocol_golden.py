@@ -87,6 +87,20 @@ SAMPLES: dict[str, Any] = {
         "main",
         40960,
         WORKTREE_STATUS,
+        True,
+    ),
+    "CleanupItem": api.CleanupItem(
+        "s-1",
+        "a title",
+        "/home/u/.local/share/cockpit/worktrees/proj/t-s-1",
+        "cockpit/t-s-1",
+        "main",
+        40960,
+        False,
+        ("2 commits not in main", "1 uncommitted file"),
+        1700000000.5,
+        True,
+        True,
     ),
 }
 """One value of each record the wire carries, every field set."""

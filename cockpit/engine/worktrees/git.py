@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 MIN_VERSION = (2, 25)
@@ -47,13 +48,14 @@ async def run(
     input: bytes | None = None,
     check: bool = True,
     locks: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, bytes, str]:
     """Run `git ARGS` in `cwd`: (exit code, output, error text). `check` turns a failure
     into a GitError naming the command and saying git's last line. Without `locks`, git
     takes no optional lock (a status read in the background must never make an agent's
-    own `git` wait)."""
+    own `git` wait). `env` adds variables (a scratch index, an identity)."""
     await _check_version()
-    return await _run(cwd, args, input=input, check=check, locks=locks)
+    return await _run(cwd, args, input=input, check=check, locks=locks, extra=env)
 
 
 async def text(cwd: Path | str, *args: str, locks: bool = True) -> str:
@@ -78,9 +80,15 @@ async def _check_version() -> None:
 
 
 async def _run(
-    cwd: Path | str, args: tuple[str, ...], *, input: bytes | None, check: bool, locks: bool
+    cwd: Path | str,
+    args: tuple[str, ...],
+    *,
+    input: bytes | None,
+    check: bool,
+    locks: bool,
+    extra: Mapping[str, str] | None = None,
 ) -> tuple[int, bytes, str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(extra or {})}
     if not locks:
         env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
