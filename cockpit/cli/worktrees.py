@@ -18,12 +18,15 @@ from cockpit.client import open_engine
 from cockpit.text.sanitize import printable
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`cockpit worktrees [--json]`."""
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """`cockpit worktrees [--json]` (its parser, which takes actions too)."""
     listing = commands.add_parser(
         "worktrees", help="list the worktrees of worktree sessions, with their state"
     )
     listing.add_argument("--json", action="store_true")
+    return listing
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -62,7 +65,9 @@ def size_words(size: int) -> str:
 def worktree_line(item: WorktreeListing) -> str:
     """One worktree as `cockpit worktrees` prints it."""
     state = item.status
-    if state.missing:
+    if item.archived:
+        where = f"{item.path} (archived)"
+    elif state.missing:
         where = f"{item.path} (missing: deleted by hand)"
     else:
         counts = f"+{state.changed} ↑{state.ahead} ↓{state.behind}"
