@@ -14,10 +14,9 @@ from cockpit.api import CleanupItem, EngineAPI
 from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.cli.service import confirmed
-from cockpit.cli.worktrees import size_words
 from cockpit.client import open_engine
 from cockpit.text.sanitize import printable
-from cockpit.text.textout import age
+from cockpit.text.textout import age, size_words
 
 
 def add_parsers(

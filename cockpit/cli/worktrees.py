@@ -16,6 +16,7 @@ from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE
 from cockpit.client import open_engine
 from cockpit.text.sanitize import printable
+from cockpit.text.textout import size_words
 
 
 def add_parser(
@@ -50,16 +51,6 @@ def worktree_request(args: argparse.Namespace) -> WorktreeRequest | None:
             raise ValueError("--base and --branch go with --worktree")
         return None
     return WorktreeRequest(base=base or "HEAD", branch=branch)
-
-
-def size_words(size: int) -> str:
-    """A disk size as a person reads it (`12.3 MB`)."""
-    amount = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if amount < 1000 or unit == "GB":
-            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
-        amount /= 1000
-    return f"{amount:.1f} TB"  # pragma: no cover - the loop returns
 
 
 def worktree_line(item: WorktreeListing) -> str:

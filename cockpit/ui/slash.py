@@ -70,6 +70,8 @@ class SlashTarget(Protocol):
 
     def action_help(self) -> None: ...
 
+    async def action_clean_worktrees(self) -> None: ...
+
     async def choose_model(self, session: str, name: str) -> None: ...
 
 
@@ -174,6 +176,10 @@ async def _help(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_help()
 
 
+async def _worktrees(app: SlashTarget, session: str, arguments: str) -> None:
+    await app.action_clean_worktrees()
+
+
 COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "a new session (optionally with an agent)", "agent", run=_new),
     SlashCommand("rename", "give this session a title", "title", run=_rename),
@@ -187,6 +193,7 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("options", "the agent's options (model, thinking...)", run=_options),
     SlashCommand("inbox", "everything waiting for you", run=_inbox),
     SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
+    SlashCommand("worktrees", "clean up worktrees: size, merged or not", run=_worktrees),
     SlashCommand("help", "every key", run=_help),
 )
 
