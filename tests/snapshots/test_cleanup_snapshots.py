@@ -9,8 +9,8 @@ from typing import Any
 
 from cockpit.api import CleanupItem
 from cockpit.ui.screens.cleanup import CleanupScreen
-from tests.snapshots.test_tui_interaction_snapshots import NOW, calm, live_app
-from tests.support.ui_helpers import ready, wait_until
+from tests.snapshots.test_tui_interaction_snapshots import calm, live_app
+from tests.support.ui_helpers import NOW, ready, wait_until
 
 Snap = Callable[..., bool]
 
