@@ -73,6 +73,7 @@ __all__ = [
     "StoreUnreadable",
     "UnknownSession",
     "RepositoryInfo",
+    "CleanupItem",
     "WorktreeListing",
     "WorktreeRequest",
     "WorktreeStatus",
@@ -463,6 +464,34 @@ class WorktreeListing:
     size: int
     """Bytes the worktree takes on disk (0 when it is missing)."""
     status: WorktreeStatus
+    archived: bool = False
+    """The worktree was archived (`archive_worktree`): gone on purpose, not missing."""
+
+
+@dataclass(frozen=True)
+class CleanupItem:
+    """One worktree session's worktree as the cleanup lists it: what removing it would
+    take away, and whether anything of it is not merged."""
+
+    session: str
+    title: str
+    path: str
+    branch: str
+    base: str
+    """What the branch merges into (a branch's name, or a commit)."""
+    size: int
+    """Bytes it takes: the worktree and what an archive of it kept."""
+    merged: bool
+    """The base holds the branch's commits, or a squash of them."""
+    unmerged: tuple[str, ...]
+    """What would be lost, in words ("2 commits not in main", "3 uncommitted files"):
+    empty when nothing would."""
+    last_activity: float
+    """When the session last did something (the engine's clock)."""
+    missing: bool = False
+    """The worktree's folder was deleted by hand."""
+    archived: bool = False
+    """The worktree was archived: its folder is gone on purpose."""
 
 
 @dataclass(frozen=True)
@@ -628,6 +657,24 @@ class EngineAPI(Protocol):
 
     async def worktrees(self) -> list[WorktreeListing]:
         """Every worktree session's worktree, most recent session first."""
+
+    async def archive_worktree(self, session_id: str) -> str:
+        """Archive a worktree session's worktree: stop its agent and the commands its
+        terminals run, keep its uncommitted work and its branch, remove the worktree; what
+        was kept, in words (ValueError saying why when it cannot be)."""
+
+    async def restore_worktree(self, session_id: str) -> str:
+        """Make an archived (or deleted by hand) worktree again from its branch and put back
+        what was kept; what came back, in words (ValueError saying why when it cannot)."""
+
+    async def cleanup_plan(self, merged_only: bool = False) -> list[CleanupItem]:
+        """Every worktree session's worktree, with what removing it would lose (only those
+        that would lose nothing: `merged_only`), most recent session first."""
+
+    async def clean_worktrees(self, session_ids: Sequence[str], force: bool = False) -> list[str]:
+        """Remove these sessions' worktrees, branches (those Cockpit made), Cockpit's refs
+        and archives; one sentence per session. Unmerged work is kept, saying why, unless
+        `force`."""
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""
@@ -836,6 +883,10 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "repository": CallKind.READ,
         "worktree_status": CallKind.READ,
         "worktrees": CallKind.READ,
+        "archive_worktree": CallKind.ONCE,
+        "restore_worktree": CallKind.ONCE,
+        "cleanup_plan": CallKind.READ,
+        "clean_worktrees": CallKind.ONCE,
         "sessions": CallKind.READ,
         "session": CallKind.READ,
         "find_session": CallKind.READ,

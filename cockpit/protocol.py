@@ -57,6 +57,7 @@ RECORDS: dict[str, type[Any]] = {
         api.RepositoryInfo,
         api.WorktreeStatus,
         api.WorktreeListing,
+        api.CleanupItem,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""

@@ -21,8 +21,11 @@ from typing import Any
 from cockpit.text.command_line import readable_command
 
 __all__ = [
+    "ARCHIVED",
     "ATTACHMENT_META",
+    "REMOVED",
     "SHELL_STATES",
+    "WORKTREE_ARCHIVE_INFO",
     "WORKTREE_INFO",
     "AgentCommand",
     "Attachment",
@@ -48,6 +51,7 @@ __all__ = [
     "Unknown",
     "Usage",
     "Worktree",
+    "WorktreeArchive",
     "read_attachments",
     "read_command",
     "read_config_option",
@@ -58,6 +62,7 @@ __all__ = [
     "read_tool_call",
     "read_usage",
     "read_worktree",
+    "read_worktree_archive",
 ]
 
 
@@ -647,3 +652,42 @@ def read_worktree(info: object) -> Worktree | None:
     if len(texts) != len(found):
         return None
     return Worktree(*texts)
+
+
+WORKTREE_ARCHIVE_INFO = "worktree_archive"
+"""The key of a worktree session's `info` that says its worktree is archived (or removed
+by a cleanup), and where what was kept of it lies."""
+
+ARCHIVED, REMOVED = "archived", "removed"
+"""The states of a worktree that is not there on purpose: archived (its branch and its
+uncommitted work are kept, it can be restored) or removed by a cleanup (nothing kept)."""
+
+
+@dataclass(frozen=True)
+class WorktreeArchive:
+    """What became of a worktree session's worktree that Cockpit took away."""
+
+    state: str
+    """`archived` or `removed`."""
+    folder: str = ""
+    """Where what was kept lies (the patch, the ignored files): "" when nothing was."""
+    patch: bool = False
+    """The worktree had uncommitted changes or untracked files: they are in the patch."""
+    at: float = 0.0
+    """When it was taken away (the engine's clock)."""
+
+
+def read_worktree_archive(info: object) -> WorktreeArchive | None:
+    """What became of a session's worktree (None: it is where it was made, or missing)."""
+    if not isinstance(info, Mapping):
+        return None
+    value = info.get(WORKTREE_ARCHIVE_INFO)
+    if not isinstance(value, Mapping) or value.get("state") not in (ARCHIVED, REMOVED):
+        return None
+    folder, at = value.get("folder"), value.get("at")
+    return WorktreeArchive(
+        str(value["state"]),
+        folder if isinstance(folder, str) else "",
+        value.get("patch") is True,
+        float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
+    )

@@ -61,6 +61,8 @@ from cockpit.cli.service import add_parser as add_service_parser
 from cockpit.cli.service import service_command
 from cockpit.cli.sessions import ls_command, show_command
 from cockpit.cli.tui import tui_command
+from cockpit.cli.worktree_lifecycle import add_parsers as add_lifecycle_parsers
+from cockpit.cli.worktree_lifecycle import clean_command, lifecycle_command
 from cockpit.cli.worktrees import add_parser as add_worktrees_parser
 from cockpit.cli.worktrees import add_run_arguments, worktrees_command
 from cockpit.paths import ForeignFolder, data_dir
@@ -181,14 +183,14 @@ def parser() -> argparse.ArgumentParser:
     add_inspect_parser(commands)
     add_service_parser(commands)
     add_control_parsers(commands)
-    add_worktrees_parser(commands)
+    add_lifecycle_parsers(commands, add_worktrees_parser(commands))
     add_checkpoint_parsers(commands)
     return main
 
 
 SUBCOMMANDS = frozenset(
     {"run", "ls", "show", "agents", "inspect", "service", "send", "wait", "answer", "events",
-     "worktrees", "checkpoints", "restore"}
+     "worktrees", "archive", "restore-worktree", "checkpoints", "restore"}
 )  # fmt: skip
 CONTROL = frozenset({"send", "wait", "answer", "events"})
 OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--remote", "--via"})
@@ -200,8 +202,8 @@ def tui_parser() -> argparse.ArgumentParser:
         description=(
             "Open the Cockpit TUI on PATH, attached to the Cockpit service (started when none"
             " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
-            " agents, inspect, service, send, wait, answer, events, worktrees, checkpoints,"
-            " restore."
+            " agents, inspect, service, send, wait, answer, events, worktrees, archive,"
+            " restore-worktree, checkpoints, restore."
         ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
@@ -278,8 +280,12 @@ def dispatch(arguments: list[str]) -> int:
         return interrupts.run(inspect_command(args, home))
     if args.command == "service":
         return service_command(args, home)
+    if args.command == "worktrees" and args.action == "clean":
+        return interrupts.run(clean_command(args, home))
     if args.command == "worktrees":
         return interrupts.run(worktrees_command(args, home))
+    if args.command in ("archive", "restore-worktree"):
+        return interrupts.run(lifecycle_command(args, home))
     if args.command in CONTROL:
         return interrupts.run(control_command(args, home))
     if args.command in ("checkpoints", "restore"):

@@ -16,14 +16,18 @@ from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE
 from cockpit.client import open_engine
 from cockpit.text.sanitize import printable
+from cockpit.text.textout import size_words
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`cockpit worktrees [--json]`."""
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """`cockpit worktrees [--json]` (its parser, which takes actions too)."""
     listing = commands.add_parser(
         "worktrees", help="list the worktrees of worktree sessions, with their state"
     )
     listing.add_argument("--json", action="store_true")
+    return listing
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -49,20 +53,12 @@ def worktree_request(args: argparse.Namespace) -> WorktreeRequest | None:
     return WorktreeRequest(base=base or "HEAD", branch=branch)
 
 
-def size_words(size: int) -> str:
-    """A disk size as a person reads it (`12.3 MB`)."""
-    amount = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if amount < 1000 or unit == "GB":
-            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
-        amount /= 1000
-    return f"{amount:.1f} TB"  # pragma: no cover - the loop returns
-
-
 def worktree_line(item: WorktreeListing) -> str:
     """One worktree as `cockpit worktrees` prints it."""
     state = item.status
-    if state.missing:
+    if item.archived:
+        where = f"{item.path} (archived)"
+    elif state.missing:
         where = f"{item.path} (missing: deleted by hand)"
     else:
         counts = f"+{state.changed} ↑{state.ahead} ↓{state.behind}"

@@ -25,11 +25,15 @@ from typing import Any, TypeVar
 
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
+    ARCHIVED,
+    REMOVED,
     RUN_INFO,
+    WORKTREE_ARCHIVE_INFO,
     WORKTREE_INFO,
     AgentInfo,
     AgentSpec,
     Checkpoint,
+    CleanupItem,
     EngineEvent,
     FileChange,
     FileMatch,
@@ -49,6 +53,7 @@ from cockpit.api import (
     WorktreeRequest,
     WorktreeStatus,
     read_worktree,
+    read_worktree_archive,
 )
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
@@ -75,6 +80,13 @@ from cockpit.engine.shell_runs import attachment_blocks
 from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.engine.unread import Unread
+from cockpit.engine.worktrees import archive, cleanup
+from cockpit.engine.worktrees.archive import (
+    ARCHIVES_NAME,
+    archived_words,
+    refusal_to_start,
+    restored_words,
+)
 from cockpit.engine.worktrees.create import make_worktree, remove_worktree, repository
 from cockpit.engine.worktrees.git import GitError
 from cockpit.engine.worktrees.settings import (
@@ -423,7 +435,8 @@ class Engine:
         found = []
         for record in await self.store.list_sessions():
             worktree = read_worktree(record.info)
-            if worktree is None:
+            gone = read_worktree_archive(record.info)
+            if worktree is None or (gone is not None and gone.state == REMOVED):
                 continue
             try:
                 status = await worktree_status(worktree)
@@ -440,9 +453,148 @@ class Engine:
                     worktree.base,
                     size,
                     status,
+                    archived=gone is not None,
                 )
             )
         return found
+
+    # -- the lifecycle of worktree sessions ---------------------------------------------------
+
+    async def _worktree_of(self, session_id: str) -> tuple[SessionRecord, Worktree]:
+        record = await self.session(session_id)
+        worktree = read_worktree(record.info)
+        gone = read_worktree_archive(record.info)
+        if worktree is None or (gone is not None and gone.state == REMOVED):
+            raise ValueError(f"Session {session_id} has no worktree of its own.")
+        return record, worktree
+
+    async def _set_archive(self, record: SessionRecord, value: dict[str, Any] | None) -> None:
+        """Record what became of a session's worktree (None: it is back)."""
+        info = dict(record.info or {})
+        if value is None:
+            info.pop(WORKTREE_ARCHIVE_INFO, None)
+        else:
+            info[WORKTREE_ARCHIVE_INFO] = value
+        with saved():
+            await self.store.update_session(record.id, info=info)
+
+    async def _stop_all(self, session_id: str, reason: str) -> list[str]:
+        """Stop a session's agent (with its terminals) and the commands the user ran in it,
+        and let its live object go (a prompt to it reads its record again); what ran."""
+        live = self._live.get(session_id)
+        if live is None:
+            return []
+        ran = ["its agent"] if live.running else []
+        ran += ["your commands"] if live.shells.running() else []
+        for task in self._sends.pop(session_id, set()):
+            task.cancel()
+        await live.stop(reason)
+        self._live.pop(session_id, None)
+        live.discard()
+        return ran
+
+    async def archive_worktree(self, session_id: str) -> str:
+        """Archive a worktree session's worktree: stop what runs in it, keep its
+        uncommitted work (see `archive.save_work`), record that, then remove it."""
+        record, worktree = await self._worktree_of(session_id)
+        if read_worktree_archive(record.info) is not None:
+            raise ValueError(f"Session {session_id} is archived already.")
+        if not await asyncio.to_thread(Path(worktree.path).is_dir):
+            raise ValueError(
+                f"The worktree of session {session_id} is missing (deleted by hand): restore"
+                " it from its branch, or clean it up."
+            )
+        ran = await self._stop_all(session_id, "the session was archived")
+        folder = self.data_dir / ARCHIVES_NAME / session_id
+        try:
+            kept = await archive.save_work(worktree, folder)
+        except (GitError, OSError) as error:
+            await asyncio.to_thread(archive.forget, folder)
+            said = f"Nothing was archived: the work could not be kept ({error})."
+            raise ValueError(said) from error
+        value = {"state": ARCHIVED, "folder": str(folder), "patch": kept.patch, "at": self.now()}
+        await self._set_archive(record, value)
+        try:
+            await archive.remove(worktree)
+        except GitError as error:
+            raise ValueError(f"The work is kept, but the worktree stays: {error}") from error
+        self._emit(SessionEvent(session_id))
+        return archived_words(session_id, worktree, kept, ran)
+
+    async def restore_worktree(self, session_id: str) -> str:
+        """Make an archived (or missing) worktree again from its branch and put back what
+        its archive kept; the agent starts again at the next prompt."""
+        record, worktree = await self._worktree_of(session_id)
+        gone = read_worktree_archive(record.info)
+        if gone is None and await asyncio.to_thread(Path(worktree.path).is_dir):
+            raise ValueError(f"The worktree of session {session_id} is there: nothing to restore.")
+        try:
+            await archive.make_again(worktree)
+            kept = archive.Kept(False, ())
+            if gone is not None and gone.folder:
+                kept = await archive.put_back(worktree, Path(gone.folder))
+        except GitError as error:
+            raise ValueError(f"The worktree could not be restored: {error}") from error
+        await self._set_archive(record, None)
+        if gone is not None and gone.folder:
+            await asyncio.to_thread(archive.forget, Path(gone.folder))
+        self._emit(SessionEvent(session_id))
+        return restored_words(session_id, worktree, kept)
+
+    async def cleanup_plan(self, merged_only: bool = False) -> list[CleanupItem]:
+        """Every worktree session's worktree with what removing it would lose, most recent
+        session first (only those that would lose nothing: `merged_only`)."""
+        items = []
+        for record in await self.store.list_sessions():
+            worktree = read_worktree(record.info)
+            gone = read_worktree_archive(record.info)
+            if worktree is None or (gone is not None and gone.state == REMOVED):
+                continue
+            try:
+                item = await cleanup.inspect(
+                    record.id, record.title or "", worktree, gone, record.updated
+                )
+            except GitError as error:  # its repository is gone, or git cannot read it
+                item = CleanupItem(
+                    record.id, record.title or "", worktree.path, worktree.branch,
+                    worktree.base, 0, False, (f"git cannot read it: {error}",),
+                    record.updated, missing=True, archived=gone is not None,
+                )  # fmt: skip
+            if not merged_only or not item.unmerged:
+                items.append(item)
+        return items
+
+    async def clean_worktrees(self, session_ids: Sequence[str], force: bool = False) -> list[str]:
+        """Remove these sessions' worktrees whole (see `cleanup.remove_everything`); one
+        that would lose work is kept, saying why, unless `force`. The sessions and their
+        transcripts stay."""
+        said = []
+        for session_id in session_ids:
+            try:
+                record, worktree = await self._worktree_of(session_id)
+            except KeyError:
+                said.append(f"Skipped {session_id}: there is no such session.")
+                continue
+            except ValueError as error:
+                said.append(f"Skipped {session_id}: {error}")
+                continue
+            gone = read_worktree_archive(record.info)
+            try:
+                item = await cleanup.inspect(
+                    session_id, record.title or "", worktree, gone, record.updated
+                )
+                refused = None if force else cleanup.refusal(item)
+                if refused:
+                    said.append(refused)
+                    continue
+                await self._stop_all(session_id, "its worktree was removed")
+                await self._set_archive(record, {"state": REMOVED, "at": self.now()})
+                said.append(await cleanup.remove_everything(session_id, worktree, gone))
+            except GitError as error:
+                said.append(f"Could not remove {session_id}: {error}")
+                continue
+            self._emit(SessionEvent(session_id))
+        return said
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""
@@ -657,6 +809,8 @@ class Engine:
             record = await self.session(session_id)
             live = self._live.get(session_id)  # one made while the record was read
         if live is None:
+            if read_worktree_archive(record.info) is not None:
+                raise ValueError(refusal_to_start(session_id, record.info))
             live = LiveSession(
                 record,
                 self.agent_of(record),

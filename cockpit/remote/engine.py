@@ -26,6 +26,7 @@ from cockpit.api import (
     AgentInfo,
     AgentSpec,
     Checkpoint,
+    CleanupItem,
     EngineAPI,
     EngineEvent,
     FileChange,
@@ -279,6 +280,21 @@ class RemoteEngine:
 
     async def worktrees(self) -> list[WorktreeListing]:
         return list(await self._call("worktrees"))
+
+    async def archive_worktree(self, session_id: str) -> str:
+        said: str = await self._call("archive_worktree", session_id=session_id)
+        return said
+
+    async def restore_worktree(self, session_id: str) -> str:
+        said: str = await self._call("restore_worktree", session_id=session_id)
+        return said
+
+    async def cleanup_plan(self, merged_only: bool = False) -> list[CleanupItem]:
+        return list(await self._call("cleanup_plan", merged_only=merged_only))
+
+    async def clean_worktrees(self, session_ids: Sequence[str], force: bool = False) -> list[str]:
+        said = await self._call("clean_worktrees", session_ids=list(session_ids), force=force)
+        return list(said)
 
     async def sessions(self) -> list[SessionRecord]:
         return list(await self._call("sessions"))

@@ -207,3 +207,13 @@ def age(seconds: float) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return f"{int(seconds)}s"
+
+
+def size_words(size: int) -> str:
+    """A disk size as a person reads it (`12.3 MB`)."""
+    amount = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if amount < 1000 or unit == "GB":
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1000
+    return f"{amount:.1f} TB"  # pragma: no cover - the loop returns

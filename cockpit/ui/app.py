@@ -107,6 +107,7 @@ from cockpit.ui.themes import (
 )
 from cockpit.ui.transcript import TranscriptView
 from cockpit.ui.welcome import Welcome
+from cockpit.ui.worktree_actions import WorktreeActions
 from cockpit.ui.worktree_statuses import REFRESH_SECONDS as WORKTREE_REFRESH
 from cockpit.ui.worktree_statuses import WorktreeStatuses
 from store import SessionRecord
@@ -235,6 +236,7 @@ class CockpitApp(App[None]):
             self.shell,
         )
         self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen)
+        self.worktree_actions = WorktreeActions(self, engine_of, self.sessions, self.open_screen)
         self.layout = ScreenLayout(self, self.open_screen)
         self.follower = EngineFollower(
             self,
@@ -498,6 +500,18 @@ class CockpitApp(App[None]):
     def action_next_session(self) -> None:
         """Show the session below in the rail."""
         self.switching.step(1)
+
+    async def action_clean_worktrees(self) -> None:
+        """The cleanup screen: every worktree, the chosen ones removed after a preview."""
+        await self.worktree_actions.cleanup()
+
+    def action_archive_worktree(self) -> None:
+        """Archive the worktree session on screen, after asking."""
+        self.worktree_actions.archive()
+
+    async def action_restore_worktree(self) -> None:
+        """Restore the archived (or missing) worktree of the session on screen."""
+        await self.worktree_actions.restore()
 
     def action_inbox(self) -> None:
         """Show everything that waits on the user, across all sessions."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
+from cockpit.api import read_worktree, read_worktree_archive
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.palette_rank import rank
 
@@ -51,6 +52,7 @@ class CockpitCommands(Provider):
     def entries(self) -> list[Entry]:
         return [
             *action_entries(self.cockpit),
+            *worktree_entries(self.cockpit),
             *agent_entries(self.cockpit),
             *session_entries(self.cockpit),
         ]
@@ -123,6 +125,37 @@ def action_entries(app: CockpitApp) -> list[Entry]:
         ("Keys and help", "every key, and what Cockpit does (F1)", app.action_help),
         quit_entry,
     ]
+
+
+def worktree_entries(app: CockpitApp) -> list[Entry]:
+    """The cleanup of worktrees, and the archive or restore of the session on screen when
+    it works in a worktree of its own."""
+    entries: list[Entry] = [
+        (
+            "Clean up worktrees",
+            "every worktree: size, merged or not; remove the chosen (/worktrees)",
+            app.action_clean_worktrees,
+        )
+    ]
+    record = app.sessions.records.get(app.sessions.current or "")
+    if record is not None and read_worktree(record.info) is not None:
+        if read_worktree_archive(record.info) is None:
+            entries.append(
+                (
+                    "Archive this worktree session",
+                    "stop it, keep its branch and uncommitted work, remove its worktree",
+                    app.action_archive_worktree,
+                )
+            )
+        else:
+            entries.append(
+                (
+                    "Restore this worktree session",
+                    "its worktree again, from its branch, with its kept work",
+                    app.action_restore_worktree,
+                )
+            )
+    return entries
 
 
 def agent_entries(app: CockpitApp) -> list[Entry]:

@@ -71,6 +71,8 @@ class SlashTarget(Protocol):
 
     def action_help(self) -> None: ...
 
+    async def action_clean_worktrees(self) -> None: ...
+
     async def choose_model(self, session: str, name: str) -> None: ...
 
     def session_title(self, session: str) -> str: ...
@@ -181,6 +183,10 @@ async def _checkpoints(app: SlashTarget, session: str, arguments: str) -> None:
     await show_checkpoints(app, session, app.session_title(session))
 
 
+async def _worktrees(app: SlashTarget, session: str, arguments: str) -> None:
+    await app.action_clean_worktrees()
+
+
 COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "a new session (optionally with an agent)", "agent", run=_new),
     SlashCommand("rename", "give this session a title", "title", run=_rename),
@@ -194,6 +200,7 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("options", "the agent's options (model, thinking...)", run=_options),
     SlashCommand("inbox", "everything waiting for you", run=_inbox),
     SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
+    SlashCommand("worktrees", "clean up worktrees: size, merged or not", run=_worktrees),
     SlashCommand("help", "every key", run=_help),
     SlashCommand(
         "checkpoints", "this session's files at each turn; put them back", run=_checkpoints

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.app import App
 
-from cockpit.api import EngineAPI, WorktreeStatus, read_worktree
+from cockpit.api import EngineAPI, WorktreeStatus, read_worktree, read_worktree_archive
 from cockpit.ui.sessions import Sessions
 
 REFRESH_SECONDS = 5.0
@@ -45,7 +45,12 @@ class WorktreeStatuses:
 
     def words(self, session: str) -> str:
         """What the rail says of the session's worktree ("" for a session in none, or one
-        whose status is not read yet)."""
+        whose status is not read yet; `archived` and its branch for an archived one)."""
+        record = self._sessions.records.get(session)
+        gone = read_worktree_archive(record.info) if record is not None else None
+        worktree = read_worktree(record.info) if record is not None else None
+        if gone is not None and worktree is not None:
+            return f"{gone.state} {worktree.branch}"
         status = self.statuses.get(session)
         return worktree_words(status) if status is not None else ""
 

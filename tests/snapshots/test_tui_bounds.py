@@ -58,7 +58,8 @@ async def test_a_draft_past_the_bound_stays_on_screen_unsaved_and_is_said_once(
         big = lines(DRAFT_BYTES + 1000)
         composer = await paste(app, pilot, big)
         await pilot.press(*"and more")
-        await pilot.pause(DRAFT_SAVE_DELAY + 0.5)
+        await wait_until(lambda: toasts(app, "Cockpit keeps: it stays"), 15, "the word said")
+        await pilot.pause(DRAFT_SAVE_DELAY + 0.5)  # time to say it again, which it must not
         assert composer.text == "a draft that is kept" + big + "and more"  # on screen, whole
         assert await stored_draft(app, session) == "a draft that is kept"  # not saved
         (said,) = toasts(app, "Cockpit keeps: it stays")  # once, for all that typing

@@ -6,18 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from cockpit.engine.worktrees.git import GitError, run
+from cockpit.engine.worktrees.git import IDENTITY, GitError, run
 
 __all__ = ["IDENTITY", "GitError", "git"]
-
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "Cockpit",
-    "GIT_AUTHOR_EMAIL": "cockpit@localhost",
-    "GIT_COMMITTER_NAME": "Cockpit",
-    "GIT_COMMITTER_EMAIL": "cockpit@localhost",
-}
-"""Who a checkpoint's commit says made it: it is never on a branch, and a repository whose
-user has no `user.name` set must still get its checkpoints."""
 
 
 async def git(

@@ -25,6 +25,17 @@ REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY
 index than the folder it runs in: never passed on (a caller sets them on purpose)."""
 
 
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Cockpit",
+    "GIT_AUTHOR_EMAIL": "cockpit@localhost",
+    "GIT_COMMITTER_NAME": "Cockpit",
+    "GIT_COMMITTER_EMAIL": "cockpit@localhost",
+}
+"""Who the commits Cockpit makes for itself say made them (checkpoints, a squash check's
+scratch commit): no branch holds them, and a user with no `user.name` set still gets
+them."""
+
+
 class GitError(RuntimeError):
     """Git is missing, too old, or a command of it failed; the message says which, in a
     sentence (git's own last words included)."""
