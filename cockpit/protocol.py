@@ -54,6 +54,8 @@ RECORDS: dict[str, type[Any]] = {
         api.RepositoryInfo,
         api.WorktreeStatus,
         api.WorktreeListing,
+        api.ChangedFile,
+        api.MergeResult,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""

@@ -25,10 +25,12 @@ from cockpit import protocol
 from cockpit.api import (
     AgentInfo,
     AgentSpec,
+    ChangedFile,
     EngineAPI,
     EngineEvent,
     FileMatch,
     Listener,
+    MergeResult,
     ModelCalls,
     Page,
     PermissionRequest,
@@ -276,6 +278,32 @@ class RemoteEngine:
 
     async def worktrees(self) -> list[WorktreeListing]:
         return list(await self._call("worktrees"))
+
+    async def worktree_changes(self, session_id: str) -> list[ChangedFile]:
+        return list(await self._call("worktree_changes", session_id=session_id))
+
+    async def commit_worktree(self, session_id: str, message: str) -> str:
+        return str(await self._call("commit_worktree", session_id=session_id, message=message))
+
+    async def merge_worktree(
+        self, session_id: str, fast_forward_only: bool = False, dry_run: bool = False
+    ) -> MergeResult:
+        result: MergeResult = await self._call(
+            "merge_worktree",
+            session_id=session_id,
+            fast_forward_only=fast_forward_only,
+            dry_run=dry_run,
+        )
+        return result
+
+    async def discard_worktree(self, session_id: str) -> str:
+        return str(await self._call("discard_worktree", session_id=session_id))
+
+    async def undo_discard(self, session_id: str) -> str:
+        return str(await self._call("undo_discard", session_id=session_id))
+
+    async def push_worktree(self, session_id: str, remote: str = "origin") -> str:
+        return str(await self._call("push_worktree", session_id=session_id, remote=remote))
 
     async def sessions(self) -> list[SessionRecord]:
         return list(await self._call("sessions"))

@@ -82,6 +82,14 @@ values = st.one_of(
         st.integers(0, 2**40),
         worktree_statuses,
     ),
+    st.builds(
+        api.ChangedFile, text, text, st.none() | text, st.none() | text, st.booleans(),
+        st.booleans(),
+    ),
+    st.builds(
+        api.MergeResult, st.booleans(), text, text, text, st.lists(text, max_size=3).map(tuple),
+        st.none() | text,
+    ),
 )
 
 

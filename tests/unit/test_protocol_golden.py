@@ -88,6 +88,10 @@ SAMPLES: dict[str, Any] = {
         40960,
         WORKTREE_STATUS,
     ),
+    "ChangedFile": api.ChangedFile("src/app.py", "modified", "old\n", "new\n", True, False),
+    "MergeResult": api.MergeResult(
+        False, "merge commit", "main", "", ("src/app.py",), "It conflicts: nothing was changed."
+    ),
 }
 """One value of each record the wire carries, every field set."""
 

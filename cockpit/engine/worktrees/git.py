@@ -7,11 +7,17 @@ import asyncio
 import contextlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 MIN_VERSION = (2, 25)
 """The oldest git worktree sessions are made and read with (2.25, January 2020): every
 command they use has the options they use there."""
+
+MERGE_TREE_VERSION = (2, 38)
+"""The oldest git that merges in its object store alone (`git merge-tree --write-tree`,
+2.38, October 2022): merging a worktree session's branch tests the merge with it first,
+so only that needs it."""
 
 GIT_TIMEOUT = 120.0
 """Seconds a git command may take: a worktree of a large repository takes a while."""
@@ -32,13 +38,27 @@ def version_of(words: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def too_old(found: tuple[int, int]) -> str | None:
-    """Why a git of version `found` cannot serve, or None when it can."""
-    if found >= MIN_VERSION:
+def too_old(
+    found: tuple[int, int],
+    needed: tuple[int, int] = MIN_VERSION,
+    what: str = "Worktree sessions need",
+) -> str | None:
+    """Why a git of version `found` cannot serve `what` needs `needed`, or None when it can."""
+    if found >= needed:
         return None
-    need = ".".join(map(str, MIN_VERSION))
+    need = ".".join(map(str, needed))
     have = f"{found[0]}.{found[1]}"
-    return f"Worktree sessions need git {need} or newer; this machine has git {have}."
+    return f"{what} git {need} or newer; this machine has git {have}."
+
+
+async def require(needed: tuple[int, int], what: str) -> None:
+    """Refuse (GitError) when this machine's git is older than `needed`, which `what`
+    needs ("Merging a worktree session's branch needs")."""
+    await _check_version()
+    assert _checked is not None
+    problem = too_old(_checked, needed, what)
+    if problem:
+        raise GitError(problem)
 
 
 async def run(
@@ -47,13 +67,14 @@ async def run(
     input: bytes | None = None,
     check: bool = True,
     locks: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, bytes, str]:
     """Run `git ARGS` in `cwd`: (exit code, output, error text). `check` turns a failure
     into a GitError naming the command and saying git's last line. Without `locks`, git
     takes no optional lock (a status read in the background must never make an agent's
-    own `git` wait)."""
+    own `git` wait). `env` adds variables (a scratch index of Cockpit's own)."""
     await _check_version()
-    return await _run(cwd, args, input=input, check=check, locks=locks)
+    return await _run(cwd, args, input=input, check=check, locks=locks, more=env)
 
 
 async def text(cwd: Path | str, *args: str, locks: bool = True) -> str:
@@ -67,7 +88,7 @@ async def _check_version() -> None:
     global _checked
     if _checked is not None:
         return
-    _, output, _ = await _run(".", ("--version",), input=None, check=True, locks=True)
+    _, output, _ = await _run(".", ("--version",), input=None, check=True, locks=True, more=None)
     found = version_of(os.fsdecode(output))
     if found is None:
         raise GitError(f"Cockpit cannot tell the version of this git: {os.fsdecode(output)!r}.")
@@ -78,9 +99,15 @@ async def _check_version() -> None:
 
 
 async def _run(
-    cwd: Path | str, args: tuple[str, ...], *, input: bytes | None, check: bool, locks: bool
+    cwd: Path | str,
+    args: tuple[str, ...],
+    *,
+    input: bytes | None,
+    check: bool,
+    locks: bool,
+    more: Mapping[str, str] | None,
 ) -> tuple[int, bytes, str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(more or {})}
     if not locks:
         env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
