@@ -32,28 +32,18 @@ def merge_message(worktree: Worktree, target: str, session_id: str) -> str:
     return f"Merge branch '{worktree.branch}' into {target}\n\nCockpit session {session_id}.\n"
 
 
-async def target_branch(worktree: Worktree) -> str:
-    """The branch the session's work goes back into: the base it was made from, or, for a
-    session made from the checkout's HEAD, the branch checked out there now when it holds
-    the commit the session started from. ValueError when there is none."""
+def target_branch(worktree: Worktree) -> str:
+    """The branch the session's work goes back into: the base branch it was made from
+    (for a session made from the checkout's HEAD, the branch checked out then).
+    ValueError when there is none."""
     if worktree.base != "HEAD":
         return worktree.base
-    head = await _checked_out(worktree.repo)
-    if head is None:
+    if worktree.base_branch is None:
         raise ValueError(
-            f"This session was made from a commit, and {worktree.repo} has no branch"
-            " checked out: check out the branch to merge into, then merge again."
+            "This session was made from a commit, not a branch, so it has no base branch to"
+            f" merge into: merge {worktree.branch} by hand with git, or push it."
         )
-    code, _, _ = await git.run(
-        worktree.repo, "merge-base", "--is-ancestor", worktree.base_commit, head, check=False
-    )
-    if code != 0:
-        raise ValueError(
-            f"This session was made from a commit that {head}, checked out in"
-            f" {worktree.repo}, does not hold: check out the branch it came from, then merge"
-            " again."
-        )
-    return head
+    return worktree.base_branch
 
 
 async def merge(
@@ -67,12 +57,15 @@ async def merge(
     module); with `dry_run`, only say what would be done."""
     await git.require(MERGE_TREE_VERSION, "Merging a worktree session's branch needs")
     try:
-        target = await target_branch(worktree)
+        target = target_branch(worktree)
     except ValueError as error:
         return MergeResult(False, refusal=str(error))
     repo, branch = worktree.repo, worktree.branch
     if not await _branch_exists(repo, target):
         return MergeResult(False, target=target, refusal=f"There is no branch {target} in {repo}.")
+    left = await _worktree_problem(worktree)
+    if left:
+        return MergeResult(False, target=target, refusal=left)
     if await _is_ancestor(repo, branch, target):
         return MergeResult(
             False, target=target, refusal=f"{target} already holds every commit of {branch}."
@@ -101,7 +94,7 @@ async def merge(
             refusal=f"{target} has moved on since {branch} left it: it cannot be fast-forwarded."
             " Merge with a merge commit, or rebase the branch first.",
         )
-    refusal = await _checkout_problem(repo, target) or await _worktree_problem(worktree)
+    refusal = await _checkout_problem(repo, target)
     if refusal or dry_run:
         return MergeResult(False, how, target, refusal=refusal)
     merging: tuple[str, ...]
