@@ -59,6 +59,9 @@ from cockpit.cli.service import add_parser as add_service_parser
 from cockpit.cli.service import service_command
 from cockpit.cli.sessions import ls_command, show_command
 from cockpit.cli.tui import tui_command
+from cockpit.cli.worktree_work import COMMANDS as WORKTREE_WORK
+from cockpit.cli.worktree_work import add_parsers as add_worktree_work_parsers
+from cockpit.cli.worktree_work import worktree_work_command
 from cockpit.cli.worktrees import add_parser as add_worktrees_parser
 from cockpit.cli.worktrees import add_run_arguments, worktrees_command
 from cockpit.paths import ForeignFolder, data_dir
@@ -180,6 +183,7 @@ def parser() -> argparse.ArgumentParser:
     add_service_parser(commands)
     add_control_parsers(commands)
     add_worktrees_parser(commands)
+    add_worktree_work_parsers(commands)
     return main
 
 
@@ -196,6 +200,7 @@ SUBCOMMANDS = frozenset(
         "answer",
         "events",
         "worktrees",
+        *WORKTREE_WORK,
     }
 )
 CONTROL = frozenset({"send", "wait", "answer", "events"})
@@ -208,7 +213,8 @@ def tui_parser() -> argparse.ArgumentParser:
         description=(
             "Open the Cockpit TUI on PATH, attached to the Cockpit service (started when none"
             " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
-            " agents, inspect, service, send, wait, answer, events, worktrees."
+            " agents, inspect, service, send, wait, answer, events, worktrees, changes, commit,"
+            " merge, discard, push."
         ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
@@ -287,6 +293,8 @@ def dispatch(arguments: list[str]) -> int:
         return service_command(args, home)
     if args.command == "worktrees":
         return interrupts.run(worktrees_command(args, home))
+    if args.command in WORKTREE_WORK:
+        return interrupts.run(worktree_work_command(args, home))
     if args.command in CONTROL:
         return interrupts.run(control_command(args, home))
     return agents_command(args)
