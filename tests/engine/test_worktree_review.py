@@ -18,10 +18,8 @@ from tests.support.ui_service_helpers import Engines
 from tests.support.waiting import eventually
 
 
-async def worktree_session(engine: EngineAPI, repo: Path, **request: str) -> SessionRecord:
-    record = await engine.create_session(
-        "demo", repo, "Review me", worktree=WorktreeRequest(**request)
-    )  # type: ignore[arg-type]
+async def worktree_session(engine: EngineAPI, repo: Path) -> SessionRecord:
+    record = await engine.create_session("demo", repo, "Review me", worktree=WorktreeRequest())
     engine.allow_automatically(record.id)
     return record
 
