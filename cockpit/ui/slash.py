@@ -70,6 +70,8 @@ class SlashTarget(Protocol):
 
     def action_help(self) -> None: ...
 
+    def action_changes(self, session: str | None = None) -> None: ...
+
     async def choose_model(self, session: str, name: str) -> None: ...
 
 
@@ -174,6 +176,10 @@ async def _help(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_help()
 
 
+async def _changes(app: SlashTarget, session: str, arguments: str) -> None:
+    app.action_changes(session)
+
+
 COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "a new session (optionally with an agent)", "agent", run=_new),
     SlashCommand("rename", "give this session a title", "title", run=_rename),
@@ -187,6 +193,9 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("options", "the agent's options (model, thinking...)", run=_options),
     SlashCommand("inbox", "everything waiting for you", run=_inbox),
     SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
+    SlashCommand(
+        "changes", "review, commit, merge or discard this worktree session's work", run=_changes
+    ),
     SlashCommand("help", "every key", run=_help),
 )
 
