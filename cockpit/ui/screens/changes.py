@@ -76,10 +76,10 @@ class ChangesScreen(Dialog[str | None]):
         padding: 0 1;
     }
     ChangesScreen #dialog .dialog-title { margin-bottom: 0; }
-    ChangesScreen #files { height: auto; max-height: 7; }
+    ChangesScreen #files { height: auto; max-height: 7; padding: 0 1; }
     ChangesScreen #diff { height: 1fr; }
-    ChangesScreen #where { color: $text-muted; }
-    ChangesScreen #keys { color: $text-muted; margin-top: 0; }
+    ChangesScreen #where { color: $text-muted; width: 1fr; }
+    ChangesScreen #keys { color: $text-muted; margin-top: 0; width: 1fr; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
