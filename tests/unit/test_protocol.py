@@ -83,11 +83,21 @@ values = st.one_of(
         worktree_statuses,
     ),
     st.builds(
-        api.ChangedFile, text, text, st.none() | text, st.none() | text, st.booleans(),
+        api.ChangedFile,
+        text,
+        text,
+        st.none() | text,
+        st.none() | text,
+        st.booleans(),
         st.booleans(),
     ),
     st.builds(
-        api.MergeResult, st.booleans(), text, text, text, st.lists(text, max_size=3).map(tuple),
+        api.MergeResult,
+        st.booleans(),
+        text,
+        text,
+        text,
+        st.lists(text, max_size=3).map(tuple),
         st.none() | text,
     ),
 )
