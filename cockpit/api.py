@@ -75,6 +75,8 @@ __all__ = [
     "RepositoryInfo",
     "CleanupItem",
     "WorktreeListing",
+    "ChangedFile",
+    "MergeResult",
     "WorktreeRequest",
     "WorktreeStatus",
     "is_run",
@@ -545,6 +547,43 @@ class RestorePlan:
     """Why it cannot be done now (a turn or a command runs), else None."""
 
 
+@dataclass(frozen=True)
+class ChangedFile:
+    """One file a worktree session changed against its base (committed on its branch or
+    not, untracked included), with both its texts when it is text under the size bound,
+    for the diff rendering."""
+
+    path: str
+    status: str
+    """"added", "modified" or "deleted"."""
+    old_text: str | None = None
+    """The text at the base (None: added, or not readable)."""
+    new_text: str | None = None
+    """The text in the worktree now (None: deleted, or not readable)."""
+    readable: bool = True
+    """False for a binary file or one over the size bound: no texts are given."""
+    binary: bool = False
+    """True when the file is binary (else an unreadable file is too large)."""
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What merging a worktree session's branch into its base branch did, or would do (a
+    dry run), or why it was not done."""
+
+    merged: bool
+    how: str = ""
+    """"fast-forward" or "merge commit" (what it did, or what a dry run would do)."""
+    target: str = ""
+    """The base branch merged into."""
+    commit: str = ""
+    """The base branch's commit after the merge (full sha)."""
+    conflicts: tuple[str, ...] = ()
+    """Files the merge would conflict on: nothing was changed."""
+    refusal: str | None = None
+    """Why it was not done, in a sentence (None when it was, or would be)."""
+
+
 # -- the engine -------------------------------------------------------------------------------
 
 
@@ -675,6 +714,37 @@ class EngineAPI(Protocol):
         """Remove these sessions' worktrees, branches (those Cockpit made), Cockpit's refs
         and archives; one sentence per session. Unmerged work is kept, saying why, unless
         `force`."""
+
+    async def worktree_changes(self, session_id: str) -> list[ChangedFile]:
+        """Every file a worktree session changed against where its branch left its base:
+        committed on the branch, staged, unstaged and untracked (not ignored), by path.
+        ValueError for a session in no worktree, or one git cannot read."""
+
+    async def commit_worktree(self, session_id: str, message: str) -> str:
+        """Commit everything in a worktree session's worktree (`git add -A`) on its branch;
+        a sentence saying what was committed. ValueError saying why not (no message,
+        nothing to commit, a turn runs)."""
+
+    async def merge_worktree(
+        self, session_id: str, fast_forward_only: bool = False, dry_run: bool = False
+    ) -> MergeResult:
+        """Merge a worktree session's branch into its base branch in the user's checkout,
+        tested first in git's object store: a conflict, a dirty checkout or another
+        branch checked out changes nothing and says why. `dry_run` only tells what it
+        would do."""
+
+    async def discard_worktree(self, session_id: str) -> str:
+        """Put a worktree session's branch and files back at its base, its ignored files
+        kept, after keeping what was there under a ref of Cockpit's; a sentence saying how
+        to undo it. ValueError while a turn runs."""
+
+    async def undo_discard(self, session_id: str) -> str:
+        """Bring back what the last discard of a worktree session put away (its branch and
+        its files); a sentence. ValueError when there is none."""
+
+    async def push_worktree(self, session_id: str, remote: str = "origin") -> str:
+        """Push a worktree session's branch to `remote`, tracking it (`git push -u`); a
+        sentence. ValueError saying why not (no such remote, git refused)."""
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""
@@ -887,6 +957,12 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "restore_worktree": CallKind.ONCE,
         "cleanup_plan": CallKind.READ,
         "clean_worktrees": CallKind.ONCE,
+        "worktree_changes": CallKind.READ,
+        "commit_worktree": CallKind.ONCE,
+        "merge_worktree": CallKind.ONCE,
+        "discard_worktree": CallKind.ONCE,
+        "undo_discard": CallKind.ONCE,
+        "push_worktree": CallKind.ONCE,
         "sessions": CallKind.READ,
         "session": CallKind.READ,
         "find_session": CallKind.READ,

@@ -58,6 +58,8 @@ RECORDS: dict[str, type[Any]] = {
         api.WorktreeStatus,
         api.WorktreeListing,
         api.CleanupItem,
+        api.ChangedFile,
+        api.MergeResult,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""

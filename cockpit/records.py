@@ -637,6 +637,9 @@ class Worktree:
     """What the user picked to start from: a branch's name, or "HEAD"."""
     base_commit: str
     """The commit the branch was made from (full sha)."""
+    base_branch: str | None = None
+    """For a base of "HEAD": the branch checked out in the checkout then (None: a
+    detached HEAD), which the session's work merges back into."""
 
 
 def read_worktree(info: object) -> Worktree | None:
@@ -651,7 +654,11 @@ def read_worktree(info: object) -> Worktree | None:
     texts = [item for item in found if isinstance(item, str) and item]
     if len(texts) != len(found):
         return None
-    return Worktree(*texts)
+    repo, path, branch, base, base_commit = texts
+    came = value.get("base_branch")
+    return Worktree(
+        repo, path, branch, base, base_commit, came if isinstance(came, str) and came else None
+    )
 
 
 WORKTREE_ARCHIVE_INFO = "worktree_archive"

@@ -63,6 +63,9 @@ from cockpit.cli.sessions import ls_command, show_command
 from cockpit.cli.tui import tui_command
 from cockpit.cli.worktree_lifecycle import add_parsers as add_lifecycle_parsers
 from cockpit.cli.worktree_lifecycle import clean_command, lifecycle_command
+from cockpit.cli.worktree_work import COMMANDS as WORKTREE_WORK
+from cockpit.cli.worktree_work import add_parsers as add_worktree_work_parsers
+from cockpit.cli.worktree_work import worktree_work_command
 from cockpit.cli.worktrees import add_parser as add_worktrees_parser
 from cockpit.cli.worktrees import add_run_arguments, worktrees_command
 from cockpit.paths import ForeignFolder, data_dir
@@ -185,12 +188,13 @@ def parser() -> argparse.ArgumentParser:
     add_control_parsers(commands)
     add_lifecycle_parsers(commands, add_worktrees_parser(commands))
     add_checkpoint_parsers(commands)
+    add_worktree_work_parsers(commands)
     return main
 
 
 SUBCOMMANDS = frozenset(
     {"run", "ls", "show", "agents", "inspect", "service", "send", "wait", "answer", "events",
-     "worktrees", "archive", "restore-worktree", "checkpoints", "restore"}
+     "worktrees", "archive", "restore-worktree", "checkpoints", "restore", *WORKTREE_WORK}
 )  # fmt: skip
 CONTROL = frozenset({"send", "wait", "answer", "events"})
 OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--remote", "--via"})
@@ -203,7 +207,7 @@ def tui_parser() -> argparse.ArgumentParser:
             "Open the Cockpit TUI on PATH, attached to the Cockpit service (started when none"
             " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
             " agents, inspect, service, send, wait, answer, events, worktrees, archive,"
-            " restore-worktree, checkpoints, restore."
+            " restore-worktree, checkpoints, restore, changes, commit, merge, discard, push."
         ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
@@ -286,6 +290,8 @@ def dispatch(arguments: list[str]) -> int:
         return interrupts.run(worktrees_command(args, home))
     if args.command in ("archive", "restore-worktree"):
         return interrupts.run(lifecycle_command(args, home))
+    if args.command in WORKTREE_WORK:
+        return interrupts.run(worktree_work_command(args, home))
     if args.command in CONTROL:
         return interrupts.run(control_command(args, home))
     if args.command in ("checkpoints", "restore"):

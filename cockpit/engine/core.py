@@ -32,6 +32,7 @@ from cockpit.api import (
     WORKTREE_INFO,
     AgentInfo,
     AgentSpec,
+    ChangedFile,
     Checkpoint,
     CleanupItem,
     EngineEvent,
@@ -39,6 +40,7 @@ from cockpit.api import (
     FileMatch,
     FramesEvent,
     Listener,
+    MergeResult,
     ModelCalls,
     PermissionRequest,
     ProblemEvent,
@@ -80,7 +82,15 @@ from cockpit.engine.shell_runs import attachment_blocks
 from cockpit.engine.stall import STALL_ENV, STALL_LIMIT, stall_limit_setting
 from cockpit.engine.stored_agents import AGENT_SETTINGS, stored_agent
 from cockpit.engine.unread import Unread
-from cockpit.engine.worktrees import archive, cleanup
+from cockpit.engine.worktrees import (
+    archive,
+    changes,
+    cleanup,
+    committing,
+    discarding,
+    merging,
+    pushing,
+)
 from cockpit.engine.worktrees.archive import (
     ARCHIVES_NAME,
     archived_words,
@@ -120,6 +130,19 @@ NOT_SAVED = (
     "saved as soon as there is room; quitting before then loses it."
 )
 """What the user is told the moment the store stops writing (the disk is full)."""
+
+
+TURN_STATES = frozenset({Status.WORKING, Status.CANCELLING, Status.WAITING})
+"""A session's states while a turn runs: its agent may be writing its files."""
+
+
+@contextlib.contextmanager
+def _git_refusal() -> Iterator[None]:
+    """A git failure as the contract's kind of refusal: a sentence in a ValueError."""
+    try:
+        yield
+    except GitError as error:
+        raise ValueError(str(error)) from error
 
 
 class Engine:
@@ -595,6 +618,63 @@ class Engine:
                 continue
             self._emit(SessionEvent(session_id))
         return said
+
+    # -- reviewing and merging worktree sessions ----------------------------------------------
+
+    async def _worktree(self, session_id: str) -> Worktree:
+        """The worktree of a worktree session; ValueError for a session in none."""
+        _, worktree = await self._worktree_of(session_id)
+        return worktree
+
+    async def _idle_worktree(self, session_id: str, doing: str) -> Worktree:
+        """The worktree of a session whose agent is not in a turn (ValueError when it is:
+        its files would change under `doing`)."""
+        worktree = await self._worktree(session_id)
+        if self.status(session_id) in TURN_STATES:
+            raise ValueError(f"A turn runs in this session: wait for it (or cancel it) to {doing}.")
+        return worktree
+
+    async def worktree_changes(self, session_id: str) -> list[ChangedFile]:
+        """Every file a worktree session changed against its base, committed or not."""
+        worktree = await self._worktree(session_id)
+        with _git_refusal():
+            return await changes.changes(worktree)
+
+    async def commit_worktree(self, session_id: str, message: str) -> str:
+        """Commit everything in a worktree session's worktree on its branch."""
+        worktree = await self._idle_worktree(session_id, "commit")
+        with _git_refusal():
+            said = await committing.commit(worktree, message)
+        self._emit(SessionEvent(session_id))
+        return said
+
+    async def merge_worktree(
+        self, session_id: str, fast_forward_only: bool = False, dry_run: bool = False
+    ) -> MergeResult:
+        """Merge a worktree session's branch into its base branch in the user's checkout."""
+        worktree = await self._worktree(session_id)
+        with _git_refusal():
+            return await merging.merge(
+                worktree, session_id, fast_forward_only=fast_forward_only, dry_run=dry_run
+            )
+
+    async def discard_worktree(self, session_id: str) -> str:
+        """Put a worktree session's branch and files back at its base, undoably."""
+        worktree = await self._idle_worktree(session_id, "discard its work")
+        with _git_refusal():
+            return await discarding.discard(worktree, session_id)
+
+    async def undo_discard(self, session_id: str) -> str:
+        """Bring back what the last discard of a worktree session put away."""
+        worktree = await self._idle_worktree(session_id, "undo the discard")
+        with _git_refusal():
+            return await discarding.undo_discard(worktree, session_id)
+
+    async def push_worktree(self, session_id: str, remote: str = "origin") -> str:
+        """Push a worktree session's branch to `remote`, tracking it."""
+        worktree = await self._worktree(session_id)
+        with _git_refusal():
+            return await pushing.push(worktree, remote)
 
     async def sessions(self) -> list[SessionRecord]:
         """Every stored session, most recent first."""

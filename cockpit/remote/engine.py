@@ -25,6 +25,7 @@ from cockpit import protocol
 from cockpit.api import (
     AgentInfo,
     AgentSpec,
+    ChangedFile,
     Checkpoint,
     CleanupItem,
     EngineAPI,
@@ -32,6 +33,7 @@ from cockpit.api import (
     FileChange,
     FileMatch,
     Listener,
+    MergeResult,
     ModelCalls,
     Page,
     PermissionRequest,
@@ -295,6 +297,32 @@ class RemoteEngine:
     async def clean_worktrees(self, session_ids: Sequence[str], force: bool = False) -> list[str]:
         said = await self._call("clean_worktrees", session_ids=list(session_ids), force=force)
         return list(said)
+
+    async def worktree_changes(self, session_id: str) -> list[ChangedFile]:
+        return list(await self._call("worktree_changes", session_id=session_id))
+
+    async def commit_worktree(self, session_id: str, message: str) -> str:
+        return str(await self._call("commit_worktree", session_id=session_id, message=message))
+
+    async def merge_worktree(
+        self, session_id: str, fast_forward_only: bool = False, dry_run: bool = False
+    ) -> MergeResult:
+        result: MergeResult = await self._call(
+            "merge_worktree",
+            session_id=session_id,
+            fast_forward_only=fast_forward_only,
+            dry_run=dry_run,
+        )
+        return result
+
+    async def discard_worktree(self, session_id: str) -> str:
+        return str(await self._call("discard_worktree", session_id=session_id))
+
+    async def undo_discard(self, session_id: str) -> str:
+        return str(await self._call("undo_discard", session_id=session_id))
+
+    async def push_worktree(self, session_id: str, remote: str = "origin") -> str:
+        return str(await self._call("push_worktree", session_id=session_id, remote=remote))
 
     async def sessions(self) -> list[SessionRecord]:
         return list(await self._call("sessions"))

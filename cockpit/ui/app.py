@@ -52,6 +52,7 @@ from cockpit.api import (
     EngineAPI,
     WorktreeRequest,
     read_command,
+    read_worktree,
 )
 from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
 from cockpit.paths import bundled_dir, config_dir, settings_path
@@ -86,6 +87,7 @@ from cockpit.ui.rail import SessionRail
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.screen_layout import ScreenLayout
 from cockpit.ui.screen_rules import same_dialog
+from cockpit.ui.screens.changes import SHELL, ChangesScreen
 from cockpit.ui.screens.inbox import InboxItem
 from cockpit.ui.session_actions import SessionActions
 from cockpit.ui.sessions import Sessions
@@ -164,6 +166,7 @@ class CockpitApp(App[None]):
             show=False,
             priority=True,
         ),
+        Binding("f6", "main_screen_key('changes')", "Changes", show=False, priority=True),
         Binding("f1", "main_screen_key('help')", "Help", priority=True),
         Binding("escape", "escape", "Cancel turn", show=False),
         Binding("ctrl+c", "interrupt", "Cancel turn", show=False),
@@ -575,6 +578,30 @@ class CockpitApp(App[None]):
     def action_focus_previous(self) -> None:
         """Shift+Tab: back along the same chain (the prompt itself uses it for modes)."""
         self.layout.focus_step(-1)
+
+    def action_changes(self, session: str | None = None) -> None:
+        """F6: the changes of this worktree session, to review, commit, merge, push or
+        discard."""
+        session = session or self.current
+        record = self.records.get(session or "")
+        worktree = read_worktree(record.info) if record is not None else None
+        if session is None or worktree is None:
+            self.notify(
+                "This session works in no worktree of its own: start one with a worktree"
+                " (cockpit --worktree) to review its changes here.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        composer = self.query_one(Composer)
+
+        def answered(result: str | None) -> None:
+            if result == SHELL and composer.session == session:  # a `!command` prompt
+                composer.text = "!"
+                composer.move_cursor(composer.document.end)
+                composer.focus()
+
+        self.open_screen(ChangesScreen(self.engine, session, worktree.branch), answered)
 
     def action_help(self) -> None:
         """Show every key, Ctrl+Q as it acts (detach, unless the agents run in Cockpit)."""

@@ -121,6 +121,11 @@ def action_entries(app: CockpitApp) -> list[Entry]:
             "scroll to the end of the transcript (Ctrl+End)",
             app.action_jump_end,
         ),
+        (
+            "Changes of this session",
+            "review, comment, commit, merge, push or discard a worktree session's work (F6)",
+            app.action_changes,
+        ),
         ("Change theme", "the colours of the screen", app.search_themes),
         ("Keys and help", "every key, and what Cockpit does (F1)", app.action_help),
         quit_entry,

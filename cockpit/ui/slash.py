@@ -72,6 +72,7 @@ class SlashTarget(Protocol):
     def action_help(self) -> None: ...
 
     async def action_clean_worktrees(self) -> None: ...
+    def action_changes(self, session: str | None = None) -> None: ...
 
     async def choose_model(self, session: str, name: str) -> None: ...
 
@@ -187,6 +188,10 @@ async def _worktrees(app: SlashTarget, session: str, arguments: str) -> None:
     await app.action_clean_worktrees()
 
 
+async def _changes(app: SlashTarget, session: str, arguments: str) -> None:
+    app.action_changes(session)
+
+
 COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "a new session (optionally with an agent)", "agent", run=_new),
     SlashCommand("rename", "give this session a title", "title", run=_rename),
@@ -201,6 +206,9 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("inbox", "everything waiting for you", run=_inbox),
     SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
     SlashCommand("worktrees", "clean up worktrees: size, merged or not", run=_worktrees),
+    SlashCommand(
+        "changes", "review, commit, merge or discard this worktree session's work", run=_changes
+    ),
     SlashCommand("help", "every key", run=_help),
     SlashCommand(
         "checkpoints", "this session's files at each turn; put them back", run=_checkpoints

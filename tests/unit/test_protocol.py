@@ -105,6 +105,24 @@ values = st.one_of(
     st.builds(
         api.RestorePlan, text, *[st.lists(text, max_size=3).map(tuple)] * 4, st.none() | text
     ),
+    st.builds(
+        api.ChangedFile,
+        text,
+        text,
+        st.none() | text,
+        st.none() | text,
+        st.booleans(),
+        st.booleans(),
+    ),
+    st.builds(
+        api.MergeResult,
+        st.booleans(),
+        text,
+        text,
+        text,
+        st.lists(text, max_size=3).map(tuple),
+        st.none() | text,
+    ),
 )  # fmt: skip
 
 

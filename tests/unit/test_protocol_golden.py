@@ -107,6 +107,10 @@ SAMPLES: dict[str, Any] = {
     "RestorePlan": api.RestorePlan(
         "3", ("a.py",), ("b.py",), ("c.py",), (".env",), "A turn is running in this session."
     ),
+    "ChangedFile": api.ChangedFile("src/app.py", "modified", "old\n", "new\n", True, False),
+    "MergeResult": api.MergeResult(
+        False, "merge commit", "main", "", ("src/app.py",), "It conflicts: nothing was changed."
+    ),
 }
 """One value of each record the wire carries, every field set."""
 

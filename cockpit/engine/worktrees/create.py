@@ -87,7 +87,9 @@ async def make_worktree(
         adding = ["worktree", "add", "-b", branch, str(path), base_commit]
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
     await git.run(top, *adding)
-    worktree = Worktree(str(top), str(path), branch, request.base, base_commit)
+    worktree = Worktree(
+        str(top), str(path), branch, request.base, base_commit, await _on_branch(top, request)
+    )
     if request.carry_changes:
         try:
             await carry_changes(top, path, request.base)
@@ -95,6 +97,15 @@ async def make_worktree(
             await remove_worktree(worktree, delete_branch=made)
             raise
     return worktree
+
+
+async def _on_branch(top: Path, request: WorktreeRequest) -> str | None:
+    """The branch a session made from the checkout's HEAD came from (what its work merges
+    back into), or None (another base, or a detached HEAD)."""
+    if request.base != "HEAD":
+        return None
+    code, head, _ = await git.run(top, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    return (os.fsdecode(head).strip() or None) if code == 0 else None
 
 
 async def carry_changes(top: Path, path: Path, base: str) -> None:

@@ -16,6 +16,11 @@ MIN_VERSION = (2, 25)
 """The oldest git worktree sessions are made and read with (2.25, January 2020): every
 command they use has the options they use there."""
 
+MERGE_TREE_VERSION = (2, 38)
+"""The oldest git that merges in its object store alone (`git merge-tree --write-tree`,
+2.38, October 2022): merging a worktree session's branch tests the merge with it first,
+so only that needs it."""
+
 GIT_TIMEOUT = 120.0
 """Seconds a git command may take: a worktree of a large repository takes a while."""
 
@@ -51,13 +56,27 @@ def version_of(words: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def too_old(found: tuple[int, int]) -> str | None:
-    """Why a git of version `found` cannot serve, or None when it can."""
-    if found >= MIN_VERSION:
+def too_old(
+    found: tuple[int, int],
+    needed: tuple[int, int] = MIN_VERSION,
+    what: str = "Worktree sessions need",
+) -> str | None:
+    """Why a git of version `found` cannot serve `what` needs `needed`, or None when it can."""
+    if found >= needed:
         return None
-    need = ".".join(map(str, MIN_VERSION))
+    need = ".".join(map(str, needed))
     have = f"{found[0]}.{found[1]}"
-    return f"Worktree sessions need git {need} or newer; this machine has git {have}."
+    return f"{what} git {need} or newer; this machine has git {have}."
+
+
+async def require(needed: tuple[int, int], what: str) -> None:
+    """Refuse (GitError) when this machine's git is older than `needed`, which `what`
+    needs ("Merging a worktree session's branch needs")."""
+    await _check_version()
+    assert _checked is not None
+    problem = too_old(_checked, needed, what)
+    if problem:
+        raise GitError(problem)
 
 
 async def run(

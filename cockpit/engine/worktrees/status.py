@@ -48,7 +48,7 @@ async def worktree_status(worktree: Worktree) -> WorktreeStatus:
     _, changes, _ = await git.run(
         path, "status", "--porcelain", "-z", "--untracked-files=all", locks=False
     )
-    base = await _base_ref(path, worktree)
+    base = await base_ref(path, worktree)
     try:
         counts = await git.text(
             path, "rev-list", "--left-right", "--count", f"{base}...HEAD", locks=False
@@ -59,7 +59,7 @@ async def worktree_status(worktree: Worktree) -> WorktreeStatus:
     return WorktreeStatus(branch or worktree.branch, count_changes(changes), ahead, behind)
 
 
-async def _base_ref(path: Path, worktree: Worktree) -> str:
+async def base_ref(path: Path, worktree: Worktree) -> str:
     """What the branch is compared with: the base branch as it is now, or the commit it
     was made from (a base of "HEAD", or a base branch since deleted)."""
     if worktree.base != "HEAD":

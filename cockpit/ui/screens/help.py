@@ -43,6 +43,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("c  on a bubble", "copy it to the clipboard (works over SSH)"),
     ("Enter  on a card", "open or fold a thought or a tool call"),
     ("f / s  on a diff", "the whole diff / side by side or unified"),
+    ("F6", "a worktree session's changes: comment, commit, merge, push, discard"),
     ("Ctrl+P", "command palette: sessions, agents, themes, actions"),
     ("F1", "this help"),
 )
