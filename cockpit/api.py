@@ -529,6 +529,13 @@ class EngineAPI(Protocol):
     async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
         """Files under the session's folder that match `query` best (`@` completion)."""
 
+    async def folders(self, partial: str) -> list[str]:
+        """The names of the folders a typed path may go on to, where the agents run (the
+        new-session dialog's completion): those in the folder `partial` ends in, up to its
+        last `/`, that start with the rest of it; an absolute path or one from `~` (the
+        home there). At most `folder_completion.FOLDERS_LIMIT`, sorted; none when that
+        folder cannot be read."""
+
     # what the user has seen
     def show(self, session_id: str | None) -> None:
         """The session the user has on screen now (None: none); it is read, and its frames
@@ -674,6 +681,7 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "session_policy": CallKind.READ,
         "export": CallKind.ONCE,
         "find_files": CallKind.READ,
+        "folders": CallKind.READ,
         "show": CallKind.LOCAL,
         "watch": CallKind.LOCAL,
         "unread": CallKind.LOCAL,

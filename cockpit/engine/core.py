@@ -45,6 +45,7 @@ from cockpit.engine.automatic_answers import AutomaticAnswers
 from cockpit.engine.errors import describe, not_opened, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
+from cockpit.engine.folders import list_folders
 from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.policy import (
@@ -430,6 +431,11 @@ class Engine:
         """Files under the session's folder that match `query` best (`@` completion)."""
         record = await self.session(session_id)
         return await self._files.find(record.cwd, query, limit)
+
+    async def folders(self, partial: str) -> list[str]:
+        """The folders a typed path may go on to, here (see `folders.list_folders`): a big
+        folder takes milliseconds to read, so it is read off the event loop."""
+        return await asyncio.to_thread(list_folders, partial)
 
     # -- what the user has seen --------------------------------------------------------------
 
