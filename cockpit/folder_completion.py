@@ -52,9 +52,11 @@ def completed(typed: str, names: Sequence[str]) -> str:
         return "~/"
     head, stem = split_partial(typed)
     fitting = [name for name in names if name.startswith(stem)]
+    if not fitting:
+        return typed
     if len(fitting) == 1:
         return head + fitting[0] + "/"
-    return head + os.path.commonprefix(fitting) if fitting else typed
+    return head + os.path.commonprefix(fitting)  # noqa: RUF071 (names: their shared start)
 
 
 def suggested(typed: str, names: Sequence[str]) -> str | None:

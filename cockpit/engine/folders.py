@@ -21,7 +21,9 @@ def list_folders(partial: str, limit: int = FOLDERS_LIMIT) -> list[str]:
         return []
     try:
         with os.scandir(folder) as entries:
-            folders = [entry.name for entry in entries if entry.name.startswith(stem) and is_folder(entry)]
+            folders = [
+                entry.name for entry in entries if entry.name.startswith(stem) and is_folder(entry)
+            ]
     except OSError:
         return []
     return matching(folders, stem, limit)
