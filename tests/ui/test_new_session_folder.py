@@ -159,10 +159,14 @@ async def test_the_first_folder_shows_greyed_and_right_or_end_takes_it(
 
 
 async def test_the_home_is_the_one_where_the_agents_run(
-    home_is_place: Path, engines: Engines
+    home_is_place: Path, engines: Engines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`~` completes to the home folder and `~/...` within it, shown as typed; the session
-    is created in the folder it names."""
+    is created in the folder it names. With a service, the screen's own home is another
+    folder (as over `--remote`): the service's is the one that counts."""
+    if engines.kind == "service":
+        (tmp_path / "screen-home").mkdir()
+        monkeypatch.setenv("HOME", str(tmp_path / "screen-home"))
     app = engines.app()
     async with app.run_test(size=SIZE) as pilot:
         first = await ready(app)
@@ -174,6 +178,25 @@ async def test_the_home_is_the_one_where_the_agents_run(
         burst(app, "enter")
         await wait_until(lambda: len(app.records) == 2 and app.current not in (None, first))
         assert app.records[app.current or ""].cwd == str(home_is_place / "docs")
+        await ready(app)
+        await pilot.pause()
+
+
+async def test_a_relative_path_is_under_the_folder_the_dialog_opened_with(
+    engines: Engines,
+) -> None:
+    """A path that starts neither at `/` nor at `~` is under the folder Cockpit was
+    opened on (the one the field shows first), not the engine's own working folder."""
+    (engines.project / "subdir-a").mkdir(parents=True)
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = await ready(app)
+        field = await folder_field(app)
+        burst(app, *"su", "tab")
+        await wait_until(lambda: field.value == "subdir-a/", what="the relative folder")
+        burst(app, "enter")
+        await wait_until(lambda: len(app.records) == 2 and app.current not in (None, first))
+        assert app.records[app.current or ""].cwd == str(engines.project / "subdir-a")
         await ready(app)
         await pilot.pause()
 
