@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import Button
 
 from cockpit.ui.app import CockpitApp
-from cockpit.ui.folder_field import FolderCandidates, FolderField
+from cockpit.ui.folder_field import FolderCandidates, FolderField, FolderLookup
 from cockpit.ui.screens.new_session import NewSessionScreen
 from tests.support.ui_helpers import (
     burst,
@@ -222,6 +222,19 @@ async def test_a_folder_the_engine_refuses_opens_the_dialog_again_on_it(
         burst(app, "backspace", "backspace", "backspace", "backspace", "tab")
         await wait_until(lambda: field.value == f"{place}/nowhere"[:-4], what="no change")
         await pilot.pause()
+
+
+async def test_an_engine_that_cannot_answer_lists_nothing() -> None:
+    """The link to the service cut, or a service without the call: no folders, no error
+    (completion has nothing to offer; the dialog goes on)."""
+
+    async def cut(partial: str) -> list[str]:
+        raise ConnectionError("the connection to the Cockpit service was cut")
+
+    lookup = FolderLookup(cut, "/home/u")
+    assert await lookup.names("/home/u/pro") == []
+    assert lookup.known("/home/u/pro") == []
+    assert lookup.known("/home/u/p") is None
 
 
 # -- a slow engine (in process: the answer is held back by the test) ---------------------
