@@ -95,14 +95,23 @@ class FolderLookup:
 
 class FolderSuggester(Suggester):
     """Textual's inline suggestion, from the engine's folders; the folders that came are
-    also handed to `listed` (the line under the field)."""
+    also handed to `listed` (the line under the field). Only the field's text as it is
+    now is asked about: a burst of keys asks once, not once a key."""
 
-    def __init__(self, lookup: FolderLookup, listed: Callable[[str, list[str]], None]) -> None:
+    def __init__(
+        self,
+        lookup: FolderLookup,
+        current: Callable[[], str],
+        listed: Callable[[str, list[str]], None],
+    ) -> None:
         super().__init__(use_cache=False, case_sensitive=True)  # folders come and go
         self.lookup = lookup
+        self.current = current
         self.listed = listed
 
     async def get_suggestion(self, value: str) -> str | None:
+        if value != self.current():
+            return None  # typed over already: Textual would drop the answer
         names = await self.lookup.names(value)
         self.listed(value, names)
         return suggested(value, names)
@@ -123,7 +132,8 @@ class FolderField(Field):
             self.names = names
 
     def __init__(self, value: str, lookup: FolderLookup, **kwargs: Any) -> None:
-        super().__init__(value, suggester=FolderSuggester(lookup, self._listed), **kwargs)
+        suggester = FolderSuggester(lookup, lambda: self.value, self._listed)
+        super().__init__(value, suggester=suggester, **kwargs)
         self.lookup = lookup
 
     async def on_key(self, event: events.Key) -> None:

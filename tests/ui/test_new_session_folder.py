@@ -278,3 +278,28 @@ async def test_a_slow_answer_holds_no_key_back_and_is_dropped_when_the_text_chan
         assert field.value == f"{place}/c"
         gate.set()
         await wait_until(lambda: field.value == f"{place}/cock", what="the late completion")
+
+
+async def test_a_burst_asks_the_engine_about_the_text_it_leaves(
+    tmp_path: Path, place: Path
+) -> None:
+    """A path typed in one burst asks for the folders of the text it ends with, not of
+    each key's: over `--remote` each question crosses the link."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app)
+        await folder_field(app)
+        screen = app.screen
+        assert isinstance(screen, NewSessionScreen)
+        asked: list[str] = []
+        ask = screen.lookup.ask
+
+        async def counted(partial: str) -> list[str]:
+            asked.append(partial)
+            return await ask(partial)
+
+        screen.lookup.ask = counted
+        burst(app, *f"{place}/cockr")
+        await settled(pilot)
+        assert asked == [f"{place}/cockr"]
+        assert candidates(app) == "cockroach/"
