@@ -482,6 +482,13 @@ class EngineAPI(Protocol):
     def agent_of(self, record: SessionRecord) -> AgentSpec:
         """How a stored session's agent runs."""
 
+    async def folders(self, partial: str) -> list[str]:
+        """The names of the folders a typed path may go on to, where the agents run (the
+        new-session dialog's completion): those in the folder `partial` ends in, up to its
+        last `/`, that start with the rest of it; an absolute path or one from `~` (the
+        home there). At most `folder_completion.FOLDERS_LIMIT`, sorted; none when that
+        folder cannot be read."""
+
     # sessions
     async def create_session(
         self,
@@ -528,13 +535,6 @@ class EngineAPI(Protocol):
 
     async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
         """Files under the session's folder that match `query` best (`@` completion)."""
-
-    async def folders(self, partial: str) -> list[str]:
-        """The names of the folders a typed path may go on to, where the agents run (the
-        new-session dialog's completion): those in the folder `partial` ends in, up to its
-        last `/`, that start with the rest of it; an absolute path or one from `~` (the
-        home there). At most `folder_completion.FOLDERS_LIMIT`, sorted; none when that
-        folder cannot be read."""
 
     # what the user has seen
     def show(self, session_id: str | None) -> None:
@@ -671,6 +671,7 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         # the state it attaches with brings the list, so a call cut short is not sent again.
         "agents": CallKind.ONCE,
         "agent_of": CallKind.READ,
+        "folders": CallKind.READ,
         "create_session": CallKind.START,
         "sessions": CallKind.READ,
         "session": CallKind.READ,
@@ -681,7 +682,6 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "session_policy": CallKind.READ,
         "export": CallKind.ONCE,
         "find_files": CallKind.READ,
-        "folders": CallKind.READ,
         "show": CallKind.LOCAL,
         "watch": CallKind.LOCAL,
         "unread": CallKind.LOCAL,

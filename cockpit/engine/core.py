@@ -366,6 +366,11 @@ class Engine:
             return self._specs[record.id]
         return stored_agent(record, self.registry)
 
+    async def folders(self, partial: str) -> list[str]:
+        """The folders a typed path may go on to, here (see `folders.list_folders`): a big
+        folder takes milliseconds to read, so it is read off the event loop."""
+        return await asyncio.to_thread(list_folders, partial)
+
     async def rename(self, session_id: str, title: str) -> None:
         """Give a session a title (NotSaved when the store refuses it; on a full disk the
         store holds the change and writes it when there is room)."""
@@ -431,11 +436,6 @@ class Engine:
         """Files under the session's folder that match `query` best (`@` completion)."""
         record = await self.session(session_id)
         return await self._files.find(record.cwd, query, limit)
-
-    async def folders(self, partial: str) -> list[str]:
-        """The folders a typed path may go on to, here (see `folders.list_folders`): a big
-        folder takes milliseconds to read, so it is read off the event loop."""
-        return await asyncio.to_thread(list_folders, partial)
 
     # -- what the user has seen --------------------------------------------------------------
 

@@ -213,6 +213,9 @@ class RemoteEngine:
             return known
         return AgentSpec(record.agent, tuple(record.command), source="stored session")
 
+    async def folders(self, partial: str) -> list[str]:
+        return list(await self._call("folders", partial=partial))
+
     def show(self, session_id: str | None) -> None:
         self._shown = session_id
         self._send_watch()
@@ -293,9 +296,6 @@ class RemoteEngine:
 
     async def find_files(self, session_id: str, query: str, limit: int = 8) -> list[FileMatch]:
         return list(await self._call("find_files", session_id=session_id, query=query, limit=limit))
-
-    async def folders(self, partial: str) -> list[str]:
-        return list(await self._call("folders", partial=partial))
 
     def save_draft(self, session_id: str, text: str) -> None:
         self._sending.in_order(lambda: self._call("save_draft", session_id=session_id, text=text))
