@@ -84,7 +84,7 @@ class FolderLookup:
         try:
             return list(await self.ask(absolute(typed, self.base)))
         except Exception as error:  # a cut link, an older service: no completion, no error
-            log.info("no folders listed for %r: %s", typed, error)
+            log.debug("no folders listed for %r: %s", typed, error)
             return []
 
     def close(self) -> None:
