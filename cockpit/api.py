@@ -671,6 +671,13 @@ class EngineAPI(Protocol):
     def agent_of(self, record: SessionRecord) -> AgentSpec:
         """How a stored session's agent runs."""
 
+    async def folders(self, partial: str) -> list[str]:
+        """The names of the folders a typed path may go on to, where the agents run (the
+        new-session dialog's completion): those in the folder `partial` ends in, up to its
+        last `/`, that start with the rest of it; an absolute path or one from `~` (the
+        home there). At most `folder_completion.FOLDERS_LIMIT`, sorted; none when that
+        folder cannot be read."""
+
     # sessions
     async def create_session(
         self,
@@ -949,6 +956,7 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         # the state it attaches with brings the list, so a call cut short is not sent again.
         "agents": CallKind.ONCE,
         "agent_of": CallKind.READ,
+        "folders": CallKind.READ,
         "create_session": CallKind.START,
         "repository": CallKind.READ,
         "worktree_status": CallKind.READ,

@@ -65,6 +65,7 @@ from cockpit.engine.checkpoints.rules import restore_done
 from cockpit.engine.errors import describe, not_opened, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
+from cockpit.engine.folders import list_folders
 from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.policy import (
@@ -709,6 +710,11 @@ class Engine:
         if record.id in self._specs:
             return self._specs[record.id]
         return stored_agent(record, self.registry)
+
+    async def folders(self, partial: str) -> list[str]:
+        """The folders a typed path may go on to, here (see `folders.list_folders`): a big
+        folder takes milliseconds to read, so it is read off the event loop."""
+        return await asyncio.to_thread(list_folders, partial)
 
     async def rename(self, session_id: str, title: str) -> None:
         """Give a session a title (NotSaved when the store refuses it; on a full disk the

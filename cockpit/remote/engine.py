@@ -223,6 +223,9 @@ class RemoteEngine:
             return known
         return AgentSpec(record.agent, tuple(record.command), source="stored session")
 
+    async def folders(self, partial: str) -> list[str]:
+        return list(await self._call("folders", partial=partial))
+
     def show(self, session_id: str | None) -> None:
         self._shown = session_id
         self._send_watch()

@@ -33,6 +33,19 @@ async def ran_own_binding(widget: Widget, event: events.Key, *, text: bool = Tru
     return True
 
 
+def passed_on(widget: Widget, event: events.Key) -> bool:
+    """Send a key that reached `widget` after the keyboard left it to where the keyboard is
+    now (True when it did). Textual hands a burst's keys to the focused widget as they come,
+    before any is handled: a Tab that moves on hands the focus over, but the keys typed
+    after it are queued at the widget it left."""
+    if widget.screen.focused is widget or widget.screen.focused is None:
+        return False
+    event.stop()
+    event.prevent_default()
+    widget.app.post_message(events.Key(event.key, event.character))
+    return True
+
+
 class Field(Input):
     """A one-line text field whose editing keys keep their order in a burst."""
 

@@ -98,22 +98,31 @@ class SessionActions:
         busy = (Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING)
         return sum(self._engine().status(session) in busy for session in self._sessions.records)
 
-    def new_session(self) -> None:
+    def new_session(self, agent: str | None = None, folder: str | None = None) -> None:
         """Pick an agent and a folder for a new session; the agent of the session on screen
         is highlighted (else the one Cockpit was opened with), so Ctrl+N Enter starts
-        another session like it."""
+        another session like it. A folder the engine refuses (it is no folder where the
+        agents run) opens the dialog again on what was chosen, at the folder: nothing
+        typed is lost."""
         record = self._sessions.records.get(self._sessions.current or "")
         default = record.agent if record is not None else self._agent or DEFAULT_AGENT
         engine = self._engine()
 
         async def chosen(choice: NewSessionChoice | None) -> None:
-            if choice is not None:
-                await self._switching.create(choice.agent, choice.folder)
+            if choice is not None and not await self._switching.create(choice.agent, choice.folder):
+                self.new_session(choice.agent, choice.folder)
 
         def installed(name: str) -> bool:
             return any(info.spec.name == name and info.installed for info in engine.agents())
 
-        screen = NewSessionScreen(engine.agents(), str(self._folder), default, installed)
+        screen = NewSessionScreen(
+            engine.agents(),
+            folder or str(self._folder),
+            agent or default,
+            installed,
+            engine.folders,
+            at_folder=folder is not None,
+        )
         self._open_screen(screen, chosen)
 
     async def new_session_with(self, agent: str) -> None:

@@ -122,24 +122,26 @@ class Switching:
         if focus:
             parts.requests.focus_session()
 
-    @reported("open the session")
+    @reported("open the session", default=True)
     async def create(
         self, agent: str | AgentSpec, folder: str, worktree: WorktreeRequest | None = None
-    ) -> None:
+    ) -> bool:
         """Start a new session of `agent` in `folder` (in a worktree of its own when
-        `worktree` asks for one), and show it."""
+        `worktree` asks for one), and show it; False, and the user told why, when the engine
+        refuses them (no such agent, no such folder where it runs)."""
         try:
             record = await self._engine().create_session(agent, folder, worktree=worktree)
         except (KeyError, NotADirectoryError, ValueError) as error:
             self.app.notify(
                 str(error.args[0] if error.args else error), severity="error", markup=False
             )
-            return
+            return False
         self._sessions.records[record.id] = record
         self.select(record.id)
         # A partial: a worker cancelled before it starts leaves no coroutine behind.
         work: Callable[[], object] = partial(self._start, record.id)
         self.app.run_worker(work, group="start", exit_on_error=False)
+        return True
 
     async def _start(self, session: str) -> None:
         try:

@@ -87,9 +87,7 @@ def test_a_plain_session_or_an_unknown_one_is_one_clear_line(
     (record,) = json.loads(session.stdout)
     plain = run_in(mode, cli_home, "changes", record["id"])
     assert plain.returncode == 4
-    assert (
-        plain.stderr.strip() == f"cockpit: Session {record['id']} has no worktree of its own."
-    )
+    assert plain.stderr.strip() == f"cockpit: Session {record['id']} has no worktree of its own."
     unknown = run_in(mode, cli_home, "merge", "zzzz")
     assert unknown.returncode == 2 and unknown.stderr.startswith("cockpit: ")
     assert "Traceback" not in unknown.stderr

@@ -93,6 +93,7 @@ SHARED_LAYERS = [
     "cockpit.inside_root",
     "cockpit.atomic_file",
     "cockpit.policy_rule",
+    "cockpit.folder_completion",
     "cockpit.agentkit",
 ]
 

@@ -1,14 +1,15 @@
 """The new-session dialog: an agent (every one listed, installed ones first, how to install
-the others) and a folder; and its pure rules (order, lines, detail, sizes)."""
+the others) and a folder, completed from the folders where the agents run; and its pure
+rules (order, lines, detail, sizes)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -19,9 +20,11 @@ from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from cockpit.api import AgentInfo, AgentSpec
+from cockpit.folder_completion import absolute
 from cockpit.text.sanitize import printable
 from cockpit.ui.dialog import Dialog
-from cockpit.ui.keys_in_order import Field
+from cockpit.ui.folder_field import Ask, FolderCandidates, FolderField, FolderLookup
+from cockpit.ui.keys_in_order import passed_on, ran_own_binding
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
 
@@ -36,7 +39,11 @@ class NewSessionChoice:
 
 NEW_SESSION_ROWS = 14
 """The new-session dialog's rows besides its agent list: border, padding, title, the
-detail (4 lines), the folder and the buttons, with the gaps between them."""
+detail (4 lines), the folder, the folders it may go on to and the buttons, with the gaps
+between them."""
+
+FOLDER_LABEL_CELLS = 8
+"""The width of the folder's label: the folders listed under the field start past it."""
 
 TITLE_CELLS = 32
 """The widest column of agent titles in the new-session list (a longer title is cut)."""
@@ -100,16 +107,32 @@ class AgentDetail(Widget):
         return clamped(self.detail, self.content_size.width, self.content_size.height)
 
 
+class AgentList(Listing):
+    """The dialog's agents. Tab moves on to the folder as it comes (the screen's Tab runs
+    only once the key has bubbled up), and what is typed after it in the same burst goes
+    on to the folder too."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "app.focus_next", "Go to the folder", show=False),
+    ]
+
+    async def on_key(self, event: events.Key) -> None:
+        if not passed_on(self, event):
+            await ran_own_binding(self, event)
+
+
 class NewSessionScreen(Dialog[NewSessionChoice | None]):
     """Pick an agent and a folder. Every agent is listed, installed ones first; Enter
-    creates the session at once (Tab reaches the folder). One that is not installed says
-    how to install it (F3 copies that) and is refused, with the reason in the dialog:
-    a session that cannot start would only sit in the rail. It is looked up again on
-    each Enter, so installing it meanwhile is enough."""
+    creates the session at once (Tab reaches the folder, where Tab completes it). One that
+    is not installed says how to install it (F3 copies that) and is refused, with the
+    reason in the dialog: a session that cannot start would only sit in the rail. It is
+    looked up again on each Enter, so installing it meanwhile is enough. Whether the folder
+    is one is the engine's to say, where the agents run, as it creates the session."""
 
     # It fits 80x24 with every bundled agent and the longest detail: the agent list
     # (shorter on a short screen, where it scrolls), a detail of four lines whatever the
-    # agent, the folder on one line and the buttons.
+    # agent, the folder on one line, the folders it may go on to on the next (the gap
+    # above the buttons when there are none) and the buttons.
     DEFAULT_CSS = """
     NewSessionScreen #dialog.new-session {
         max-height: 100%;
@@ -126,11 +149,21 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         margin-top: 1;
     }
     NewSessionScreen #dialog.new-session .folder-label {
-        width: 8;
+        width: 8;  /* FOLDER_LABEL_CELLS */
     }
     NewSessionScreen #dialog.new-session #folder {
         width: 1fr;
         background: $panel;
+    }
+    NewSessionScreen #dialog.new-session #folder-candidates {
+        height: 1;
+        display: none;
+    }
+    NewSessionScreen #dialog.new-session.-listing #folder-candidates {
+        display: block;
+    }
+    NewSessionScreen #dialog.new-session.-listing .buttons {
+        margin-top: 0;
     }
     NewSessionScreen #dialog.new-session Button {
         width: auto;
@@ -153,6 +186,9 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         folder: str,
         default: str,
         installed: Callable[[str], bool],
+        folders: Ask,
+        *,
+        at_folder: bool = False,
     ) -> None:
         super().__init__()
         self.available = {info.spec.name: info.installed for info in agents}
@@ -161,11 +197,15 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         """Whether an agent is installed now, asked of the engine (where agents run)."""
         self.folder = folder
         self.default = default
+        self.lookup = FolderLookup(folders, folder)
+        """The folders where the agents run, asked as the folder is typed."""
+        self.at_folder = at_folder
+        """Opened again on a folder the engine refused: the folder is what to fix."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="new-session"):
             yield Label("New session", classes="dialog-title")
-            yield Listing(
+            yield AgentList(
                 *(Option(self._line(spec), id=spec.name) for spec in self.agents),
                 id="agents",
                 compact=True,
@@ -173,7 +213,14 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             yield AgentDetail(id="agent-detail")
             with Horizontal(classes="folder-row"):
                 yield Label("Folder", classes="folder-label")
-                yield Field(self.folder, id="folder", compact=True)
+                yield FolderField(
+                    self.folder,
+                    self.lookup,
+                    id="folder",
+                    compact=True,
+                    select_on_focus=not self.at_folder,  # the text is to fix, not replace
+                )
+            yield FolderCandidates(FOLDER_LABEL_CELLS, id="folder-candidates")
             with Horizontal(classes="buttons"):
                 yield Button("Create", variant="primary", id="create", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -184,6 +231,8 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         names = [spec.name for spec in self.agents]
         agents.highlighted = names.index(self.default) if self.default in names else 0
         self._fit(self.app.size.height)
+        if self.at_folder:
+            self.query_one("#folder").focus()
 
     def on_resize(self) -> None:
         self._fit(self.app.size.height)
@@ -215,6 +264,11 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self._create()
 
+    def on_folder_field_listed(self, event: FolderField.Listed) -> None:
+        """The folders listed take the gap above the buttons: the dialog keeps its size."""
+        self.query_one(FolderCandidates).names = event.names
+        self.query_one("#dialog").set_class(bool(event.names), "-listing")
+
     def on_input_submitted(self) -> None:
         self._create()
 
@@ -245,7 +299,4 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             self.app.bell()
             return
         folder = self.query_one("#folder", Input).value.strip() or self.folder
-        if not Path(folder).expanduser().is_dir():
-            self.notify(f"{folder} is not a folder", severity="error", markup=False)
-            return
-        self.dismiss(NewSessionChoice(spec.name, str(Path(folder).expanduser())))
+        self.dismiss(NewSessionChoice(spec.name, absolute(folder, self.folder)))
