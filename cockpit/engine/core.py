@@ -51,6 +51,7 @@ from cockpit.api import (
     SessionEvent,
     Status,
     Worktree,
+    WorktreeArchive,
     WorktreeListing,
     WorktreeRequest,
     WorktreeStatus,
@@ -453,15 +454,24 @@ class Engine:
         except GitError:
             return None
 
-    async def worktrees(self) -> list[WorktreeListing]:
-        """Every worktree session's worktree, most recent session first, with its size
-        and its status."""
+    async def _worktree_sessions(
+        self,
+    ) -> list[tuple[SessionRecord, Worktree, WorktreeArchive | None]]:
+        """Every session with a worktree of its own that no cleanup removed, most recent
+        first, with what became of its worktree (None: it is where it was made)."""
         found = []
         for record in await self.store.list_sessions():
             worktree = read_worktree(record.info)
             gone = read_worktree_archive(record.info)
-            if worktree is None or (gone is not None and gone.state == REMOVED):
-                continue
+            if worktree is not None and (gone is None or gone.state != REMOVED):
+                found.append((record, worktree, gone))
+        return found
+
+    async def worktrees(self) -> list[WorktreeListing]:
+        """Every worktree session's worktree, most recent session first, with its size
+        and its status."""
+        found = []
+        for record, worktree, gone in await self._worktree_sessions():
             try:
                 status = await worktree_status(worktree)
             except GitError:
@@ -569,11 +579,7 @@ class Engine:
         """Every worktree session's worktree with what removing it would lose, most recent
         session first (only those that would lose nothing: `merged_only`)."""
         items = []
-        for record in await self.store.list_sessions():
-            worktree = read_worktree(record.info)
-            gone = read_worktree_archive(record.info)
-            if worktree is None or (gone is not None and gone.state == REMOVED):
-                continue
+        for record, worktree, gone in await self._worktree_sessions():
             try:
                 item = await cleanup.inspect(
                     record.id, record.title or "", worktree, gone, record.updated

@@ -10,7 +10,6 @@ and the cut moves off any secret it would split."""
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Mapping
 
 from cockpit.engine.terminals import is_secret
@@ -42,13 +41,25 @@ def secret_values(variables: Mapping[str, str]) -> dict[str, str]:
 
 
 def mask(text: str, secrets: Mapping[str, str]) -> str:
-    """`text` with each secret value replaced by `[masked NAME]` (the longest first, so
-    a value inside another is not half masked)."""
+    """`text` with every stretch of secret values (one, or several that overlap or touch:
+    `abcabc` in `abcabcabc`) replaced by `[masked NAME]`, NAME the variable of the longest
+    value in it: no piece of a value is left beside the mask."""
     if not secrets or not text:
         return text
     names = {value: name for name, value in secrets.items()}
-    pattern = re.compile("|".join(map(re.escape, sorted(names, key=len, reverse=True))))
-    return pattern.sub(lambda found: f"[masked {names[found.group()]}]", text)
+    merged: list[list[int]] = []
+    for start, end in sorted(_spans(text, secrets)):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, done = [], 0
+    for start, end in merged:
+        stretch = text[start:end]
+        longest = max((value for value in names if value in stretch), key=len)
+        out += [text[done:start], f"[masked {names[longest]}]"]
+        done = end
+    return "".join([*out, text[done:]])
 
 
 def _spans(text: str, secrets: Mapping[str, str]) -> list[tuple[int, int]]:
@@ -62,8 +73,9 @@ def _spans(text: str, secrets: Mapping[str, str]) -> list[tuple[int, int]]:
     return spans
 
 
-def _cut_after(text: str, at: int, secrets: Mapping[str, str]) -> int:
-    """Where to end a head at about `at`: later, past the end of any secret `at` splits."""
+def _off_secrets(text: str, at: int, secrets: Mapping[str, str]) -> int:
+    """Where to cut `text` at about `at` so that no secret is split: moved past the end of
+    any secret `at` splits (and of any that one overlaps in turn)."""
     spans = _spans(text, secrets)
     moved = True
     while moved:
@@ -71,18 +83,6 @@ def _cut_after(text: str, at: int, secrets: Mapping[str, str]) -> int:
         for start, end in spans:
             if start < at < end:
                 at, moved = end, True
-    return at
-
-
-def _cut_before(text: str, at: int, secrets: Mapping[str, str]) -> int:
-    """Where to start a tail at about `at`: earlier, at the start of any secret `at` splits."""
-    spans = _spans(text, secrets)
-    moved = True
-    while moved:
-        moved = False
-        for start, end in spans:
-            if start < at < end:
-                at, moved = start, True
     return at
 
 
@@ -131,8 +131,10 @@ class ShellOutput:
         how many characters were left out of its middle."""
         if self.total <= len(self.head) + len(self.tail):
             return mask(self.head + self.tail, self._secrets), 0
-        head = self.head[: _cut_after(self.head, self._head, self._secrets)]
-        tail_start = _cut_before(self.tail, max(len(self.tail) - self._tail, 0), self._secrets)
+        head = self.head[: _off_secrets(self.head, self._head, self._secrets)]
+        # The tail's first `margin` characters may hold the end of a secret that began
+        # before it: the cut is past them, and past any secret it would split.
+        tail_start = _off_secrets(self.tail, max(len(self.tail) - self._tail, 0), self._secrets)
         tail = self.tail[tail_start:]
         left_out = self.total - len(head) - len(tail)
         middle = LEFT_OUT.format(count=left_out)
