@@ -18,6 +18,7 @@ from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import Drafts
 from cockpit.ui.failures import reported, reported_to
+from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.screens.new_session import NewSessionChoice, NewSessionScreen
@@ -51,6 +52,7 @@ class SessionActions:
         agent: str | None,
         opened_with: str | AgentSpec,
         shell: ShellRuns,
+        keys: HeldKeys,
     ) -> None:
         self.app = app
         """For quitting, notices, the composer and workers."""
@@ -66,6 +68,7 @@ class SessionActions:
         self.opened_with = opened_with
         """The agent a new session gets when none is chosen."""
         self._shell = shell
+        self._keys = keys
         self._interrupted = 0.0
         """When Ctrl+C last found nothing to cancel or clear (a second one offers to quit)."""
 
@@ -103,14 +106,21 @@ class SessionActions:
         is highlighted (else the one Cockpit was opened with), so Ctrl+N Enter starts
         another session like it. A folder the engine refuses (it is no folder where the
         agents run) opens the dialog again on what was chosen, at the folder: nothing
-        typed is lost."""
+        typed is lost, and neither is what was typed right after its Enter: it waits
+        for the new session (or for the dialog, opened again)."""
         record = self._sessions.records.get(self._sessions.current or "")
         default = record.agent if record is not None else self._agent or DEFAULT_AGENT
         engine = self._engine()
 
         async def chosen(choice: NewSessionChoice | None) -> None:
-            if choice is not None and not await self._switching.create(choice.agent, choice.folder):
-                self.new_session(choice.agent, choice.folder)
+            if choice is None:
+                return
+            try:
+                if not await self._switching.create(choice.agent, choice.folder):
+                    self.new_session(choice.agent, choice.folder)
+            finally:
+                if not self._switching.showing:  # else the keys wait until it is shown
+                    self._keys.release_keys()
 
         def installed(name: str) -> bool:
             return any(info.spec.name == name and info.installed for info in engine.agents())
@@ -122,6 +132,7 @@ class SessionActions:
             installed,
             engine.folders,
             at_folder=folder is not None,
+            on_choice=self._keys.hold_keys,
         )
         self._open_screen(screen, chosen)
 

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, OptionList
@@ -107,18 +108,51 @@ class AgentDetail(Widget):
         return clamped(self.detail, self.content_size.width, self.content_size.height)
 
 
+def handed_back(widget: Widget, event: events.Key) -> bool:
+    """Send a key that reached the dialog after Enter chose (typed in one burst with it)
+    on to the new session (True when it did)."""
+    screen = widget.screen
+    if not isinstance(screen, NewSessionScreen) or not screen.chosen:
+        return False
+    event.stop()
+    event.prevent_default()
+    screen.post_message(NewSessionScreen.KeyAfterChoice(event.key, event.character))
+    return True
+
+
 class AgentList(Listing):
     """The dialog's agents. Tab moves on to the folder as it comes (the screen's Tab runs
     only once the key has bubbled up), and what is typed after it in the same burst goes
-    on to the folder too."""
+    on to the folder too. Enter creates the session as it comes, too: the keys behind it
+    are the new session's."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Go to the folder", show=False),
     ]
 
     async def on_key(self, event: events.Key) -> None:
-        if not passed_on(self, event):
-            await ran_own_binding(self, event)
+        if handed_back(self, event) or passed_on(self, event):
+            return
+        screen = self.screen
+        if event.key == "enter" and isinstance(screen, NewSessionScreen):
+            event.stop()
+            event.prevent_default()
+            screen.create()
+            return
+        await ran_own_binding(self, event)
+
+
+class ChoiceFolder(FolderField):
+    """The dialog's folder: Enter creates the session as it comes, with the folder as
+    typed until then (the keys behind it are the new session's)."""
+
+    async def on_key(self, event: events.Key) -> None:
+        handed_back(self, event)
+
+    async def action_submit(self) -> None:
+        screen = self.screen
+        if isinstance(screen, NewSessionScreen):
+            screen.create()
 
 
 class NewSessionScreen(Dialog[NewSessionChoice | None]):
@@ -174,6 +208,15 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     }
     """
 
+    class KeyAfterChoice(Message):
+        """A key that reached the dialog after Enter chose (typed in one burst with it):
+        it belongs to the new session, ahead of the keys held since."""
+
+        def __init__(self, key: str, character: str | None) -> None:
+            super().__init__()
+            self.key = key
+            self.character = character
+
     AUTO_FOCUS = "#agents"  # at compose time: a key typed right after Ctrl+N lands here
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Cancel"),
@@ -189,8 +232,13 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         folders: Ask,
         *,
         at_folder: bool = False,
+        on_choice: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__()
+        self.on_choice = on_choice
+        """Called the moment the dialog chooses: the keys typed from then on wait for the
+        new session (or for the dialog, opened again when the engine refuses)."""
+        self.chosen = False
         self.available = {info.spec.name: info.installed for info in agents}
         self.agents = agent_order([info.spec for info in agents], self.available)
         self.installed = installed
@@ -213,7 +261,7 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             yield AgentDetail(id="agent-detail")
             with Horizontal(classes="folder-row"):
                 yield Label("Folder", classes="folder-label")
-                yield FolderField(
+                yield ChoiceFolder(
                     self.folder,
                     self.lookup,
                     id="folder",
@@ -262,19 +310,16 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             self._show(spec)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self._create()
+        self.create()  # a click: Enter creates as it comes
 
     def on_folder_field_listed(self, event: FolderField.Listed) -> None:
         """The folders listed take the gap above the buttons: the dialog keeps its size."""
         self.query_one(FolderCandidates).names = event.names
         self.query_one("#dialog").set_class(bool(event.names), "-listing")
 
-    def on_input_submitted(self) -> None:
-        self._create()
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "create":
-            self._create()
+            self.create()
         else:
             self.dismiss(None)
 
@@ -286,7 +331,11 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         self.app.copy_to_clipboard(spec.install)
         self.notify("Copied the install command", timeout=2)
 
-    def _create(self) -> None:
+    def create(self) -> None:
+        """Choose the highlighted agent and the folder, now: the keys typed after this
+        wait for the new session."""
+        if self.chosen:
+            return
         spec = self._highlighted()
         if spec is None:
             return
@@ -299,4 +348,6 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             self.app.bell()
             return
         folder = self.query_one("#folder", Input).value.strip() or self.folder
+        self.chosen = True
+        self.on_choice()
         self.dismiss(NewSessionChoice(spec.name, absolute(folder, self.folder)))
