@@ -239,6 +239,7 @@ class CockpitApp(App[None]):
             spec or self.agent or DEFAULT_AGENT,
             self.shell,
             self.keys,
+            self.settings,
         )
         self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen)
         self.worktree_actions = WorktreeActions(self, engine_of, self.sessions, self.open_screen)

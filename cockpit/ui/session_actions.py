@@ -19,6 +19,7 @@ from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import Drafts
 from cockpit.ui.failures import reported, reported_to
 from cockpit.ui.held_keys import HeldKeys
+from cockpit.ui.live_settings import LiveSettings
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.screens.new_session import NewSessionChoice, NewSessionScreen
@@ -53,6 +54,7 @@ class SessionActions:
         opened_with: str | AgentSpec,
         shell: ShellRuns,
         keys: HeldKeys,
+        settings: LiveSettings,
     ) -> None:
         self.app = app
         """For quitting, notices, the composer and workers."""
@@ -69,6 +71,7 @@ class SessionActions:
         """The agent a new session gets when none is chosen."""
         self._shell = shell
         self._keys = keys
+        self._settings = settings
         self._interrupted = 0.0
         """When Ctrl+C last found nothing to cancel or clear (a second one offers to quit)."""
 
@@ -116,7 +119,9 @@ class SessionActions:
             if choice is None:
                 return
             try:
-                if not await self._switching.create(choice.agent, choice.folder):
+                if choice.repository is not None:
+                    self._settings.remember_worktree(choice.repository, choice.worktree is not None)
+                if not await self._switching.create(choice.agent, choice.folder, choice.worktree):
                     self.new_session(choice.agent, choice.folder)
             finally:
                 if not self._switching.showing:  # else the keys wait until it is shown
@@ -133,6 +138,8 @@ class SessionActions:
             engine.folders,
             at_folder=folder is not None,
             on_choice=self._keys.hold_keys,
+            repository=engine.repository,
+            worktree_default=self._settings.worktree_default,
         )
         self._open_screen(screen, chosen)
 
