@@ -89,6 +89,7 @@ from cockpit.ui.screen_layout import ScreenLayout
 from cockpit.ui.screen_rules import same_dialog
 from cockpit.ui.screens.changes import SHELL, ChangesScreen
 from cockpit.ui.screens.inbox import InboxItem
+from cockpit.ui.screens.new_session import NewSessionScreen
 from cockpit.ui.session_actions import SessionActions
 from cockpit.ui.sessions import Sessions
 from cockpit.ui.shell_chips import ChipShelf, ShellChips
@@ -237,6 +238,8 @@ class CockpitApp(App[None]):
             self.agent,
             spec or self.agent or DEFAULT_AGENT,
             self.shell,
+            self.keys,
+            self.settings,
         )
         self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen)
         self.worktree_actions = WorktreeActions(self, engine_of, self.sessions, self.open_screen)
@@ -654,6 +657,11 @@ class CockpitApp(App[None]):
 
     def on_permission_prompt_key_after_answer(
         self, message: PermissionPrompt.KeyAfterAnswer
+    ) -> None:
+        self.keys.hold_ahead(message.key, message.character)
+
+    def on_new_session_screen_key_after_choice(
+        self, message: NewSessionScreen.KeyAfterChoice
     ) -> None:
         self.keys.hold_ahead(message.key, message.character)
 

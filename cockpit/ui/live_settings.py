@@ -85,6 +85,20 @@ class LiveSettings:
             if self._session_timer is None:
                 self._session_timer = self.app.set_timer(SESSION_SAVE_DELAY, self.save_last_session)
 
+    def worktree_default(self, top: str) -> bool:
+        """Whether a new session in the repository at `top` is offered a worktree of its
+        own (as the user last chose there)."""
+        return self.read().worktrees.get(top, False)
+
+    def remember_worktree(self, top: str, wanted: bool) -> None:
+        """The user chose (or not) a worktree for a new session in the repository at
+        `top`: preselected next time. Only that key of the file changes."""
+        choices = dict(self.read().worktrees)
+        if choices.get(top) != wanted:
+            choices[top] = wanted
+            self.kept = replace(self.kept, worktrees=choices)
+            self.save("worktrees", choices, "the worktree choice")
+
     def save_last_session(self) -> None:
         self._session_timer = None
         self.save("last_session", self.kept.last_session, "the session on screen")

@@ -18,6 +18,8 @@ from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
 from cockpit.ui.drafts import Drafts
 from cockpit.ui.failures import reported, reported_to
+from cockpit.ui.held_keys import HeldKeys
+from cockpit.ui.live_settings import LiveSettings
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.screens.new_session import NewSessionChoice, NewSessionScreen
@@ -51,6 +53,8 @@ class SessionActions:
         agent: str | None,
         opened_with: str | AgentSpec,
         shell: ShellRuns,
+        keys: HeldKeys,
+        settings: LiveSettings,
     ) -> None:
         self.app = app
         """For quitting, notices, the composer and workers."""
@@ -66,6 +70,8 @@ class SessionActions:
         self.opened_with = opened_with
         """The agent a new session gets when none is chosen."""
         self._shell = shell
+        self._keys = keys
+        self._settings = settings
         self._interrupted = 0.0
         """When Ctrl+C last found nothing to cancel or clear (a second one offers to quit)."""
 
@@ -103,14 +109,23 @@ class SessionActions:
         is highlighted (else the one Cockpit was opened with), so Ctrl+N Enter starts
         another session like it. A folder the engine refuses (it is no folder where the
         agents run) opens the dialog again on what was chosen, at the folder: nothing
-        typed is lost."""
+        typed is lost, and neither is what was typed right after its Enter: it waits
+        for the new session (or for the dialog, opened again)."""
         record = self._sessions.records.get(self._sessions.current or "")
         default = record.agent if record is not None else self._agent or DEFAULT_AGENT
         engine = self._engine()
 
         async def chosen(choice: NewSessionChoice | None) -> None:
-            if choice is not None and not await self._switching.create(choice.agent, choice.folder):
-                self.new_session(choice.agent, choice.folder)
+            if choice is None:
+                return
+            try:
+                if choice.repository is not None:
+                    self._settings.remember_worktree(choice.repository, choice.worktree is not None)
+                if not await self._switching.create(choice.agent, choice.folder, choice.worktree):
+                    self.new_session(choice.agent, choice.folder)
+            finally:
+                if not self._switching.showing:  # else the keys wait until it is shown
+                    self._keys.release_keys()
 
         def installed(name: str) -> bool:
             return any(info.spec.name == name and info.installed for info in engine.agents())
@@ -122,6 +137,9 @@ class SessionActions:
             installed,
             engine.folders,
             at_folder=folder is not None,
+            on_choice=self._keys.hold_keys,
+            repository=engine.repository,
+            worktree_default=self._settings.worktree_default,
         )
         self._open_screen(screen, chosen)
 

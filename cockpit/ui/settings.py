@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,12 @@ def _is_text(value: object) -> bool:
 
 def _is_flag(value: object) -> bool:
     return isinstance(value, bool)
+
+
+def _is_choices(value: object) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(key, str) and isinstance(item, bool) for key, item in value.items()
+    )
 
 
 def _is_tool_card_policy(value: object) -> bool:
@@ -56,6 +62,9 @@ class Settings:
     """How tool cards open by default (one of `TOOL_CARD_POLICIES`); None keeps Cockpit's."""
     last_session: str | None = None
     """The session Cockpit opens on next time."""
+    worktrees: Mapping[str, bool] = field(default_factory=dict, hash=False)
+    """For each repository (its top folder), whether the new-session dialog last asked for
+    a worktree of its own: preselected next time."""
     kept: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """The rest of the file, as read."""
 
@@ -79,7 +88,10 @@ class Settings:
         data = dict(self.kept)
         for known in fields(self):
             value = getattr(self, known.name)
-            if known.name != "kept" and value != known.default:
+            default = known.default
+            if default is MISSING and known.default_factory is not MISSING:
+                default = known.default_factory()
+            if known.name != "kept" and value != default:
                 data[known.name] = value
         return data
 
@@ -89,6 +101,7 @@ _ACCEPTS: Mapping[str, Callable[[object], bool]] = {
     "notify": _is_flag,
     "tool_cards": _is_tool_card_policy,
     "last_session": _is_text,
+    "worktrees": _is_choices,
 }
 """For each field of `Settings` read from the file, the values it takes."""
 

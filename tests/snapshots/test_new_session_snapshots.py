@@ -5,6 +5,8 @@ test fills, so every run lists the same folders."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,9 @@ from typing import Any
 import pytest
 
 from cockpit.ui.folder_field import FolderCandidates
+from cockpit.ui.screens.new_session import NewSessionScreen
 from tests.snapshots.test_tui_snapshots import app_with, one_existing_session, settle
+from tests.support.git_repos import git, make_repo
 from tests.support.ui_helpers import burst, wait_until
 
 Snap = Callable[..., bool]
@@ -45,3 +49,37 @@ def test_the_folder_completion_at_80x24(
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=type_a_folder)
+
+
+def test_the_worktree_choice_at_80x24(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder is a git repository with uncommitted changes and a second branch: under
+    the folder, the box for a worktree of its own, its base (HEAD, on `main`) and the box
+    to carry the changes; the whole dialog still fits 80x24."""
+    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    make_repo(repo)
+    git(repo, "branch", "feature")
+    (repo / "README.md").write_text("changed\n")
+    (tmp_path / "bin").mkdir()
+    git_command = shutil.which("git")
+    assert git_command is not None
+    (tmp_path / "bin" / "git").symlink_to(git_command)  # git, and no agent but the bundled
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # the same agents missing everywhere
+    app = app_with(tmp_path, one_existing_session)
+
+    async def in_a_repository(pilot: Any) -> None:
+        await settle(pilot)
+        burst(app, "ctrl+n", "tab", "ctrl+u", *str(repo), "shift+tab")
+        await settle(pilot)
+        await wait_until(
+            lambda: (
+                isinstance(app.screen, NewSessionScreen)
+                and app.screen.query_one("#carry-row").display
+            ),
+            what="the worktree rows",
+        )
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=in_a_repository)

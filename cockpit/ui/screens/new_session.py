@@ -4,7 +4,7 @@ rules (order, lines, detail, sizes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -14,12 +14,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, OptionList
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
-from cockpit.api import AgentInfo, AgentSpec
+from cockpit.api import AgentInfo, AgentSpec, RepositoryInfo, WorktreeRequest
 from cockpit.folder_completion import absolute
 from cockpit.text.sanitize import printable
 from cockpit.ui.dialog import Dialog
@@ -35,6 +36,15 @@ class NewSessionChoice:
 
     agent: str
     folder: str
+    worktree: WorktreeRequest | None = None
+    """A worktree of its own, when asked for."""
+    repository: str | None = None
+    """The top folder of the repository the folder is in, when the dialog knew it (the
+    worktree choice is remembered for it)."""
+
+
+AskRepository = Callable[[str], Awaitable[RepositoryInfo | None]]
+"""The git repository a folder is in, where the agents run."""
 
 
 NEW_SESSION_ROWS = 14
@@ -91,10 +101,26 @@ def clamped(content: Content, width: int, lines: int) -> Content:
     return Content("\n").join(kept)
 
 
-def list_height(screen_rows: int, agents: int) -> int:
+def list_height(screen_rows: int, agents: int, worktree_rows: int = 0) -> int:
     """How many rows the agent list gets: every agent when the screen has room for them
-    beside the rest of the dialog, fewer (it scrolls) on a short one, never under 3."""
-    return max(3, min(agents, screen_rows - NEW_SESSION_ROWS))
+    beside the rest of the dialog (with its `worktree_rows` in a repository), fewer (it
+    scrolls) on a short one, never under 3."""
+    return max(3, min(agents, screen_rows - NEW_SESSION_ROWS - worktree_rows))
+
+
+def worktree_rows(repository: RepositoryInfo | None) -> int:
+    """The dialog's rows for the worktree choice: none outside a repository, one for the
+    box and its base, one more to carry uncommitted changes when there are some."""
+    if repository is None:
+        return 0
+    return 2 if repository.dirty else 1
+
+
+def base_choices(repository: RepositoryInfo) -> list[tuple[str, str]]:
+    """What a new branch may start from: the checkout's HEAD first, then each local
+    branch."""
+    head = f"HEAD ({repository.branch})" if repository.branch else "HEAD (detached)"
+    return [(head, "HEAD"), *((clean_line(name), name) for name in repository.branches)]
 
 
 class AgentDetail(Widget):
@@ -107,18 +133,67 @@ class AgentDetail(Widget):
         return clamped(self.detail, self.content_size.width, self.content_size.height)
 
 
+def handed_back(widget: Widget, event: events.Key) -> bool:
+    """Send a key that reached the dialog after Enter chose (typed in one burst with it)
+    on to the new session (True when it did)."""
+    screen = widget.screen
+    if not isinstance(screen, NewSessionScreen) or not screen.chosen:
+        return False
+    event.stop()
+    event.prevent_default()
+    screen.post_message(NewSessionScreen.KeyAfterChoice(event.key, event.character))
+    return True
+
+
 class AgentList(Listing):
     """The dialog's agents. Tab moves on to the folder as it comes (the screen's Tab runs
     only once the key has bubbled up), and what is typed after it in the same burst goes
-    on to the folder too."""
+    on to the folder too. Enter creates the session as it comes, too: the keys behind it
+    are the new session's."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("tab", "app.focus_next", "Go to the folder", show=False),
     ]
 
     async def on_key(self, event: events.Key) -> None:
-        if not passed_on(self, event):
-            await ran_own_binding(self, event)
+        if handed_back(self, event) or passed_on(self, event):
+            return
+        screen = self.screen
+        if event.key == "enter" and isinstance(screen, NewSessionScreen):
+            event.stop()
+            event.prevent_default()
+            screen.create()
+            return
+        await ran_own_binding(self, event)
+
+
+class ChoiceFolder(FolderField):
+    """The dialog's folder: Enter creates the session as it comes, with the folder as
+    typed until then (the keys behind it are the new session's)."""
+
+    async def on_key(self, event: events.Key) -> None:
+        handed_back(self, event)
+
+    async def action_submit(self) -> None:
+        screen = self.screen
+        if isinstance(screen, NewSessionScreen):
+            screen.create()
+
+
+class ChoiceBox(Checkbox):
+    """A box of the dialog: Space ticks it and Enter creates the session, each as it
+    comes (Space then Enter in one burst creates with the box ticked)."""
+
+    async def on_key(self, event: events.Key) -> None:
+        if handed_back(self, event) or passed_on(self, event):
+            return
+        screen = self.screen
+        if event.key == "enter" and isinstance(screen, NewSessionScreen):
+            event.stop()
+            event.prevent_default()
+            screen.create()
+            return
+        await ran_own_binding(self, event, text=False)
 
 
 class NewSessionScreen(Dialog[NewSessionChoice | None]):
@@ -165,6 +240,25 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     NewSessionScreen #dialog.new-session.-listing .buttons {
         margin-top: 0;
     }
+    NewSessionScreen #dialog.new-session .worktree-row {
+        height: 1;
+        display: none;
+    }
+    NewSessionScreen #dialog.new-session.-repository #worktree-row {
+        display: block;
+    }
+    NewSessionScreen #dialog.new-session.-repository.-dirty #carry-row {
+        display: block;
+    }
+    NewSessionScreen #dialog.new-session .worktree-row Checkbox {
+        width: auto;
+    }
+    NewSessionScreen #dialog.new-session .worktree-row Label {
+        margin: 0 1;
+    }
+    NewSessionScreen #dialog.new-session #worktree-base {
+        width: 1fr;
+    }
     NewSessionScreen #dialog.new-session Button {
         width: auto;
         min-width: 10;
@@ -174,10 +268,21 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     }
     """
 
+    class KeyAfterChoice(Message):
+        """A key that reached the dialog after Enter chose (typed in one burst with it):
+        it belongs to the new session, ahead of the keys held since."""
+
+        def __init__(self, key: str, character: str | None) -> None:
+            super().__init__()
+            self.key = key
+            self.character = character
+
     AUTO_FOCUS = "#agents"  # at compose time: a key typed right after Ctrl+N lands here
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Cancel"),
         Binding("f3", "copy_install", "Copy the install command"),
+        # priority: ticked as it arrives, before an Enter typed after it creates.
+        Binding("alt+w", "toggle_worktree", "Own worktree", show=False, priority=True),
     ]
 
     def __init__(
@@ -189,8 +294,21 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         folders: Ask,
         *,
         at_folder: bool = False,
+        on_choice: Callable[[], None] = lambda: None,
+        repository: AskRepository | None = None,
+        worktree_default: Callable[[str], bool] = lambda top: False,
     ) -> None:
         super().__init__()
+        self.ask_repository = repository
+        """Asked in the background as the dialog opens and the folder changes."""
+        self.worktree_default = worktree_default
+        """Whether a repository's box starts ticked (the user's last choice there)."""
+        self.repository: RepositoryInfo | None = None
+        """The repository the folder is in, as last told (None: none, or not known yet)."""
+        self.on_choice = on_choice
+        """Called the moment the dialog chooses: the keys typed from then on wait for the
+        new session (or for the dialog, opened again when the engine refuses)."""
+        self.chosen = False
         self.available = {info.spec.name: info.installed for info in agents}
         self.agents = agent_order([info.spec for info in agents], self.available)
         self.installed = installed
@@ -213,7 +331,7 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             yield AgentDetail(id="agent-detail")
             with Horizontal(classes="folder-row"):
                 yield Label("Folder", classes="folder-label")
-                yield FolderField(
+                yield ChoiceFolder(
                     self.folder,
                     self.lookup,
                     id="folder",
@@ -221,6 +339,13 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
                     select_on_focus=not self.at_folder,  # the text is to fix, not replace
                 )
             yield FolderCandidates(FOLDER_LABEL_CELLS, id="folder-candidates")
+            with Horizontal(id="worktree-row", classes="worktree-row"):
+                yield ChoiceBox("Own worktree on a new branch", id="worktree", compact=True)
+                yield Label("from")
+                yield Select[str]([], id="worktree-base", compact=True, allow_blank=True)
+            with Horizontal(id="carry-row", classes="worktree-row"):
+                yield Label("Uncommitted changes here:")
+                yield ChoiceBox("carry them into the worktree", id="carry", compact=True)
             with Horizontal(classes="buttons"):
                 yield Button("Create", variant="primary", id="create", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -233,13 +358,65 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         self._fit(self.app.size.height)
         if self.at_folder:
             self.query_one("#folder").focus()
+        self._look_up(self.folder)
 
     def on_resize(self) -> None:
         self._fit(self.app.size.height)
 
     def _fit(self, rows: int) -> None:
         self.query_one("#agents", OptionList).styles.max_height = list_height(
-            rows, len(self.agents)
+            rows, len(self.agents), worktree_rows(self.repository)
+        )
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "folder":
+            self._look_up(event.value.strip() or self.folder)
+
+    def _look_up(self, typed: str) -> None:
+        """Ask which repository the folder is in, beside the keys (never awaited on one)."""
+        if self.ask_repository is not None:
+            folder = absolute(typed, self.folder)
+            self.run_worker(self._repository_of(folder), group="repository", exclusive=True)
+
+    async def _repository_of(self, folder: str) -> None:
+        assert self.ask_repository is not None
+        try:
+            found = await self.ask_repository(folder)
+        except Exception:  # no answer: the dialog stays as without a repository
+            found = None
+        typed = self.query_one("#folder", Input).value.strip() or self.folder
+        if absolute(typed, self.folder) == folder and not self.chosen:
+            self._show_repository(found)
+
+    def _show_repository(self, found: RepositoryInfo | None) -> None:
+        """Offer a worktree in `found` (hide the offer outside a repository)."""
+        before, self.repository = self.repository, found
+        dialog = self.query_one("#dialog")
+        dialog.set_class(found is not None, "-repository")
+        dialog.set_class(found is not None and found.dirty, "-dirty")
+        if found is not None and (before is None or before.top != found.top):
+            self.query_one("#worktree", Checkbox).value = self.worktree_default(found.top)
+            self.query_one("#carry", Checkbox).value = False
+        if found is not None and (before is None or before.branches != found.branches):
+            base = self.query_one("#worktree-base", Select)
+            base.set_options(base_choices(found))
+            base.value = "HEAD"
+        self._fit(self.app.size.height)
+
+    def action_toggle_worktree(self) -> None:
+        """Alt+W: tick or untick the worktree box (in a repository)."""
+        if self.repository is not None:
+            self.query_one("#worktree", Checkbox).toggle()
+
+    def _worktree(self) -> WorktreeRequest | None:
+        """The worktree asked for, if any (only in a repository, with the box ticked)."""
+        repository = self.repository
+        if repository is None or not self.query_one("#worktree", Checkbox).value:
+            return None
+        base = self.query_one("#worktree-base", Select).value
+        return WorktreeRequest(
+            base=base if isinstance(base, str) else "HEAD",
+            carry_changes=repository.dirty and self.query_one("#carry", Checkbox).value,
         )
 
     def _ready(self, spec: AgentSpec) -> bool:
@@ -262,19 +439,16 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             self._show(spec)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self._create()
+        self.create()  # a click: Enter creates as it comes
 
     def on_folder_field_listed(self, event: FolderField.Listed) -> None:
         """The folders listed take the gap above the buttons: the dialog keeps its size."""
         self.query_one(FolderCandidates).names = event.names
         self.query_one("#dialog").set_class(bool(event.names), "-listing")
 
-    def on_input_submitted(self) -> None:
-        self._create()
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "create":
-            self._create()
+            self.create()
         else:
             self.dismiss(None)
 
@@ -286,7 +460,11 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         self.app.copy_to_clipboard(spec.install)
         self.notify("Copied the install command", timeout=2)
 
-    def _create(self) -> None:
+    def create(self) -> None:
+        """Choose the highlighted agent and the folder, now: the keys typed after this
+        wait for the new session."""
+        if self.chosen:
+            return
         spec = self._highlighted()
         if spec is None:
             return
@@ -299,4 +477,9 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             self.app.bell()
             return
         folder = self.query_one("#folder", Input).value.strip() or self.folder
-        self.dismiss(NewSessionChoice(spec.name, absolute(folder, self.folder)))
+        self.chosen = True
+        self.on_choice()
+        top = self.repository.top if self.repository is not None else None
+        self.dismiss(
+            NewSessionChoice(spec.name, absolute(folder, self.folder), self._worktree(), top)
+        )
