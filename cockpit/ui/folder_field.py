@@ -144,7 +144,7 @@ class FolderField(Field):
             self.post_message(self.Listed(tuple(names)))
 
     def on_focus(self) -> None:
-        self.run_worker(self._list(self.value), group="list", exclusive=True)
+        self.run_worker(self._list(self.value), group="list", exclusive=True, exit_on_error=False)
 
     def on_blur(self) -> None:
         self.post_message(self.Listed(()))
@@ -164,7 +164,12 @@ class FolderField(Field):
         if names is not None:
             self._complete(typed, names)
         else:
-            self.run_worker(self._complete_once_listed(typed), group="complete", exclusive=True)
+            self.run_worker(
+                self._complete_once_listed(typed),
+                group="complete",
+                exclusive=True,
+                exit_on_error=False,  # a late answer must never end the app
+            )
 
     async def _complete_once_listed(self, typed: str) -> None:
         names = await self.lookup.names(typed)

@@ -376,7 +376,12 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         """Ask which repository the folder is in, beside the keys (never awaited on one)."""
         if self.ask_repository is not None:
             folder = absolute(typed, self.folder)
-            self.run_worker(self._repository_of(folder), group="repository", exclusive=True)
+            self.run_worker(
+                self._repository_of(folder),
+                group="repository",
+                exclusive=True,
+                exit_on_error=False,  # a late answer must never end the app
+            )
 
     async def _repository_of(self, folder: str) -> None:
         assert self.ask_repository is not None
@@ -384,7 +389,10 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
             found = await self.ask_repository(folder)
         except Exception:  # no answer: the dialog stays as without a repository
             found = None
-        typed = self.query_one("#folder", Input).value.strip() or self.folder
+        field = self.query_one_optional("#folder", Input)
+        if field is None or not self.is_attached:  # the dialog closed meanwhile
+            return
+        typed = field.value.strip() or self.folder
         if absolute(typed, self.folder) == folder and not self.chosen:
             self._show_repository(found)
 
