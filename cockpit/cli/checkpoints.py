@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.api import EngineAPI
-from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
-from cockpit.client import open_engine
+from cockpit.cli.reaching import reached
 from cockpit.text.checkpoints import checkpoint_changes, checkpoint_when, plan_lines
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age
@@ -46,10 +45,8 @@ def add_parsers(commands: Any) -> None:
 
 async def checkpoints_command(args: argparse.Namespace, home: Path) -> int:
     """Run `cockpit checkpoints` or `cockpit restore`."""
-    try:
-        engine = await open_engine(home, reach=reach_of(args))
-    except ConnectionError as error:
-        print(f"cockpit: {error}", file=sys.stderr)
+    engine = await reached(args, home)
+    if engine is None:
         return EXIT_SERVICE
     try:
         session = (await engine.find_session(args.session)).id

@@ -11,10 +11,9 @@ import time
 from pathlib import Path
 
 from cockpit.api import CleanupItem, EngineAPI
-from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE, EXIT_USAGE
+from cockpit.cli.reaching import reached
 from cockpit.cli.service import confirmed
-from cockpit.client import open_engine
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age, size_words
 
@@ -80,16 +79,8 @@ def question(removed: list[CleanupItem]) -> str:
     return asked + "?"
 
 
-async def _engine(args: argparse.Namespace, home: Path) -> EngineAPI | None:
-    try:
-        return await open_engine(home, reach=reach_of(args))
-    except ConnectionError as error:
-        print(f"cockpit: {error}", file=sys.stderr)
-        return None
-
-
 async def clean_command(args: argparse.Namespace, home: Path) -> int:
-    engine = await _engine(args, home)
+    engine = await reached(args, home)
     if engine is None:
         return EXIT_SERVICE
     try:
@@ -129,7 +120,7 @@ async def _clean(engine: EngineAPI, args: argparse.Namespace) -> int:
 
 async def lifecycle_command(args: argparse.Namespace, home: Path) -> int:
     """`cockpit archive SESSION` or `cockpit restore-worktree SESSION`."""
-    engine = await _engine(args, home)
+    engine = await reached(args, home)
     if engine is None:
         return EXIT_SERVICE
     try:

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.api import ChangedFile, EngineAPI, MergeResult
-from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
-from cockpit.client import open_engine
+from cockpit.cli.reaching import reached
 from cockpit.text.sanitize import printable
 
 COMMANDS = frozenset({"changes", "commit", "merge", "discard", "push"})
@@ -118,10 +117,8 @@ def merge_words(result: MergeResult, dry_run: bool) -> str:
 
 
 async def worktree_work_command(args: argparse.Namespace, home: Path) -> int:
-    try:
-        engine = await open_engine(home, reach=reach_of(args))
-    except ConnectionError as error:
-        print(f"cockpit: {error}", file=sys.stderr)
+    engine = await reached(args, home)
+    if engine is None:
         return EXIT_SERVICE
     try:
         try:

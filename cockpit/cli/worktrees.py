@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from cockpit.api import WorktreeListing, WorktreeRequest
-from cockpit.cli.arguments import reach_of
 from cockpit.cli.exits import EXIT_OK, EXIT_SERVICE
-from cockpit.client import open_engine
+from cockpit.cli.reaching import reached
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import size_words
 
@@ -67,10 +65,8 @@ def worktree_line(item: WorktreeListing) -> str:
 
 
 async def worktrees_command(args: argparse.Namespace, home: Path) -> int:
-    try:
-        engine = await open_engine(home, reach=reach_of(args))
-    except ConnectionError as error:
-        print(f"cockpit: {error}", file=sys.stderr)
+    engine = await reached(args, home)
+    if engine is None:
         return EXIT_SERVICE
     try:
         found = await engine.worktrees()
