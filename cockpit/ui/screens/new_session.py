@@ -156,15 +156,22 @@ class AgentList(Listing):
     ]
 
     async def on_key(self, event: events.Key) -> None:
-        if handed_back(self, event) or passed_on(self, event):
-            return
-        screen = self.screen
-        if event.key == "enter" and isinstance(screen, NewSessionScreen):
-            event.stop()
-            event.prevent_default()
-            screen.create()
-            return
-        await ran_own_binding(self, event)
+        await _key_of_a_choice(self, event)
+
+
+async def _key_of_a_choice(widget: Widget, event: events.Key, text: bool = True) -> None:
+    """A key reaching one of the dialog's choices (the agent list, a box): one the dialog
+    hands back or passes on goes there; Enter creates the session as it comes; any other
+    runs the widget's own binding at once (`text`: a printable key may be one too)."""
+    if handed_back(widget, event) or passed_on(widget, event):
+        return
+    screen = widget.screen
+    if event.key == "enter" and isinstance(screen, NewSessionScreen):
+        event.stop()
+        event.prevent_default()
+        screen.create()
+        return
+    await ran_own_binding(widget, event, text=text)
 
 
 class ChoiceFolder(FolderField):
@@ -185,15 +192,7 @@ class ChoiceBox(Checkbox):
     comes (Space then Enter in one burst creates with the box ticked)."""
 
     async def on_key(self, event: events.Key) -> None:
-        if handed_back(self, event) or passed_on(self, event):
-            return
-        screen = self.screen
-        if event.key == "enter" and isinstance(screen, NewSessionScreen):
-            event.stop()
-            event.prevent_default()
-            screen.create()
-            return
-        await ran_own_binding(self, event, text=False)
+        await _key_of_a_choice(self, event, text=False)
 
 
 class NewSessionScreen(Dialog[NewSessionChoice | None]):
