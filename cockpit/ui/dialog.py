@@ -4,6 +4,10 @@ Textual's `Screen.dismiss` runs the result callback and pops whatever screen is 
 Two Enters (or an Enter and an Esc) sent in one burst both reach a dialog before it is
 gone: the second answered twice and closed the screen below it, and with none left below,
 the app died. A screen that is no longer on top ignores a second dismiss.
+
+Esc closes a dialog as it arrives (a priority binding): as a screen binding it ran only
+once the key had bubbled up, after the keys typed behind it had acted. Esc then Enter in
+one burst made the session the Esc had cancelled.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from typing import Any, TypeVar
 from textual import events, on
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
+from textual.binding import Binding
 from textual.command import CommandInput, CommandList, CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, Select
 from textual.worker import Worker
 
 from cockpit.ui.keys_in_order import ran_own_binding
@@ -26,9 +31,9 @@ Result = TypeVar("Result")
 
 
 def closed_already(screen: Screen[Any]) -> bool:
-    """True when `screen` is not the one on top: dismissed before, or under a dialog of
-    its own."""
-    return screen.app.screen is not screen
+    """True when `screen` is not the one on top (dismissed before, or under a dialog of
+    its own), or is a dialog an Esc closes once it is up."""
+    return screen.app.screen is not screen or (isinstance(screen, Dialog) and screen.closing)
 
 
 class Dialog(ModalScreen[Result]):
@@ -70,10 +75,46 @@ class Dialog(ModalScreen[Result]):
     }
     """
 
+    closing = False
+    """Esc came before the dialog was up: it closes once it is, and acts on nothing more."""
+
     def dismiss(self, result: Result | None = None) -> AwaitComplete:
         if closed_already(self):
             return AwaitComplete()
         return super().dismiss(result)
+
+    def action_close(self, result: Result | None = None) -> None:
+        """Esc (`escape`): close with `result`. One typed as the dialog opens waits until
+        it is up: a screen gone before its mount ended takes the app down with it."""
+        if self.is_mounted:
+            self.dismiss(result)
+        elif not self.closing:
+            self.closing = True
+            self.call_later(self._close_up, result)
+
+    def _close_up(self, result: Result | None) -> None:
+        if self.app.screen is self:
+            super().dismiss(result)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc is the focused widget's own while it has a use for it (an open list of a
+        `Select` closes, the dialog stays)."""
+        if action == "close":
+            return not escape_wanted_below(self)
+        return True
+
+
+def escape(description: str, result: str = "None") -> Binding:
+    """A dialog's Esc binding: it closes with `result` as the key arrives."""
+    return Binding("escape", f"close({result})", description, priority=True)
+
+
+def escape_wanted_below(screen: Screen[Any]) -> bool:
+    """True when Esc has a use where the keyboard is: the open list of a `Select`."""
+    focused = screen.focused
+    if focused is None:
+        return False
+    return any(isinstance(node, Select) and node.expanded for node in focused.ancestors_with_self)
 
 
 class PaletteInput(CommandInput):

@@ -45,6 +45,11 @@ class HeldKeys:
         self._holds = 0
         """How many holds have begun: a release is for the hold it was asked in."""
 
+    @property
+    def holding(self) -> bool:
+        """True while what is typed is held (a hold not released yet)."""
+        return self._holding
+
     def hold_keys(self) -> None:
         """Hold what is typed from now until `release_keys`."""
         if not self._holding:

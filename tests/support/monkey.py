@@ -218,7 +218,11 @@ async def keyboard_works(app: CockpitApp, pilot: Any) -> list[str]:
     try:
         await wait_until(lambda: composer.text == "zq", 5)
     except AssertionError:
-        return [f"keys typed after the monkey never reached the prompt ({composer.text!r})"]
+        where = (
+            f"{composer.text!r}; focus {app.focused!r}, screens {len(app.screen_stack)},"
+            f" keys held: {app.keys.holding}"
+        )
+        return [f"keys typed after the monkey never reached the prompt ({where})"]
     return []
 
 

@@ -57,3 +57,45 @@ async def test_letters_typed_with_the_dialogs_enter_wait_in_the_new_composer(
         await wait_until(lambda: composer.text == "abc", what="abc in the new composer")
         await settled(pilot)
         assert composer.text == "abc" and app.current != first
+
+
+async def test_an_enter_after_the_dialogs_esc_in_one_burst_leaves_the_keyboard_free(
+    engines: Engines,
+) -> None:
+    """Ctrl+N, then Esc and Enter in one burst (the monkey found it): the Esc closed the
+    dialog, so the Enter makes no session, and what is typed next reaches the prompt
+    (the Enter held the keys for a session that never came)."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = await ready(app)
+        await pilot.press("ctrl+n")
+        await wait_until(lambda: isinstance(app.screen, NewSessionScreen), what="the dialog")
+        burst(app, "escape", "enter")
+        await wait_until(lambda: not isinstance(app.screen, NewSessionScreen), what="closed")
+        await settled(pilot)
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.pause()
+        burst(app, *"zq")
+        await wait_until(lambda: composer.text == "zq", what="zq in the prompt")
+        assert list(app.records) == [first] and app.current == first
+
+
+async def test_esc_typed_with_the_key_that_opens_a_dialog_closes_it_once_up(
+    engines: Engines,
+) -> None:
+    """Ctrl+N, Esc and Enter in one burst: the dialog closes as soon as it is up (closed
+    before its mount ended, it took the app down), and the Enter makes no session."""
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = await ready(app)
+        burst(app, "ctrl+n", "escape", "enter")
+        await settled(pilot)
+        await wait_until(lambda: len(app.screen_stack) == 1, what="the dialog closed")
+        assert app.is_running
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.pause()
+        burst(app, *"zq")
+        await wait_until(lambda: composer.text == "zq", what="zq in the prompt")
+        assert list(app.records) == [first]

@@ -28,7 +28,7 @@ from cockpit.ui.changes_rules import (
     merge_question,
     merge_words,
 )
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, escape
 from cockpit.ui.diffs.palette import diff_styles
 from cockpit.ui.diffs.render import render_diff
 from cockpit.ui.keys_in_order import Field
@@ -48,7 +48,7 @@ KEYS = (
 class AskScreen(Dialog[str | None]):
     """One line asked of the user (a comment, a commit message); Esc asks nothing."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [escape("Cancel")]
 
     def __init__(self, title: str, hint: str) -> None:
         super().__init__()
@@ -83,7 +83,8 @@ class ChangesScreen(Dialog[str | None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss(None)", "Close"),
+        escape("Close"),
+        Binding("q", "dismiss(None)", "Close", show=False),
         Binding("left_square_bracket", "hunk(-1)", "Previous hunk"),
         Binding("right_square_bracket", "hunk(1)", "Next hunk"),
         Binding("c", "comment", "Comment"),

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Label, OptionList
@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from cockpit.api import Checkpoint
 from cockpit.text.checkpoints import checkpoint_changes, checkpoint_when
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, escape
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
 
@@ -29,7 +29,7 @@ class CheckpointsScreen(Dialog[str | None]):
     """The checkpoints of a session, oldest first and the newest highlighted; Enter picks
     one to restore (what that does is shown and asked next), Esc closes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [escape("Close")]
 
     def __init__(self, title: str, checkpoints: Sequence[Checkpoint]) -> None:
         super().__init__()

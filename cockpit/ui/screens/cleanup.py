@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from cockpit.api import CleanupItem
 from cockpit.text.textout import age, size_words
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, escape
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
 
@@ -63,7 +63,7 @@ class CleanupScreen(Dialog[list[CleanupItem] | None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close"),
+        escape("Close"),
         Binding("space", "choose", "Choose", priority=True),
         Binding("d,enter", "remove", "Remove", priority=True),
     ]

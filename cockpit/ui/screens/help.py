@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Label, Static
 
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, escape
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt (or take the highlighted completion)"),
@@ -77,7 +77,10 @@ class HelpScreen(Dialog[None]):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss(None)", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        escape("Close"),
+        Binding("f1,q", "dismiss(None)", "Close", show=False),
+    ]
 
     def __init__(self, detaches: bool = True) -> None:
         super().__init__()

@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 from cockpit.api import PermissionRequest
 from cockpit.text.sanitize import printable
 from cockpit.text.textout import age
-from cockpit.ui.dialog import Dialog, closed_already
+from cockpit.ui.dialog import Dialog, closed_already, escape
 from cockpit.ui.diffs.model import diff_stats
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
@@ -59,7 +59,7 @@ class InboxScreen(Dialog[str | None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close"),
+        escape("Close"),
         *(Binding(key, f"answer({n})", show=False) for n, key in enumerate("123456789", 1)),
     ]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -23,7 +24,7 @@ from textual.widgets.option_list import Option
 from cockpit.api import AgentInfo, AgentSpec, RepositoryInfo, WorktreeRequest
 from cockpit.folder_completion import absolute
 from cockpit.text.sanitize import printable
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, closed_already, escape
 from cockpit.ui.folder_field import Ask, FolderCandidates, FolderField, FolderLookup
 from cockpit.ui.keys_in_order import passed_on, ran_own_binding
 from cockpit.ui.listing import Listing
@@ -278,7 +279,7 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
 
     AUTO_FOCUS = "#agents"  # at compose time: a key typed right after Ctrl+N lands here
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel"),
+        escape("Cancel"),
         Binding("f3", "copy_install", "Copy the install command"),
         # priority: ticked as it arrives, before an Enter typed after it creates.
         Binding("alt+w", "toggle_worktree", "Own worktree", show=False, priority=True),
@@ -375,8 +376,10 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         """Ask which repository the folder is in, beside the keys (never awaited on one)."""
         if self.ask_repository is not None:
             folder = absolute(typed, self.folder)
+            # A partial: a worker replaced before it starts leaves no coroutine behind.
+            work: Callable[[], object] = partial(self._repository_of, folder)
             self.run_worker(
-                self._repository_of(folder),
+                work,
                 group="repository",
                 exclusive=True,
                 exit_on_error=False,  # a late answer must never end the app
@@ -470,7 +473,7 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     def create(self) -> None:
         """Choose the highlighted agent and the folder, now: the keys typed after this
         wait for the new session."""
-        if self.chosen:
+        if self.chosen or closed_already(self):  # an Enter behind the Esc that closed it
             return
         spec = self._highlighted()
         if spec is None:

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.ui.agent_options import OptionChoice
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, escape
 from cockpit.ui.keys_in_order import Field
 from cockpit.ui.listing import Listing
 from cockpit.ui.one_line import clean_line
@@ -24,7 +24,7 @@ from cockpit.ui.one_line import clean_line
 class RenameScreen(Dialog[str | None]):
     """Give a session a title."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [escape("Cancel")]
 
     def __init__(self, title: str) -> None:
         super().__init__()
@@ -45,7 +45,8 @@ class ConfirmScreen(Dialog[bool]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "dismiss(True)", "Yes"),
-        Binding("n,escape", "dismiss(False)", "No"),
+        Binding("n", "dismiss(False)", "No"),
+        escape("No", "False"),
     ]
 
     def __init__(
@@ -79,7 +80,7 @@ class OptionsScreen(Dialog[OptionChoice | None]):
     """Every mode and config option the agent offers (model, thinking level...); Enter sets
     the highlighted value."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [escape("Close")]
 
     def __init__(self, choices: list[OptionChoice], title: str = "Agent options") -> None:
         super().__init__()

@@ -13,14 +13,17 @@ from textual.content import Content
 from textual.widgets import Label, Static
 
 from cockpit.text.sanitize import printable
-from cockpit.ui.dialog import Dialog
+from cockpit.ui.dialog import Dialog, escape
 from cockpit.ui.one_line import clean_line
 
 
 class PlanScreen(Dialog[None]):
     """A session's latest plan, as a checklist."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,p,q", "dismiss(None)", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        escape("Close"),
+        Binding("p,q", "dismiss(None)", "Close", show=False),
+    ]
 
     def __init__(self, title: str, lines: list[str]) -> None:
         super().__init__()
@@ -41,7 +44,10 @@ class TextScreen(Dialog[None]):
     """Lasting information the user reads at their pace (the permission rules in force):
     not a toast that vanishes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss(None)", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        escape("Close"),
+        Binding("q", "dismiss(None)", "Close", show=False),
+    ]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__()
