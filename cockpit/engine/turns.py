@@ -322,16 +322,27 @@ class Turns:
             kept = await needs.store.end_turn(needs.session_id)  # what a late replay's window held
             if kept:
                 needs.emit(FramesEvent(needs.session_id, tuple(kept)))
+        except Exception as error:
+            self._end_not_saved(error)
+        try:  # also when the seal waits for room: the status waits in line behind it
             if needs.status() not in (Status.EXITED, Status.ERROR):
                 await needs.store.update_session(needs.session_id, status=Status.READY)
         except Exception as error:
-            log.exception("could not end the turn of session %s", needs.session_id)
-            problem = f"Could not save the end of the turn: {describe(error)}"
-            needs.emit(ProblemEvent(needs.session_id, problem))
+            self._end_not_saved(error)
         await self._checkpoint("end")
         self.cancelling = False
         if needs.status() not in (Status.EXITED, Status.ERROR, Status.CLOSED):
             needs.set_status(Status.READY, stop_reason, turn_ended=True)
+
+    def _end_not_saved(self, error: Exception) -> None:
+        """Report a failure to store the end of the turn, unless the store keeps what
+        failed and retries it (the disk is full): the engine said so once already."""
+        needs = self._needs
+        if error is needs.store.failure:
+            return
+        log.exception("could not end the turn of session %s", needs.session_id)
+        problem = f"Could not save the end of the turn: {describe(error)}"
+        needs.emit(ProblemEvent(needs.session_id, problem))
 
     async def _checkpoint(self, phase: str) -> None:
         """Checkpoint the files at `phase` of the turn, when the session keeps checkpoints;
