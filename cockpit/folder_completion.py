@@ -44,6 +44,12 @@ def matching(names: Iterable[str], stem: str, limit: int = FOLDERS_LIMIT) -> lis
     return found
 
 
+def reachable(head: str, name: str) -> bool:
+    """False for a folder here whose name starts with `~`: written bare, it reads as a
+    home folder (`./~x` reaches it)."""
+    return bool(head) or not name.startswith("~")
+
+
 def completed(typed: str, names: Sequence[str]) -> str:
     """`typed` completed as far as the folders `names` agree: one folder whole, with a
     `/` after it; several, up to the longest start they share. `~` alone is the home
@@ -51,7 +57,7 @@ def completed(typed: str, names: Sequence[str]) -> str:
     if typed == "~":
         return "~/"
     head, stem = split_partial(typed)
-    fitting = [name for name in names if name.startswith(stem)]
+    fitting = [name for name in names if name.startswith(stem) and reachable(head, name)]
     if not fitting:
         return typed
     if len(fitting) == 1:
@@ -63,7 +69,8 @@ def suggested(typed: str, names: Sequence[str]) -> str | None:
     """The path shown greyed after `typed`, taken with Right or End: the first folder it
     may go on to, whole (None when there is none, or `typed` names it already)."""
     head, stem = split_partial(typed)
-    first = next((name for name in names if name.startswith(stem)), None)
+    fitting = (name for name in names if name.startswith(stem) and reachable(head, name))
+    first = next(fitting, None)
     if first is None:
         return None
     suggestion = head + first + "/"
