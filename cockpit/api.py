@@ -439,6 +439,25 @@ class RepositoryInfo:
 
 
 @dataclass(frozen=True)
+class ProjectInfo:
+    """What a repository's committed `.cockpit.toml` asks of its worktree sessions, and
+    which of its commands the user approved (only those run)."""
+
+    top: str
+    """The checkout's top folder: what an approval is for."""
+    setup: str | None = None
+    setup_approved: bool = False
+    test: str | None = None
+    test_approved: bool = False
+    copy: tuple[str, ...] = ()
+    """The files copied in from the checkout (never staged)."""
+    ports: int = 0
+    """How many free ports each session gets."""
+    problems: tuple[str, ...] = ()
+    """What in the file is wrong, and left out."""
+
+
+@dataclass(frozen=True)
 class WorktreeStatus:
     """Where a worktree session's work stands, as the rail shows it."""
 
@@ -697,6 +716,14 @@ class EngineAPI(Protocol):
     async def repository(self, cwd: str) -> RepositoryInfo | None:
         """The git repository folder `cwd` lies in, where the engine runs (None: none, or
         no git there)."""
+
+    async def project(self, cwd: str, base: str = "HEAD") -> ProjectInfo:
+        """What `.cockpit.toml` at `base` of the repository `cwd` lies in asks, where the
+        engine runs (ValueError when `cwd` is in no repository, or `base` names nothing)."""
+
+    async def approve_command(self, repository: str, kind: str, command: str) -> None:
+        """Approve `command` as the `kind` ("setup" or "test") command of `repository` (a
+        checkout's top folder): from now on it runs there, until its text changes."""
 
     async def worktree_status(self, session_id: str) -> WorktreeStatus | None:
         """Where a worktree session's work stands now (None for a session in none)."""
@@ -959,6 +986,8 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "folders": CallKind.READ,
         "create_session": CallKind.START,
         "repository": CallKind.READ,
+        "project": CallKind.READ,
+        "approve_command": CallKind.ONCE,
         "worktree_status": CallKind.READ,
         "worktrees": CallKind.READ,
         "archive_worktree": CallKind.ONCE,

@@ -21,7 +21,7 @@ from typing import Any
 from cockpit import api
 from store.model import Frame
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 """Bumped whenever a method, a parameter or a record changes shape: a client and a service of
 different versions refuse each other with a message that says so."""
 
@@ -55,6 +55,7 @@ RECORDS: dict[str, type[Any]] = {
         api.ServiceStopped,
         api.WorktreeRequest,
         api.RepositoryInfo,
+        api.ProjectInfo,
         api.WorktreeStatus,
         api.WorktreeListing,
         api.CleanupItem,

@@ -640,6 +640,10 @@ class Worktree:
     base_branch: str | None = None
     """For a base of "HEAD": the branch checked out in the checkout then (None: a
     detached HEAD), which the session's work merges back into."""
+    copied: tuple[str, ...] = ()
+    """The files `.cockpit.toml` had copied in from the checkout: never staged."""
+    ports: tuple[int, ...] = ()
+    """The free ports the session was given (`COCKPIT_PORT`, `COCKPIT_PORTS`)."""
 
 
 def read_worktree(info: object) -> Worktree | None:
@@ -656,8 +660,18 @@ def read_worktree(info: object) -> Worktree | None:
         return None
     repo, path, branch, base, base_commit = texts
     came = value.get("base_branch")
+    copied, ports = value.get("copied"), value.get("ports")
     return Worktree(
-        repo, path, branch, base, base_commit, came if isinstance(came, str) and came else None
+        repo,
+        path,
+        branch,
+        base,
+        base_commit,
+        came if isinstance(came, str) and came else None,
+        tuple(p for p in copied if isinstance(p, str)) if isinstance(copied, list | tuple) else (),
+        tuple(p for p in ports if isinstance(p, int) and not isinstance(p, bool) and 0 < p < 65536)
+        if isinstance(ports, list | tuple)
+        else (),
     )
 
 

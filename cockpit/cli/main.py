@@ -42,6 +42,8 @@ from cockpit.api import (
 )
 from cockpit.cli import interrupts
 from cockpit.cli.agents import agents_command
+from cockpit.cli.approve import add_parser as add_approve_parser
+from cockpit.cli.approve import approve_command
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.checkpoints import checkpoints_command
 from cockpit.cli.control import add_parsers as add_control_parsers
@@ -189,12 +191,14 @@ def parser() -> argparse.ArgumentParser:
     add_lifecycle_parsers(commands, add_worktrees_parser(commands))
     add_checkpoint_parsers(commands)
     add_worktree_work_parsers(commands)
+    add_approve_parser(commands)
     return main
 
 
 SUBCOMMANDS = frozenset(
     {"run", "ls", "show", "agents", "inspect", "service", "send", "wait", "answer", "events",
-     "worktrees", "archive", "restore-worktree", "checkpoints", "restore", *WORKTREE_WORK}
+     "worktrees", "archive", "restore-worktree", "checkpoints", "restore", "approve",
+     *WORKTREE_WORK}
 )  # fmt: skip
 CONTROL = frozenset({"send", "wait", "answer", "events"})
 OPTIONS_WITH_VALUES = frozenset({"--data-dir", "--remote", "--via"})
@@ -207,7 +211,8 @@ def tui_parser() -> argparse.ArgumentParser:
             "Open the Cockpit TUI on PATH, attached to the Cockpit service (started when none"
             " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
             " agents, inspect, service, send, wait, answer, events, worktrees, archive,"
-            " restore-worktree, checkpoints, restore, changes, commit, merge, discard, push."
+            " restore-worktree, checkpoints, restore, changes, commit, merge, discard, push,"
+            " approve."
         ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
@@ -296,4 +301,6 @@ def dispatch(arguments: list[str]) -> int:
         return interrupts.run(control_command(args, home))
     if args.command in ("checkpoints", "restore"):
         return interrupts.run(checkpoints_command(args, home))
+    if args.command == "approve":
+        return interrupts.run(approve_command(args, home))
     return agents_command(args)

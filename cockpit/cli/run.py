@@ -21,11 +21,14 @@ from cockpit.api import (
     PermissionEvent,
     PermissionRequest,
     ProblemEvent,
+    Row,
     SavingEvent,
+    ShellRun,
     StartError,
     Status,
     StatusEvent,
     policy_choice,
+    read_shell_run,
     read_worktree,
 )
 from cockpit.cli.arguments import reach_of, resolve_agent
@@ -42,7 +45,7 @@ from cockpit.cli.exits import (
 from cockpit.cli.worktrees import worktree_request
 from cockpit.client import open_engine
 from cockpit.text.sanitize import StreamCleaner, printable
-from cockpit.text.textout import plan_lines, tool_line, tool_output
+from cockpit.text.textout import plan_lines, shell_ending, tool_line, tool_output
 from cockpit.text.undecodable import prompt_words
 from store import ViewTranscript
 
@@ -260,6 +263,7 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         made = read_worktree(record.info)
         if made is not None:
             print(f"cockpit: working in {made.path} on branch {made.branch}", file=sys.stderr)
+            await worktree_readied(engine, record.id)
         printer.session = record.id
         engine.watch([record.id])
         for notice in notices:
@@ -310,6 +314,38 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         message = exit_message(code, stop_reason, failure.text if failure else "")
         print(f"cockpit: {printable(message)}", file=sys.stderr)
     return code
+
+
+SETUP_POLL = 0.2
+"""Seconds between looks at the worktree's first commands while they run."""
+
+
+async def worktree_readied(engine: EngineAPI, session: str) -> None:
+    """Say what the repository's `.cockpit.toml` left out, and wait for what it runs first
+    (the setup) to end before the prompt goes: the agent starts on a readied worktree. A
+    setup that fails is said, with its last lines; the run goes on."""
+    rows = await engine.rows(session)
+    for row in rows:
+        if row.kind == "notice":
+            print(f"cockpit: {printable(row.text)}", file=sys.stderr)
+    keys = [row.key for row in rows if row.kind == "shell"]
+    runs = shell_runs(rows, keys)
+    for _, run in runs:
+        print(f"cockpit: readying the worktree: {printable(run.command)}", file=sys.stderr)
+    while any(run.running for _, run in runs):
+        await asyncio.sleep(SETUP_POLL)
+        runs = shell_runs(await engine.rows(session), keys)
+    for row, run in runs:
+        if run.state != "exited" or run.exit_code != 0:
+            print(f"cockpit: {printable(run.command)}: {shell_ending(run)}", file=sys.stderr)
+            for line in row.text.splitlines()[-5:]:
+                print(f"  {printable(line)}", file=sys.stderr)
+
+
+def shell_runs(rows: list[Row], keys: list[str]) -> list[tuple[Row, ShellRun]]:
+    """The rows of these keys that hold a command's run, with it."""
+    found = [(row, read_shell_run(row.payload)) for row in rows if row.key in keys]
+    return [(row, run) for row, run in found if isinstance(run, ShellRun)]
 
 
 def session_folder(cwd: str | None) -> str:

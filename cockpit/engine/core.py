@@ -44,6 +44,7 @@ from cockpit.api import (
     ModelCalls,
     PermissionRequest,
     ProblemEvent,
+    ProjectInfo,
     RepositoryInfo,
     RestorePlan,
     SavingEvent,
@@ -93,14 +94,23 @@ from cockpit.engine.worktrees import (
     merging,
     pushing,
 )
+from cockpit.engine.worktrees.approvals import APPROVALS_NAME, Approvals
 from cockpit.engine.worktrees.archive import (
     ARCHIVES_NAME,
     archived_words,
     refusal_to_start,
     restored_words,
 )
-from cockpit.engine.worktrees.create import make_worktree, remove_worktree, repository
+from cockpit.engine.worktrees.create import (
+    commit_of,
+    make_worktree,
+    remove_worktree,
+    repository,
+    top_of,
+)
 from cockpit.engine.worktrees.git import GitError
+from cockpit.engine.worktrees.preparing import read_project
+from cockpit.engine.worktrees.readying import Readied, ready
 from cockpit.engine.worktrees.settings import (
     WorktreeSettings,
     default_settings,
@@ -181,6 +191,8 @@ class Engine:
         self._settings_source: Source[dict[str, Any]] = settings or Fixed({})
         """`settings.json`, read when a worktree is made (where it goes, its branch's name)."""
         self.data_dir = data_dir
+        self.approvals = Approvals(data_dir / APPROVALS_NAME)
+        """The setup and test commands of repositories the user approved."""
         self.handshake_timeout = handshake_timeout
         self.stall_limit = stall_limit
         self._answers = AutomaticAnswers(auto_answer)
@@ -381,10 +393,11 @@ class Engine:
         folder = await asyncio.to_thread(lambda: Path(cwd).expanduser().resolve())
         if not await asyncio.to_thread(folder.is_dir):
             raise NotADirectoryError(f"{folder} is not a folder")
-        session_id, made = None, None
+        session_id, made, readied = None, None, None
         if worktree is not None:
             session_id = secrets.token_hex(4)
-            made = await self._make_worktree(folder, worktree, title, session_id)
+            readied = await self._make_worktree(folder, worktree, title, session_id)
+            made = readied.worktree
             folder = Path(made.path)
         try:
             with saved():
@@ -411,15 +424,18 @@ class Engine:
             self._specs[record.id] = spec
         self._remember(record.id, env)
         self._emit(SessionEvent(record.id))
+        if readied is not None:
+            await self._first_in_worktree(record.id, readied, env)
         return record
 
     async def _make_worktree(
         self, folder: Path, request: WorktreeRequest, title: str | None, session_id: str
-    ) -> Worktree:
-        """The worktree of new session `session_id`, made as `settings.json` says now."""
+    ) -> Readied:
+        """The worktree of new session `session_id`, made as `settings.json` says now and
+        readied as its repository's `.cockpit.toml` asks."""
         try:
             settings = self._worktree_settings()
-            return await make_worktree(
+            made = await make_worktree(
                 folder,
                 request,
                 folder=settings.folder,
@@ -429,6 +445,30 @@ class Engine:
             )
         except GitError as error:  # a sentence already: the contract's kind of refusal
             raise ValueError(str(error)) from error
+        try:
+            return await ready(made, self.approvals, await self._ports_taken())
+        except BaseException:
+            await remove_worktree(made, delete_branch=request.branch is None)
+            raise
+
+    async def _ports_taken(self) -> set[int]:
+        """The ports every stored worktree session was given."""
+        records = await self.sessions()
+        return {port for r in records if (w := read_worktree(r.info)) for port in w.ports}
+
+    async def _first_in_worktree(
+        self, session_id: str, readied: Readied, env: Environment | None
+    ) -> None:
+        """Tell what the repository's file left out, and run what it asks first (the
+        setup) as `!commands`: the user sees them run. What fails is reported; the session
+        stays."""
+        try:
+            for text in readied.notes:
+                await self.add_notice(session_id, text)
+            for command in readied.commands:
+                await self.run_shell(session_id, command, env=env)
+        except Exception as error:
+            await self.report(session_id, f"Cockpit could not ready the worktree: {error}")
 
     def _worktree_settings(self) -> WorktreeSettings:
         """Where worktrees go and how their branches begin, as `settings.json` says now
@@ -442,6 +482,32 @@ class Engine:
         if not await asyncio.to_thread(folder.is_dir):
             return None
         return await repository(folder)
+
+    async def project(self, cwd: str, base: str = "HEAD") -> ProjectInfo:
+        """What `.cockpit.toml` at `base` of the repository `cwd` lies in asks, and which of
+        its commands the user approved (ValueError: no repository, or no such base)."""
+        folder = await asyncio.to_thread(lambda: Path(cwd).expanduser())
+        try:
+            top = await top_of(folder)
+            config = await read_project(top, await commit_of(top, base))
+        except GitError as error:
+            raise ValueError(str(error)) from error
+        approved = self.approvals.approved
+        return ProjectInfo(
+            str(top),
+            config.setup,
+            config.setup is not None and approved(str(top), "setup", config.setup),
+            config.test,
+            config.test is not None and approved(str(top), "test", config.test),
+            config.copy,
+            config.ports,
+            config.problems,
+        )
+
+    async def approve_command(self, repository: str, kind: str, command: str) -> None:
+        """Approve `command` as the `kind` command of `repository` (OSError when the
+        approval cannot be kept)."""
+        await asyncio.to_thread(self.approvals.approve, repository, kind, command)
 
     async def worktree_status(self, session_id: str) -> WorktreeStatus | None:
         """Where a worktree session's work stands now (None for a session in none; a
@@ -797,10 +863,10 @@ class Engine:
         if live is not None and live.checkpoints is not None:
             return live.checkpoints
         record = await self.session(session_id)
-        root = worktree_root(record.info)
+        root, made = worktree_root(record.info), read_worktree(record.info)
         if root is None:
             raise ValueError(NO_WORKTREE)
-        return Checkpoints(session_id, root)
+        return Checkpoints(session_id, root, made.copied if made is not None else ())
 
     async def checkpoints(self, session_id: str) -> list[Checkpoint]:
         """The session's checkpoints, oldest first (none without a worktree)."""

@@ -61,6 +61,7 @@ from cockpit.engine.shell_runs import ShellRuns
 from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
 from cockpit.engine.turns import TurnNeeds, Turns
+from cockpit.engine.worktrees.ports import with_ports
 from cockpit.environment import Environment
 from store import Chunk, SessionRecord, note
 from store.store import Store
@@ -111,7 +112,11 @@ class LiveSession:
             auto_answer=auto_answer,
             policy=policy,
         )
-        self.shells = ShellRuns(self.id, self.root, self.inbox)
+        made = read_worktree(record.info)
+        self.ports = made.ports if made is not None else ()
+        """The free ports of a worktree session: its agent, terminals and `!commands` are
+        told them (`COCKPIT_PORT`)."""
+        self.shells = ShellRuns(self.id, self.root, self.inbox, self.ports)
         """The commands the user runs in this session with `!`."""
         self.requests = AgentRequests(
             self.id,
@@ -134,7 +139,7 @@ class LiveSession:
                 inbox=self.inbox,
                 data_dir=data_dir,
                 spec=lambda: self.spec,
-                environment=environment,
+                environment=lambda: with_ports(environment(), self.ports),
                 handshake_timeout=lambda: self.handshake_timeout,
                 stall_limit=stall_limit,
                 status=lambda: self.status,
@@ -155,7 +160,8 @@ class LiveSession:
             record.agent_session_id,
         )
         worktree = worktree_root(record.info)
-        self.checkpoints = Checkpoints(self.id, worktree) if worktree is not None else None
+        copied = made.copied if made is not None else ()
+        self.checkpoints = Checkpoints(self.id, worktree, copied) if worktree is not None else None
         """The session's checkpoints: a session in its own worktree keeps them."""
         self.turns = Turns(
             TurnNeeds(

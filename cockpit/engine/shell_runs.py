@@ -23,6 +23,7 @@ from cockpit.api import ATTACHMENT_META, Row, ShellRun, read_shell_run
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.processes import end_group, signal_group
 from cockpit.engine.shell_output import ShellOutput, attachment_text, mask, secret_values
+from cockpit.engine.worktrees.ports import port_variables
 from cockpit.environment import Environment
 from cockpit.text.textout import shell_ending
 from store import Chunk, shell_run
@@ -62,10 +63,14 @@ class _Run:
 class ShellRuns:
     """The commands the user runs in one session."""
 
-    def __init__(self, session_id: str, root: Path, inbox: SessionInbox) -> None:
+    def __init__(
+        self, session_id: str, root: Path, inbox: SessionInbox, ports: tuple[int, ...] = ()
+    ) -> None:
         self.session_id = session_id
         self.root = root
         self._inbox = inbox
+        self._ports = ports
+        """A worktree session's free ports, told to each command (`COCKPIT_PORT`)."""
         self._runs: dict[str, _Run] = {}
         """The runs that have not ended, by id."""
 
@@ -91,7 +96,7 @@ class ShellRuns:
                 "-c",
                 command,
                 cwd=self.root,
-                env=dict(world.variables),
+                env={**world.variables, **port_variables(self._ports)},
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,

@@ -38,6 +38,7 @@ from cockpit.api import (
     Page,
     PermissionRequest,
     ProblemEvent,
+    ProjectInfo,
     RepositoryInfo,
     RestorePlan,
     Row,
@@ -278,6 +279,13 @@ class RemoteEngine:
     async def repository(self, cwd: str) -> RepositoryInfo | None:
         info: RepositoryInfo | None = await self._call("repository", cwd=cwd)
         return info
+
+    async def project(self, cwd: str, base: str = "HEAD") -> ProjectInfo:
+        info: ProjectInfo = await self._call("project", cwd=cwd, base=base)
+        return info
+
+    async def approve_command(self, repository: str, kind: str, command: str) -> None:
+        await self._call("approve_command", repository=repository, kind=kind, command=command)
 
     async def worktree_status(self, session_id: str) -> WorktreeStatus | None:
         status: WorktreeStatus | None = await self._call("worktree_status", session_id=session_id)

@@ -121,8 +121,11 @@ class SessionActions:
             try:
                 if choice.repository is not None:
                     self._settings.remember_worktree(choice.repository, choice.worktree is not None)
-                if not await self._switching.create(choice.agent, choice.folder, choice.worktree):
-                    self.new_session(choice.agent, choice.folder)
+                setup = await self._setup_to_approve(choice)
+                if setup is not None:
+                    self._ask_setup(choice, *setup)
+                else:
+                    await self._create(choice)
             finally:
                 if not self._switching.showing:  # else the keys wait until it is shown
                     self._keys.release_keys()
@@ -142,6 +145,46 @@ class SessionActions:
             worktree_default=self._settings.worktree_default,
         )
         self._open_screen(screen, chosen)
+
+    async def _create(self, choice: NewSessionChoice) -> None:
+        """Make the session chosen; a folder refused opens the dialog again on it."""
+        if not await self._switching.create(choice.agent, choice.folder, choice.worktree):
+            self.new_session(choice.agent, choice.folder)
+
+    async def _setup_to_approve(self, choice: NewSessionChoice) -> tuple[str, str] | None:
+        """(repository, command) when the worktree chosen has a setup command in its
+        repository's `.cockpit.toml` the user has not approved; else None (no worktree,
+        no setup, approved, or no answer: the engine then says why)."""
+        if choice.worktree is None:
+            return None
+        try:
+            info = await self._engine().project(choice.folder, choice.worktree.base)
+        except (ValueError, OSError):
+            return None
+        if info.setup is None or info.setup_approved:
+            return None
+        return info.top, info.setup
+
+    def _ask_setup(self, choice: NewSessionChoice, repository: str, command: str) -> None:
+        """Ask before a repository's setup command first runs: it is someone else's code.
+        Either way the session is made; Enter keeps the command from running."""
+
+        async def answered(approve: bool) -> None:
+            if approve:
+                await self._engine().approve_command(repository, "setup", command)
+            await self._create(choice)
+
+        question = ConfirmScreen(
+            f"{repository} asks, in its .cockpit.toml, to run this setup command in each"
+            " new worktree. Run it?",
+            yes="Approve and run",
+            no="Not now",
+            details=(
+                f"$ {command}",
+                "Approved, it runs in this repository's new worktrees until its text changes.",
+            ),
+        )
+        self._open_screen(question, answered)
 
     async def new_session_with(self, agent: str) -> None:
         """Start a session with `agent` in the start folder."""

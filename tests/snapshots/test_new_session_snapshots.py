@@ -15,6 +15,7 @@ import pytest
 
 from cockpit.ui.folder_field import FolderCandidates
 from cockpit.ui.screens.new_session import NewSessionScreen
+from cockpit.ui.screens.questions import ConfirmScreen
 from tests.snapshots.test_tui_snapshots import app_with, one_existing_session, settle
 from tests.support.git_repos import git, make_repo
 from tests.support.ui_helpers import burst, wait_until
@@ -83,3 +84,35 @@ def test_the_worktree_choice_at_80x24(
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=in_a_repository)
+
+
+def test_the_setup_question_at_80x24(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worktree asked for in a repository whose `.cockpit.toml` has a setup command not
+    approved yet: the command shown whole, and Not now holding the keyboard."""
+    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "setup-repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    make_repo(repo, {".cockpit.toml": 'setup = "npm ci && npm run build"\n'})
+    (tmp_path / "bin").mkdir()
+    git_command = shutil.which("git")
+    assert git_command is not None
+    (tmp_path / "bin" / "git").symlink_to(git_command)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    app = app_with(tmp_path, one_existing_session)
+
+    async def asked(pilot: Any) -> None:
+        await settle(pilot)
+        burst(app, "ctrl+n", "tab", "ctrl+u", *str(repo), "shift+tab")
+        await wait_until(
+            lambda: (
+                isinstance(app.screen, NewSessionScreen)
+                and app.screen.query_one("#worktree-row").display
+            ),
+            what="the worktree row",
+        )
+        burst(app, "alt+w", "enter")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=asked)

@@ -77,6 +77,9 @@ SAMPLES: dict[str, Any] = {
     "ModelCalls": api.ModelCalls("s-1", "agent-7", "logs/agent-7.db", 3, (MODEL_CALL,)),
     "WorktreeRequest": api.WorktreeRequest("main", "feature", True),
     "RepositoryInfo": api.RepositoryInfo("/home/u/proj", "main", True, ("main", "feature")),
+    "ProjectInfo": api.ProjectInfo(
+        "/home/u/proj", "npm ci", True, "npm test", False, (".env",), 3, ("`x` is not a setting",)
+    ),
     "WorktreeStatus": WORKTREE_STATUS,
     "WorktreeListing": api.WorktreeListing(
         "s-1",

@@ -36,6 +36,7 @@ from cockpit.engine.checkpoints.rules import (
     restore_plan,
     turn_bounds,
 )
+from cockpit.engine.worktrees.project import keep_out
 
 TEXT_BOUND = 256 * 1024
 """The largest file whose texts a change carries (bytes): a bigger one is listed only."""
@@ -46,9 +47,12 @@ NO_BLOB = "0" * 40
 class Checkpoints:
     """The checkpoints of one session, in the git work tree at `root`."""
 
-    def __init__(self, session: str, root: Path) -> None:
+    def __init__(self, session: str, root: Path, copied: tuple[str, ...] = ()) -> None:
         self.session = session
         self.root = root
+        self.copied = copied
+        """The files copied in from the user's checkout (`.env`...): never checkpointed, so
+        no restore overwrites or deletes them."""
         self.lock = asyncio.Lock()
         """Held while a checkpoint is made or the files are put back: one at a time."""
         self._top: Path | None = None
@@ -85,7 +89,8 @@ class Checkpoints:
         top = await self._locate()
         async with self._scratch() as env:
             await asyncio.to_thread(_copy_index, self._index, Path(env["GIT_INDEX_FILE"]))
-            await git(top, "-c", "advice.addEmbeddedRepo=false", "add", "-A", env=env)
+            spec = keep_out(self.copied)
+            await git(top, "-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", *spec, env=env)
             return os.fsdecode(await git(top, "write-tree", env=env)).strip()
 
     async def take(self, turn: int, phase: str) -> Checkpoint:

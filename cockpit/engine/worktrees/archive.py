@@ -17,6 +17,7 @@ from pathlib import Path
 from cockpit.engine.worktrees import git
 from cockpit.engine.worktrees.git import GitError
 from cockpit.engine.worktrees.merged import plural
+from cockpit.engine.worktrees.project import keep_out
 from cockpit.paths import private_dir
 from cockpit.records import ARCHIVED, Worktree, read_worktree_archive
 
@@ -51,19 +52,21 @@ async def save_work(worktree: Worktree, folder: Path) -> Kept:
     cannot be kept: then nothing may be removed."""
     path = Path(worktree.path)
     await asyncio.to_thread(private_dir, folder)
-    patch = await uncommitted_patch(path, folder)
+    patch = await uncommitted_patch(path, folder, worktree.copied)
     if patch:
         await _check_applies(path, folder, patch)
         await asyncio.to_thread(_write_private, folder / PATCH_NAME, patch)
-    names = await _ignored_files(path)
+    ignored = await _ignored_files(path)  # and the files copied in, kept the same way
+    names = [*ignored, *(name for name in worktree.copied if name not in ignored)]
     kept = await asyncio.to_thread(_keep_files, path, folder / IGNORED_NAME, names)
     return Kept(bool(patch), tuple(kept))
 
 
-async def uncommitted_patch(path: Path, scratch: Path) -> bytes:
+async def uncommitted_patch(path: Path, scratch: Path, copied: tuple[str, ...] = ()) -> bytes:
     """A binary patch of everything in the worktree at `path` that differs from its HEAD,
-    untracked files included (ignored ones not), made in a scratch index kept in `scratch`
-    (a copy of the worktree's own, so unchanged files are not read again)."""
+    untracked files included (ignored ones and those `copied` in not), made in a scratch
+    index kept in `scratch` (a copy of the worktree's own, so unchanged files are not read
+    again)."""
     index = scratch / "index.scratch"
     own = Path(os.fsdecode((await git.run(path, "rev-parse", "--git-path", "index"))[1]).strip())
     own = own if own.is_absolute() else path / own
@@ -73,7 +76,7 @@ async def uncommitted_patch(path: Path, scratch: Path) -> bytes:
         else:
             await git.run(path, "read-tree", "HEAD", env={"GIT_INDEX_FILE": str(index)})
         scratch_env = {"GIT_INDEX_FILE": str(index)}
-        await git.run(path, "add", "--all", "--", ".", env=scratch_env)
+        await git.run(path, "add", "--all", "--", *keep_out(copied), env=scratch_env)
         _, patch, _ = await git.run(
             path, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "HEAD",
             env=scratch_env,

@@ -1,11 +1,12 @@
 """Committing a worktree session's work: everything in its worktree (`git add -A`:
-untracked files too, ignored ones not) in one commit on its branch, with the user's
-message."""
+untracked files too, ignored ones and those copied in from the checkout not) in one commit
+on its branch, with the user's message."""
 
 from __future__ import annotations
 
 from cockpit.engine.worktrees import git
 from cockpit.engine.worktrees.git import GitError
+from cockpit.engine.worktrees.project import keep_out
 from cockpit.records import Worktree
 
 
@@ -22,7 +23,7 @@ async def commit(worktree: Worktree, message: str) -> str:
     problem = message_problem(message)
     if problem:
         raise ValueError(problem)
-    await git.run(worktree.path, "add", "-A")
+    await git.run(worktree.path, "add", "-A", "--", *keep_out(worktree.copied))
     code, _, _ = await git.run(worktree.path, "diff", "--cached", "--quiet", check=False)
     if code == 0:
         raise ValueError(f"Nothing to commit on {worktree.branch}: the worktree has no change.")

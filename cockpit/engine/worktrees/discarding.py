@@ -10,6 +10,7 @@ import os
 import tempfile
 
 from cockpit.engine.worktrees import git
+from cockpit.engine.worktrees.project import clean_spared, keep_out
 from cockpit.records import Worktree
 
 PREFIX = "discard-"
@@ -38,7 +39,7 @@ async def keep_state(worktree: Worktree, session_id: str) -> str:
     with tempfile.TemporaryDirectory(prefix="cockpit-index-") as scratch:
         index = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
         await git.run(path, "read-tree", "HEAD", env=index)
-        await git.run(path, "add", "-A", env=index)
+        await git.run(path, "add", "-A", "--", *keep_out(worktree.copied), env=index)
         tree = (await git.run(path, "write-tree", env=index))[1].decode().strip()
     head = await git.text(path, "rev-parse", "HEAD")
     _, made, _ = await git.run(
@@ -56,11 +57,11 @@ async def discard(worktree: Worktree, session_id: str) -> str:
     (ignored files stay); a sentence saying how to undo it."""
     ref = await keep_state(worktree, session_id)
     await git.run(worktree.path, "reset", "-q", "--hard", worktree.base_commit)
-    await git.run(worktree.path, "clean", "-q", "-f", "-d")
+    await git.run(worktree.path, "clean", "-q", "-f", "-d", *clean_spared(worktree.copied))
     return (
         f"Discarded: {worktree.branch} and its files are back at {worktree.base_commit[:8]}"
-        f" (ignored files kept). What was there is kept as {ref}: `cockpit discard"
-        f" {session_id} --undo` brings it back."
+        f" (ignored files, and those copied in, kept). What was there is kept as {ref}:"
+        f" `cockpit discard {session_id} --undo` brings it back."
     )
 
 
