@@ -75,8 +75,11 @@ async def test_copies_in_what_it_lists_and_refuses_what_leads_out(
     assert "'../outside' leaves the repository" in said
     assert "linked leads out of the repository" in said
     assert "missing.txt is not in your checkout" in said
-    # Never staged: not by a commit, not by a checkpoint.
+    # Never staged: not by a commit, not by a checkpoint; not the session's change either.
     (path / "app.txt").write_text("v2\n")
+    assert [c.path for c in await engine.worktree_changes(record.id)] == ["app.txt"]
+    status = await engine.worktree_status(record.id)
+    assert status is not None and status.changed == 1
     said = await engine.commit_worktree(record.id, "the agent's change")
     assert "Committed" in said
     assert git(path, "show", "--name-only", "--format=", "HEAD") == "app.txt"

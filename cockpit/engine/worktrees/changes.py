@@ -12,6 +12,7 @@ from pathlib import Path
 from cockpit.api import ChangedFile
 from cockpit.engine.worktrees import git
 from cockpit.engine.worktrees.git import GitError
+from cockpit.engine.worktrees.project import keep_out
 from cockpit.engine.worktrees.status import base_ref
 from cockpit.records import Worktree
 
@@ -78,11 +79,12 @@ async def changes(worktree: Worktree) -> list[ChangedFile]:
     if not await asyncio.to_thread(path.is_dir):
         raise ValueError(f"The worktree {path} is missing: it was deleted by hand.")
     start = await merge_base(path, worktree)
+    spec = keep_out(worktree.copied)  # what was copied in is not the session's change
     _, listed, _ = await git.run(
-        path, "diff", "--name-status", "-z", "--no-renames", start, "--", locks=False
+        path, "diff", "--name-status", "-z", "--no-renames", start, "--", *spec, locks=False
     )
     _, others, _ = await git.run(
-        path, "ls-files", "--others", "--exclude-standard", "-z", locks=False
+        path, "ls-files", "--others", "--exclude-standard", "-z", "--", *spec, locks=False
     )
     entries = name_status(listed) + [("added", name) for name in untracked(others)]
     found = []

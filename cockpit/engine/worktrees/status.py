@@ -11,6 +11,7 @@ from pathlib import Path
 from cockpit.api import WorktreeStatus
 from cockpit.engine.worktrees import git
 from cockpit.engine.worktrees.git import GitError
+from cockpit.engine.worktrees.project import keep_out
 from cockpit.records import Worktree
 
 
@@ -46,8 +47,9 @@ async def worktree_status(worktree: Worktree) -> WorktreeStatus:
     code, head, _ = await git.run(path, "symbolic-ref", "--short", "-q", "HEAD", check=False)
     branch = os.fsdecode(head).strip() if code == 0 else ""
     _, changes, _ = await git.run(
-        path, "status", "--porcelain", "-z", "--untracked-files=all", locks=False
-    )
+        path, "status", "--porcelain", "-z", "--untracked-files=all", "--",
+        *keep_out(worktree.copied), locks=False,
+    )  # fmt: skip
     base = await base_ref(path, worktree)
     try:
         counts = await git.text(
