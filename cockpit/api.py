@@ -458,6 +458,31 @@ class ProjectInfo:
 
 
 @dataclass(frozen=True)
+class Contender:
+    """One session of a race, as the comparison shows it."""
+
+    session: str
+    agent: str
+    status: str
+    """The session's status now (`working` while its turn runs)."""
+    files: int = 0
+    added: int = 0
+    removed: int = 0
+    """Files changed against the base, and lines added and removed in them."""
+    test: str = "none"
+    """The repository's test command in its worktree: `passed`, `failed`, `running`,
+    `waiting` (the turn has not ended), `not approved`, or `none` (no test command)."""
+    seconds: float | None = None
+    """From the race's start to the end of its turn (None: it has not ended)."""
+    tokens: float | None = None
+    """The tokens of its turn, as its agent reported them (None: it did not)."""
+    cost: float | None = None
+    currency: str = "USD"
+    worktree: str = ""
+    """`archived` or `removed` once its worktree went (then nothing more is read)."""
+
+
+@dataclass(frozen=True)
 class WorktreeStatus:
     """Where a worktree session's work stands, as the rail shows it."""
 
@@ -716,6 +741,23 @@ class EngineAPI(Protocol):
     async def repository(self, cwd: str) -> RepositoryInfo | None:
         """The git repository folder `cwd` lies in, where the engine runs (None: none, or
         no git there)."""
+
+    async def race(
+        self, agents: Sequence[str], cwd: str, prompt: str, base: str = "HEAD"
+    ) -> list[SessionRecord]:
+        """Send `prompt` to each of `agents` (a name may come again: one agent several
+        times), each in a worktree of its own from `base` of the repository `cwd` lies in;
+        when each turn ends, the repository's approved test command runs in its worktree.
+        The sessions, in order. KeyError for an agent not known (nothing is made then),
+        ValueError when `cwd` is in no repository or `base` names nothing."""
+
+    async def race_standings(self, race_id: str) -> list[Contender]:
+        """The contenders of a race, in the order they were made (none: no such race)."""
+
+    async def keep_contender(self, session_id: str) -> list[str]:
+        """Keep one contender of its race: commit its work, merge it into its base branch
+        in the user's checkout, archive the others; what was done, in sentences. ValueError
+        saying why (nothing archived) when the merge is refused."""
 
     async def project(self, cwd: str, base: str = "HEAD") -> ProjectInfo:
         """What `.cockpit.toml` at `base` of the repository `cwd` lies in asks, where the
@@ -986,6 +1028,9 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "folders": CallKind.READ,
         "create_session": CallKind.START,
         "repository": CallKind.READ,
+        "race": CallKind.START,
+        "race_standings": CallKind.READ,
+        "keep_contender": CallKind.ONCE,
         "project": CallKind.READ,
         "approve_command": CallKind.ONCE,
         "worktree_status": CallKind.READ,

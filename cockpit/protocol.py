@@ -56,6 +56,7 @@ RECORDS: dict[str, type[Any]] = {
         api.WorktreeRequest,
         api.RepositoryInfo,
         api.ProjectInfo,
+        api.Contender,
         api.WorktreeStatus,
         api.WorktreeListing,
         api.CleanupItem,

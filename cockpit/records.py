@@ -23,6 +23,7 @@ from cockpit.text.command_line import readable_command
 __all__ = [
     "ARCHIVED",
     "ATTACHMENT_META",
+    "RACE_INFO",
     "REMOVED",
     "SHELL_STATES",
     "WORKTREE_ARCHIVE_INFO",
@@ -40,6 +41,7 @@ __all__ = [
     "PermissionOption",
     "Plan",
     "PlanEntry",
+    "RaceEntry",
     "RawOutput",
     "ShellRun",
     "TerminalContent",
@@ -58,6 +60,7 @@ __all__ = [
     "read_modes",
     "read_permission_option",
     "read_plan",
+    "read_race",
     "read_shell_run",
     "read_tool_call",
     "read_usage",
@@ -712,3 +715,37 @@ def read_worktree_archive(info: object) -> WorktreeArchive | None:
         value.get("patch") is True,
         float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
     )
+
+
+# -- races ----------------------------------------------------------------------------------------
+
+RACE_INFO = "race"
+"""The key of a session's `info` that makes it a contender of a race."""
+
+
+@dataclass(frozen=True)
+class RaceEntry:
+    """A session's place in a race: one prompt sent to several agents, each in its own
+    worktree."""
+
+    id: str
+    prompt: str
+    at: float
+    """When the race began (the engine's clock)."""
+    ended: float | None = None
+    """When the contender's turn ended (None: it has not)."""
+    test: str | None = None
+    """The row of the run of the repository's test command in its worktree (None: none
+    ran)."""
+
+
+def read_race(info: object) -> RaceEntry | None:
+    """The race a session runs in (None: none, or what is stored is not one)."""
+    value = info.get(RACE_INFO) if isinstance(info, Mapping) else None
+    if not isinstance(value, Mapping):
+        return None
+    race, prompt, at = value.get("id"), value.get("prompt"), _number(value.get("at"))
+    if not isinstance(race, str) or not race or not isinstance(prompt, str) or at is None:
+        return None
+    ended, test = _number(value.get("ended")), value.get("test")
+    return RaceEntry(race, prompt, at, ended, test if isinstance(test, str) and test else None)

@@ -58,6 +58,8 @@ from cockpit.cli.exits import (
 from cockpit.cli.inspect_calls import add_parser as add_inspect_parser
 from cockpit.cli.inspect_calls import inspect_command
 from cockpit.cli.logfile import log_to_file
+from cockpit.cli.race import add_parser as add_race_parser
+from cockpit.cli.race import race_command
 from cockpit.cli.run import run_command
 from cockpit.cli.service import add_parser as add_service_parser
 from cockpit.cli.service import service_command
@@ -192,12 +194,13 @@ def parser() -> argparse.ArgumentParser:
     add_checkpoint_parsers(commands)
     add_worktree_work_parsers(commands)
     add_approve_parser(commands)
+    add_race_parser(commands)
     return main
 
 
 SUBCOMMANDS = frozenset(
     {"run", "ls", "show", "agents", "inspect", "service", "send", "wait", "answer", "events",
-     "worktrees", "archive", "restore-worktree", "checkpoints", "restore", "approve",
+     "worktrees", "archive", "restore-worktree", "checkpoints", "restore", "approve", "race",
      *WORKTREE_WORK}
 )  # fmt: skip
 CONTROL = frozenset({"send", "wait", "answer", "events"})
@@ -212,7 +215,7 @@ def tui_parser() -> argparse.ArgumentParser:
             " runs): quitting detaches, the agents go on. Other commands: run, ls, show,"
             " agents, inspect, service, send, wait, answer, events, worktrees, archive,"
             " restore-worktree, checkpoints, restore, changes, commit, merge, discard, push,"
-            " approve."
+            " approve, race."
         ),
     )
     tui.add_argument("--version", action="version", version=f"cockpit {__version__}")
@@ -303,4 +306,6 @@ def dispatch(arguments: list[str]) -> int:
         return interrupts.run(checkpoints_command(args, home))
     if args.command == "approve":
         return interrupts.run(approve_command(args, home))
+    if args.command == "race":
+        return interrupts.run(race_command(args, home))
     return agents_command(args)

@@ -17,6 +17,7 @@ from typing import Any
 from cockpit.api import ChangedFile, EngineAPI, MergeResult
 from cockpit.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.cli.reaching import reached
+from cockpit.text.diffstat import line_counts
 from cockpit.text.sanitize import printable
 
 COMMANDS = frozenset({"changes", "commit", "merge", "discard", "push"})
@@ -77,15 +78,6 @@ def change_line(change: ChangedFile) -> str:
         added, removed = line_counts(change.old_text, change.new_text)
         counts = f"+{added} -{removed}"
     return printable(f"{mark} {change.path}  {counts}")
-
-
-def line_counts(old: str | None, new: str | None) -> tuple[int, int]:
-    """Lines added and removed from `old` to `new`."""
-    added = removed = 0
-    for line in difflib.ndiff((old or "").splitlines(), (new or "").splitlines()):
-        added += line.startswith("+ ")
-        removed += line.startswith("- ")
-    return added, removed
 
 
 def patch_of(change: ChangedFile) -> str:

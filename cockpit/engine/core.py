@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
     ARCHIVED,
+    RACE_INFO,
     REMOVED,
     RUN_INFO,
     WORKTREE_ARCHIVE_INFO,
@@ -35,6 +36,7 @@ from cockpit.api import (
     ChangedFile,
     Checkpoint,
     CleanupItem,
+    Contender,
     EngineEvent,
     FileChange,
     FileMatch,
@@ -45,17 +47,21 @@ from cockpit.api import (
     PermissionRequest,
     ProblemEvent,
     ProjectInfo,
+    RaceEntry,
     RepositoryInfo,
     RestorePlan,
     SavingEvent,
     ServiceStopped,
     SessionEvent,
+    ShellRun,
     Status,
     Worktree,
     WorktreeArchive,
     WorktreeListing,
     WorktreeRequest,
     WorktreeStatus,
+    read_race,
+    read_shell_run,
     read_worktree,
     read_worktree_archive,
 )
@@ -76,6 +82,13 @@ from cockpit.engine.policy import (
     policy_file,
     rule_set,
     session_rules,
+)
+from cockpit.engine.races import (
+    commit_message,
+    contender,
+    contender_title,
+    merged_words,
+    verdict,
 )
 from cockpit.engine.recovery import recover
 from cockpit.engine.registry import AgentsFile, Registry, executable
@@ -482,6 +495,129 @@ class Engine:
         if not await asyncio.to_thread(folder.is_dir):
             return None
         return await repository(folder)
+
+    # -- races ------------------------------------------------------------------------------
+
+    async def race(
+        self,
+        agents: Sequence[str],
+        cwd: str,
+        prompt: str,
+        base: str = "HEAD",
+        *,
+        env: Environment | None = None,
+    ) -> list[SessionRecord]:
+        """Send `prompt` to each of `agents`, each in a worktree of its own from `base`;
+        each contender's approved test runs in its worktree once its turn ends. Every agent
+        is looked up first: one not known makes nothing (KeyError)."""
+        if not agents:
+            raise ValueError("A race needs at least one agent.")
+        if not prompt.strip():
+            raise ValueError("A race needs a prompt.")
+        specs = [self.registry.get(agent) for agent in agents]
+        race_id, at = secrets.token_hex(3), self.now()
+        made: list[SessionRecord] = []
+        for number, spec in enumerate(specs, 1):
+            title = contender_title(spec.name, number, prompt)
+            record = await self.create_session(
+                spec, cwd, title, worktree=WorktreeRequest(base=base), env=env
+            )
+            entry = {"id": race_id, "prompt": prompt, "at": at}
+            made.append(await self._set_race(record, entry))
+        for record in made:
+            self._background(self._race_turn(record.id, prompt))
+        return made
+
+    async def _set_race(self, record: SessionRecord, entry: dict[str, Any]) -> SessionRecord:
+        """Store a contender's place in its race; the record as it now is."""
+        info = {**(record.info or {}), RACE_INFO: entry}
+        with saved():
+            await self.store.update_session(record.id, info=info)
+        self._emit(SessionEvent(record.id))
+        return dataclasses.replace(record, info=info)
+
+    async def _race_turn(self, session_id: str, prompt: str) -> None:
+        """A contender's turn, then its test: what fails is a row in its transcript."""
+        try:
+            await self.prompt(session_id, prompt)
+        except Exception as error:
+            log.exception("the race turn of session %s failed", session_id)
+            await self.report(session_id, f"The prompt could not be sent: {describe(error)}")
+        try:
+            record = await self.session(session_id)
+            entry = read_race(record.info)
+            if entry is None:
+                return
+            ended = self.now()
+            key = await self._race_test(record)  # stored with the end: never "ended, no test"
+            done = {**dict((record.info or {})[RACE_INFO]), "ended": ended}
+            await self._set_race(record, {**done, "test": key} if key is not None else done)
+        except Exception as error:
+            log.exception("the race test of session %s failed", session_id)
+            await self.report(session_id, f"The test could not be run: {describe(error)}")
+
+    async def _race_test(self, record: SessionRecord) -> str | None:
+        """Run the repository's approved test command in the contender's worktree; the key
+        of its row (None: no test command, or not approved)."""
+        worktree = read_worktree(record.info)
+        if worktree is None:
+            return None
+        config = await read_project(worktree.repo, worktree.base_commit)
+        if config.test is None or not self.approvals.approved(worktree.repo, "test", config.test):
+            return None
+        return await self.run_shell(record.id, config.test, env=self._environment(record.id))
+
+    async def race_standings(self, race_id: str) -> list[Contender]:
+        """The contenders of a race, oldest first."""
+        found = []
+        for record in sorted(await self.sessions(), key=lambda r: r.created):
+            entry = read_race(record.info)
+            if entry is not None and entry.id == race_id:
+                found.append(await self._standing(record, entry))
+        return found
+
+    async def keep_contender(self, session_id: str) -> list[str]:
+        """Keep one contender of a race: commit its work, merge it into its base branch in
+        the user's checkout, then archive the others; what was done, in sentences.
+        ValueError (nothing archived) when it is in no race or the merge is refused."""
+        record = await self.session(session_id)
+        entry = read_race(record.info)
+        if entry is None:
+            raise ValueError(f"Session {session_id} is in no race.")
+        said = []
+        with contextlib.suppress(ValueError):  # nothing left to commit
+            said.append(await self.commit_worktree(session_id, commit_message(entry.prompt)))
+        result = await self.merge_worktree(session_id)
+        if result.refusal is not None:
+            raise ValueError(result.refusal)
+        said.append(merged_words(result))
+        for other in await self.race_standings(entry.id):
+            if other.session != session_id and not other.worktree:
+                said.append(await self.archive_worktree(other.session))
+        return said
+
+    async def _standing(self, record: SessionRecord, entry: RaceEntry) -> Contender:
+        worktree = read_worktree(record.info)
+        gone = read_worktree_archive(record.info) is not None
+        changed: list[ChangedFile] = []
+        if worktree is not None and not gone:
+            with contextlib.suppress(ValueError, GitError):
+                changed = await changes.changes(worktree)
+        run = None
+        if entry.test is not None:
+            row = await self.row(record.id, entry.test)
+            found = read_shell_run(row.payload) if row is not None else None
+            run = found if isinstance(found, ShellRun) else None
+        command, approved = None, False
+        if worktree is not None and run is None:
+            with contextlib.suppress(ValueError, GitError):
+                config = await read_project(worktree.repo, worktree.base_commit)
+                command = config.test
+                approved = command is not None and self.approvals.approved(
+                    worktree.repo, "test", command
+                )
+        test = verdict(command, approved, entry, run)
+        return contender(record, entry, self.status(record.id), changed, test)
 
     async def project(self, cwd: str, base: str = "HEAD") -> ProjectInfo:
         """What `.cockpit.toml` at `base` of the repository `cwd` lies in asks, and which of

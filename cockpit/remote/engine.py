@@ -28,6 +28,7 @@ from cockpit.api import (
     ChangedFile,
     Checkpoint,
     CleanupItem,
+    Contender,
     EngineAPI,
     EngineEvent,
     FileChange,
@@ -279,6 +280,22 @@ class RemoteEngine:
     async def repository(self, cwd: str) -> RepositoryInfo | None:
         info: RepositoryInfo | None = await self._call("repository", cwd=cwd)
         return info
+
+    async def race(
+        self, agents: Sequence[str], cwd: str, prompt: str, base: str = "HEAD"
+    ) -> list[SessionRecord]:
+        made: list[SessionRecord] = await self._call(
+            "race", agents=list(agents), cwd=cwd, prompt=prompt, base=base
+        )
+        return made
+
+    async def race_standings(self, race_id: str) -> list[Contender]:
+        found: list[Contender] = await self._call("race_standings", race_id=race_id)
+        return found
+
+    async def keep_contender(self, session_id: str) -> list[str]:
+        said: list[str] = await self._call("keep_contender", session_id=session_id)
+        return said
 
     async def project(self, cwd: str, base: str = "HEAD") -> ProjectInfo:
         info: ProjectInfo = await self._call("project", cwd=cwd, base=base)

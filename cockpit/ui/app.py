@@ -83,6 +83,7 @@ from cockpit.ui.modes_and_options import ModesAndOptions
 from cockpit.ui.one_line import clean_line, short_folder
 from cockpit.ui.overview import Overview
 from cockpit.ui.permission_prompt import PermissionPrompt
+from cockpit.ui.races import Races
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.screen_layout import ScreenLayout
@@ -243,6 +244,7 @@ class CockpitApp(App[None]):
         )
         self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen)
         self.worktree_actions = WorktreeActions(self, engine_of, self.sessions, self.open_screen)
+        self.races = Races(self, engine_of, self.sessions, self.open_screen, self.select_session)
         self.layout = ScreenLayout(self, self.open_screen)
         self.follower = EngineFollower(
             self,
@@ -506,6 +508,10 @@ class CockpitApp(App[None]):
     def action_next_session(self) -> None:
         """Show the session below in the rail."""
         self.switching.step(1)
+
+    async def race(self, session: str, arguments: str) -> None:
+        """`/race AGENTS PROMPT` starts a race and shows it; `/race` shows this one's."""
+        await self.races.race(session, arguments)
 
     async def action_clean_worktrees(self) -> None:
         """The cleanup screen: every worktree, the chosen ones removed after a preview."""

@@ -72,6 +72,8 @@ class SlashTarget(Protocol):
     def action_help(self) -> None: ...
 
     async def action_clean_worktrees(self) -> None: ...
+
+    async def race(self, session: str, arguments: str) -> None: ...
     def action_changes(self, session: str | None = None) -> None: ...
 
     async def choose_model(self, session: str, name: str) -> None: ...
@@ -188,6 +190,10 @@ async def _worktrees(app: SlashTarget, session: str, arguments: str) -> None:
     await app.action_clean_worktrees()
 
 
+async def _race(app: SlashTarget, session: str, arguments: str) -> None:
+    await app.race(session, arguments)
+
+
 async def _changes(app: SlashTarget, session: str, arguments: str) -> None:
     app.action_changes(session)
 
@@ -206,6 +212,9 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("inbox", "everything waiting for you", run=_inbox),
     SlashCommand("close", "stop this session's agent; the transcript stays", run=_close),
     SlashCommand("worktrees", "clean up worktrees: size, merged or not", run=_worktrees),
+    SlashCommand(
+        "race", "one prompt to several agents, each in a worktree", "agents prompt", run=_race
+    ),
     SlashCommand(
         "changes", "review, commit, merge or discard this worktree session's work", run=_changes
     ),

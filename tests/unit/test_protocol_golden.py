@@ -114,6 +114,9 @@ SAMPLES: dict[str, Any] = {
     "MergeResult": api.MergeResult(
         False, "merge commit", "main", "", ("src/app.py",), "It conflicts: nothing was changed."
     ),
+    "Contender": api.Contender(
+        "a1b2c3d4", "codex", "ready", 3, 40, 2, "passed", 95.5, 18000, 0.41, "EUR", "archived"
+    ),
 }
 """One value of each record the wire carries, every field set."""
 
