@@ -12,7 +12,7 @@ from typing import Any
 
 from textual.app import App
 
-from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI, Status
+from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI, Status, WorktreeRequest
 from cockpit.text.textout import session_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
@@ -104,13 +104,19 @@ class SessionActions:
         busy = (Status.WORKING, Status.WAITING, Status.CANCELLING, Status.STARTING)
         return sum(self._engine().status(session) in busy for session in self._sessions.records)
 
-    def new_session(self, agent: str | None = None, folder: str | None = None) -> None:
+    def new_session(
+        self,
+        agent: str | None = None,
+        folder: str | None = None,
+        worktree: WorktreeRequest | None = None,
+    ) -> None:
         """Pick an agent and a folder for a new session; the agent of the session on screen
         is highlighted (else the one Cockpit was opened with), so Ctrl+N Enter starts
-        another session like it. A folder the engine refuses (it is no folder where the
-        agents run) opens the dialog again on what was chosen, at the folder: nothing
-        typed is lost, and neither is what was typed right after its Enter: it waits
-        for the new session (or for the dialog, opened again)."""
+        another session like it. A folder or worktree the engine refuses (no folder where
+        the agents run, a branch checked out elsewhere) opens the dialog again on what was
+        chosen, at the folder, its worktree choices as they were: nothing typed is lost,
+        and neither is what was typed right after its Enter: it waits for the new session
+        (or for the dialog, opened again)."""
         record = self._sessions.records.get(self._sessions.current or "")
         default = record.agent if record is not None else self._agent or DEFAULT_AGENT
         engine = self._engine()
@@ -143,13 +149,14 @@ class SessionActions:
             on_choice=self._keys.hold_keys,
             repository=engine.repository,
             worktree_default=self._settings.worktree_default,
+            worktree=worktree,
         )
         self._open_screen(screen, chosen)
 
     async def _create(self, choice: NewSessionChoice) -> None:
         """Make the session chosen; a folder refused opens the dialog again on it."""
         if not await self._switching.create(choice.agent, choice.folder, choice.worktree):
-            self.new_session(choice.agent, choice.folder)
+            self.new_session(choice.agent, choice.folder, choice.worktree)
 
     async def _setup_to_approve(self, choice: NewSessionChoice) -> tuple[str, str] | None:
         """(repository, command) when the worktree chosen has a setup command in its

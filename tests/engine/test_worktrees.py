@@ -90,6 +90,40 @@ async def test_a_session_on_an_existing_branch(engines: Engines, tmp_path: Path)
         await engine.close()
 
 
+async def test_a_branch_checked_out_elsewhere_is_refused_in_one_sentence(
+    engines: Engines, tmp_path: Path
+) -> None:
+    """git checks a branch out in one place at a time: a session on the branch of the
+    user's checkout, or on the branch of another session's worktree, is refused with a
+    sentence saying where it is checked out and what to do; nothing is left behind."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "branch", "feature")
+    engine = await engines.factory()()
+    try:
+        with pytest.raises(ValueError, match="in your checkout") as refused:
+            await engine.create_session("demo", repo, worktree=WorktreeRequest(branch="main"))
+        assert str(refused.value) == (
+            f"The branch 'main' is already checked out in your checkout at {repo}, and git"
+            " checks a branch out in one place only: switch that one to another branch, or"
+            " start a new branch from 'main' instead."
+        )
+        assert await engine.sessions() == []
+        assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+        assert git(repo, "branch", "--format=%(refname:short)").split() == ["feature", "main"]
+        assert not (engines.home / "worktrees").exists() or not any(
+            (engines.home / "worktrees").rglob("*")
+        )
+        first = await engine.create_session(
+            "demo", repo, worktree=WorktreeRequest(branch="feature")
+        )
+        elsewhere = r"^The branch 'feature' is already checked out in another worktree, at "
+        with pytest.raises(ValueError, match=elsewhere):
+            await engine.create_session("demo", repo, worktree=WorktreeRequest(branch="feature"))
+        assert [record.id for record in await engine.sessions()] == [first.id]
+    finally:
+        await engine.close()
+
+
 async def test_uncommitted_changes_are_carried_in_and_kept(
     engines: Engines, tmp_path: Path
 ) -> None:

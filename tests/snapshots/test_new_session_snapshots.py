@@ -56,8 +56,9 @@ def test_the_worktree_choice_at_80x24(
     snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The folder is a git repository with uncommitted changes and a second branch: under
-    the folder, the box for a worktree of its own, its base (HEAD, on `main`) and the box
-    to carry the changes; the whole dialog still fits 80x24."""
+    the folder, the box for a worktree of its own, its base (HEAD, on `main`), the box to
+    work on an existing branch (disabled on HEAD) and the box to carry the changes; the
+    whole dialog still fits 80x24."""
     repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "repo"
     shutil.rmtree(repo, ignore_errors=True)
     make_repo(repo)
@@ -84,6 +85,42 @@ def test_the_worktree_choice_at_80x24(
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=in_a_repository)
+
+
+def test_a_session_on_an_existing_branch_at_80x24(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base stepped down to the branch `feature` and the box under it ticked: the
+    worktree box now says it is on the branch (no "from"), the box names the branch, and
+    the carry box stays; the whole dialog still fits 80x24."""
+    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "branch-repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    make_repo(repo)
+    git(repo, "branch", "feature")
+    (repo / "README.md").write_text("changed\n")
+    (tmp_path / "bin").mkdir()
+    git_command = shutil.which("git")
+    assert git_command is not None
+    (tmp_path / "bin" / "git").symlink_to(git_command)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    app = app_with(tmp_path, one_existing_session)
+
+    async def on_the_branch(pilot: Any) -> None:
+        await settle(pilot)
+        burst(app, "ctrl+n", "tab", "ctrl+u", *str(repo), "shift+tab")
+        await wait_until(
+            lambda: (
+                isinstance(app.screen, NewSessionScreen)
+                and app.screen.query_one("#carry-row").display
+            ),
+            what="the worktree rows",
+        )
+        app.screen.query_one("#worktree-base").focus()
+        await settle(pilot)
+        burst(app, "alt+w", "down", "tab", "space")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=on_the_branch)
 
 
 def test_the_setup_question_at_80x24(

@@ -80,6 +80,7 @@ async def make_worktree(
         )
         if code != 0:
             raise ValueError(f"There is no branch {request.branch!r} in {top}.")
+        await refuse_checked_out(top, request.branch)
         branch, made = request.branch, False
         adding = ["worktree", "add", str(path), request.branch]
     else:
@@ -92,11 +93,44 @@ async def make_worktree(
     )
     if request.carry_changes:
         try:
-            await carry_changes(top, path, request.base)
+            await carry_changes(top, path, request.branch or request.base)
         except BaseException:
             await remove_worktree(worktree, delete_branch=made)
             raise
     return worktree
+
+
+async def refuse_checked_out(top: Path, branch: str) -> None:
+    """Refuse (ValueError, in a sentence) a branch already checked out in the user's
+    checkout or in another worktree: git checks a branch out in one place at a time, and
+    its own words ("already checked out at") do not say what to do."""
+    where = await checked_out_at(top, branch)
+    if where is None:
+        return
+    if where == top:
+        place = f"your checkout at {top}"
+    elif await asyncio.to_thread(where.exists):
+        place = f"another worktree, at {where}"
+    else:
+        place = f"a worktree deleted by hand (`git worktree prune` forgets it), at {where}"
+    raise ValueError(
+        f"The branch {branch!r} is already checked out in {place}, and git checks a branch"
+        " out in one place only: switch that one to another branch, or start a new branch"
+        f" from {branch!r} instead."
+    )
+
+
+async def checked_out_at(top: Path, branch: str) -> Path | None:
+    """Where `branch` is checked out among the repository's worktrees (its main checkout
+    included), or None."""
+    listing = await git.text(top, "worktree", "list", "--porcelain")
+    path: Path | None = None
+    for line in listing.splitlines():
+        if line.startswith("worktree "):
+            path = Path(line.removeprefix("worktree "))
+        elif line == f"branch refs/heads/{branch}" and path is not None:
+            return Path(await asyncio.to_thread(os.path.realpath, path))
+    return None
 
 
 async def _on_branch(top: Path, request: WorktreeRequest) -> str | None:

@@ -4,12 +4,13 @@ rules (order, lines, detail, sizes)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.console import RenderableType
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -111,10 +112,41 @@ def list_height(screen_rows: int, agents: int, worktree_rows: int = 0) -> int:
 
 def worktree_rows(repository: RepositoryInfo | None) -> int:
     """The dialog's rows for the worktree choice: none outside a repository, one for the
-    box and its base, one more to carry uncommitted changes when there are some."""
+    box and its base, one to work on the base itself (when it is a branch), one more to
+    carry uncommitted changes when there are some."""
     if repository is None:
         return 0
-    return 2 if repository.dirty else 1
+    return 3 if repository.dirty else 2
+
+
+BRANCH_CELLS = 40
+"""The widest branch name the box to work on it shows (a longer one is cut)."""
+
+
+def on_branch_label(base: str) -> str:
+    """The box that works on the base itself rather than on a new branch from it (only a
+    branch can be: HEAD is the checkout's own)."""
+    if base == "HEAD":
+        return "Work on an existing branch (no new branch): choose it above"
+    name = Content(clean_line(base)).truncate(BRANCH_CELLS, ellipsis=True).plain
+    return f"Work on {name} itself (no new branch)"
+
+
+def worktree_request(base: str, on_branch: bool, carry: bool) -> WorktreeRequest:
+    """The worktree the dialog's choices ask for: on `base` itself when it is a branch and
+    the user ticked that (git checks it out there), else on a new branch from `base`."""
+    if on_branch and base != "HEAD":
+        return WorktreeRequest(branch=base, carry_changes=carry)
+    return WorktreeRequest(base=base, carry_changes=carry)
+
+
+def stepped(values: Sequence[str], current: object, delta: int) -> str | None:
+    """The value `delta` places from `current` in `values`, stopping at either end (the
+    first one when `current` is none of them); None when there are none."""
+    if not values:
+        return None
+    index = values.index(current) + delta if current in values else 0
+    return values[max(0, min(index, len(values) - 1))]
 
 
 def base_choices(repository: RepositoryInfo) -> list[tuple[str, str]]:
@@ -122,6 +154,11 @@ def base_choices(repository: RepositoryInfo) -> list[tuple[str, str]]:
     branch."""
     head = f"HEAD ({repository.branch})" if repository.branch else "HEAD (detached)"
     return [(head, "HEAD"), *((clean_line(name), name) for name in repository.branches)]
+
+
+NEW_BRANCH = "Own worktree on a new branch"
+ON_BRANCH = "Own worktree on the branch"
+"""The worktree box, on a new branch from the base or on the base itself."""
 
 
 class AgentDetail(Widget):
@@ -188,12 +225,53 @@ class ChoiceFolder(FolderField):
             screen.create()
 
 
+MOVE_ON: list[BindingType] = [
+    Binding("tab", "app.focus_next", "Next", show=False),
+    Binding("shift+tab", "app.focus_previous", "Previous", show=False),
+]
+"""Tab and Shift+Tab as bindings of a choice itself, so they move on as they come (the
+keys typed after them go where they lead)."""
+
+
 class ChoiceBox(Checkbox):
-    """A box of the dialog: Space ticks it and Enter creates the session, each as it
-    comes (Space then Enter in one burst creates with the box ticked)."""
+    """A box of the dialog: Space ticks it, Tab moves on and Enter creates the session,
+    each as it comes (Space then Enter in one burst creates with the box ticked)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = MOVE_ON
 
     async def on_key(self, event: events.Key) -> None:
         await _key_of_a_choice(self, event, text=False)
+
+
+class ChoiceSelect(Select[str]):
+    """The base of the worktree: Up and Down step through it in place, Tab moves on and
+    Enter creates the session, each as it comes; Space opens the list. An arrow that opened
+    the list, as in a plain select, would send the keys typed after it astray."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *MOVE_ON,
+        Binding("up", "step(-1)", "Previous base", show=False),
+        Binding("down", "step(1)", "Next base", show=False),
+    ]
+
+    values: tuple[str, ...] = ()
+    """The bases offered, in order."""
+
+    def set_options(self, options: Iterable[tuple[RenderableType, str]]) -> None:
+        listed = list(options)
+        self.values = tuple(value for _, value in listed)
+        super().set_options(listed)
+
+    async def on_key(self, event: events.Key) -> None:
+        await _key_of_a_choice(self, event, text=False)
+
+    def action_step(self, delta: int) -> None:
+        value = stepped(self.values, self.value, delta)
+        if value is not None and value != self.value:
+            self.value = value
+            screen = self.screen
+            if isinstance(screen, NewSessionScreen):
+                screen.base_chosen()  # now: a Tab typed next reaches the box it shows
 
 
 class NewSessionScreen(Dialog[NewSessionChoice | None]):
@@ -247,8 +325,12 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
     NewSessionScreen #dialog.new-session.-repository #worktree-row {
         display: block;
     }
+    NewSessionScreen #dialog.new-session.-repository #branch-row,
     NewSessionScreen #dialog.new-session.-repository.-dirty #carry-row {
         display: block;
+    }
+    NewSessionScreen #dialog.new-session #branch-row {
+        padding-left: 2;
     }
     NewSessionScreen #dialog.new-session .worktree-row Checkbox {
         width: auto;
@@ -297,12 +379,15 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         on_choice: Callable[[], None] = lambda: None,
         repository: AskRepository | None = None,
         worktree_default: Callable[[str], bool] = lambda top: False,
+        worktree: WorktreeRequest | None = None,
     ) -> None:
         super().__init__()
         self.ask_repository = repository
         """Asked in the background as the dialog opens and the folder changes."""
         self.worktree_default = worktree_default
         """Whether a repository's box starts ticked (the user's last choice there)."""
+        self.worktree_chosen = worktree
+        """Opened again on a worktree the engine refused: the choices start as they were."""
         self.repository: RepositoryInfo | None = None
         """The repository the folder is in, as last told (None: none, or not known yet)."""
         self.on_choice = on_choice
@@ -340,9 +425,11 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
                 )
             yield FolderCandidates(FOLDER_LABEL_CELLS, id="folder-candidates")
             with Horizontal(id="worktree-row", classes="worktree-row"):
-                yield ChoiceBox("Own worktree on a new branch", id="worktree", compact=True)
-                yield Label("from")
-                yield Select[str]([], id="worktree-base", compact=True, allow_blank=True)
+                yield ChoiceBox(NEW_BRANCH, id="worktree", compact=True)
+                yield Label("from", id="worktree-from")
+                yield ChoiceSelect([], id="worktree-base", compact=True, allow_blank=True)
+            with Horizontal(id="branch-row", classes="worktree-row"):
+                yield ChoiceBox("", id="on-branch", compact=True)
             with Horizontal(id="carry-row", classes="worktree-row"):
                 yield Label("Uncommitted changes here:")
                 yield ChoiceBox("carry them into the worktree", id="carry", compact=True)
@@ -404,14 +491,62 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         dialog = self.query_one("#dialog")
         dialog.set_class(found is not None, "-repository")
         dialog.set_class(found is not None and found.dirty, "-dirty")
-        if found is not None and (before is None or before.top != found.top):
+        new_top = found is not None and (before is None or before.top != found.top)
+        if found is not None and new_top:
             self.query_one("#worktree", Checkbox).value = self.worktree_default(found.top)
+            self.query_one("#on-branch", Checkbox).value = False
             self.query_one("#carry", Checkbox).value = False
         if found is not None and (before is None or before.branches != found.branches):
-            base = self.query_one("#worktree-base", Select)
+            base = self.query_one("#worktree-base", ChoiceSelect)
             base.set_options(base_choices(found))
             base.value = "HEAD"
+        chosen, refused_branch = self.worktree_chosen, False
+        if found is not None and new_top and chosen is not None:
+            self.worktree_chosen = None  # once: the folder typed next is a new choice
+            self._choose(found, chosen)
+            refused_branch = chosen.branch is not None
+        self.base_chosen()
+        if refused_branch:
+            self.query_one("#on-branch").focus()  # what to change: the box, or the base
+
+    def _choose(self, found: RepositoryInfo, chosen: WorktreeRequest) -> None:
+        """Set the worktree choices as they were chosen before (the engine refused them)."""
+        base = chosen.branch or chosen.base
+        self.query_one("#worktree", Checkbox).value = True
+        if base == "HEAD" or base in found.branches:
+            self.query_one("#worktree-base", ChoiceSelect).value = base
+        self.query_one("#on-branch", Checkbox).value = chosen.branch is not None
+        self.query_one("#carry", Checkbox).value = chosen.carry_changes
+
+    def _base(self) -> str:
+        value = self.query_one("#worktree-base", ChoiceSelect).value
+        return value if isinstance(value, str) else "HEAD"
+
+    def base_chosen(self) -> None:
+        """Offer to work on the base itself when it is a branch (at once, so a Tab typed
+        next reaches the box; it is always there, so the dialog keeps its size), and say
+        which branch the worktree will be on."""
+        base = self._base()
+        on_branch = self.query_one("#on-branch", Checkbox)
+        on_branch.label = on_branch_label(base)
+        on_branch.disabled = base == "HEAD"
+        if base == "HEAD":
+            on_branch.value = False
+        self._show_on_branch(on_branch.value)
         self._fit(self.app.size.height)
+
+    def _show_on_branch(self, on_branch: bool) -> None:
+        """The worktree box says whether its branch is new or the base itself."""
+        self.query_one("#worktree", Checkbox).label = ON_BRANCH if on_branch else NEW_BRANCH
+        self.query_one("#worktree-from").display = not on_branch
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "worktree-base":
+            self.base_chosen()  # chosen from the list (the arrows call it themselves)
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        if event.checkbox.id == "on-branch":
+            self._show_on_branch(event.value and self._base() != "HEAD")
 
     def action_toggle_worktree(self) -> None:
         """Alt+W: tick or untick the worktree box (in a repository)."""
@@ -423,10 +558,10 @@ class NewSessionScreen(Dialog[NewSessionChoice | None]):
         repository = self.repository
         if repository is None or not self.query_one("#worktree", Checkbox).value:
             return None
-        base = self.query_one("#worktree-base", Select).value
-        return WorktreeRequest(
-            base=base if isinstance(base, str) else "HEAD",
-            carry_changes=repository.dirty and self.query_one("#carry", Checkbox).value,
+        return worktree_request(
+            self._base(),
+            self.query_one("#on-branch", Checkbox).value,
+            repository.dirty and self.query_one("#carry", Checkbox).value,
         )
 
     def _ready(self, spec: AgentSpec) -> bool:
