@@ -837,7 +837,9 @@ class EngineAPI(Protocol):
 
     async def delete(self, session_id: str) -> None:
         """Stop a session's agent and forget the session and its transcript (NotSaved when
-        the store refuses it: the session stays, whole)."""
+        the store refuses it: the session stays, whole). A worktree session's worktree,
+        the branch Cockpit made for it, its refs and its archive go with it; ValueError
+        saying why, and nothing deleted, when its worktree holds work merged nowhere."""
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
         """Override the permission rule for one tool kind in one session (None removes the

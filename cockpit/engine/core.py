@@ -936,11 +936,30 @@ class Engine:
 
     async def delete(self, session_id: str) -> None:
         """Stop a session's agent and forget the session and its transcript (a prompt
-        still waiting to be sent to it is dropped with it). NotSaved when the store refuses
-        it: the session and its transcript stay."""
+        still waiting to be sent to it is dropped with it). A worktree session's worktree,
+        the branch Cockpit made, its refs and its archive go too; one with unmerged work
+        is refused (ValueError saying why: nothing is deleted). NotSaved when the store
+        refuses it: the session and its transcript stay."""
+        record = await self.session(session_id)
+        worktree = read_worktree(record.info)
+        gone = read_worktree_archive(record.info)
+        if worktree is not None:
+            with _git_refusal():
+                item = await cleanup.inspect(
+                    session_id, record.title or "", worktree, gone, record.updated
+                )
+            if item.unmerged:
+                raise ValueError(
+                    f"Session {session_id} was not deleted: its worktree holds work merged"
+                    f" nowhere ({', '.join(item.unmerged)}). Merge it, or remove it with"
+                    " `cockpit worktrees clean --force`, then delete the session."
+                )
         for task in self._sends.pop(session_id, set()):
             task.cancel()
         await self.stop(session_id)
+        if worktree is not None:
+            with _git_refusal():
+                await cleanup.remove_everything(session_id, worktree, gone)
         with saved():  # the session stays, whole: the delete is one transaction
             await self.store.delete_session(session_id)
         live = self._live.pop(session_id, None)

@@ -12,7 +12,7 @@ from typing import Any
 
 from textual.app import App
 
-from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI, Status, WorktreeRequest
+from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI, Status, WorktreeRequest, read_worktree
 from cockpit.text.textout import session_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
@@ -234,7 +234,7 @@ class SessionActions:
                 return
             try:
                 await self._engine().delete(record.id)
-            except SessionBusy as error:  # another Cockpit is writing this session
+            except (SessionBusy, ValueError) as error:  # another Cockpit writes it; unmerged work
                 self.app.notify(clean_line(str(error)), severity="error", markup=False)
                 return
             sessions.records.pop(record.id, None)
@@ -245,10 +245,10 @@ class SessionActions:
             else:
                 await self._switching.create(self.opened_with, str(self._folder))
 
-        self._open_screen(
-            ConfirmScreen(f"Delete “{clean_line(session_title(record))}” and its transcript?"),
-            confirmed,
-        )
+        question = f"Delete “{clean_line(session_title(record))}” and its transcript?"
+        if read_worktree(record.info) is not None:
+            question += " Its worktree and the branch Cockpit made for it go too."
+        self._open_screen(ConfirmScreen(question), confirmed)
 
     @reported("cancel the turn")
     async def escape(self) -> None:

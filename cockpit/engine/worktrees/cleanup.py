@@ -76,7 +76,7 @@ async def inspect(
         ahead = await commits_not_in(worktree.repo, worktree.branch, base)
         lost.append(f"{plural(ahead, 'commit')} not in {short_base(base)}")
     if not archived and not missing:
-        changed = await uncommitted(path)
+        changed = await uncommitted(path, worktree.copied)
         if changed:
             lost.append(f"{plural(changed, 'uncommitted file')}")
     if archive is not None and archive.patch:

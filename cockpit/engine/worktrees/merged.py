@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from cockpit.engine.worktrees import git
+from cockpit.engine.worktrees.project import keep_out
 from cockpit.engine.worktrees.status import count_changes
 from cockpit.records import Worktree
 
@@ -57,12 +58,13 @@ async def commits_not_in(repo: str, branch: str, base: str) -> int:
     return int(counted) if code == 0 and counted.isdigit() else 0
 
 
-async def uncommitted(path: Path) -> int:
+async def uncommitted(path: Path, copied: tuple[str, ...] = ()) -> int:
     """How many files of the worktree at `path` differ from its HEAD or are untracked
-    (ignored ones not)."""
+    (ignored ones, and those `copied` in from the checkout, not)."""
     _, changes, _ = await git.run(
-        path, "status", "--porcelain", "-z", "--untracked-files=all", locks=False
-    )
+        path, "status", "--porcelain", "-z", "--untracked-files=all", "--", *keep_out(copied),
+        locks=False,
+    )  # fmt: skip
     return count_changes(changes)
 
 
