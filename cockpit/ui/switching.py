@@ -34,6 +34,10 @@ OpenScreen = Callable[[Screen[Any], Any], None]
 """How a component opens a dialog: the screen, and what to do with its answer."""
 
 
+SLOW_WORKTREE = 0.4
+"""Seconds a worktree may take to make before the user is told it is on its way."""
+
+
 class Switching:
     """The session on screen, how another one is chosen, and how a new one starts."""
 
@@ -129,6 +133,9 @@ class Switching:
         """Start a new session of `agent` in `folder` (in a worktree of its own when
         `worktree` asks for one), and show it; False, and the user told why, when the engine
         refuses them (no such agent, no such folder where it runs)."""
+        slow = None
+        if worktree is not None:  # git checks the files out: on a big repository, seconds
+            slow = self.app.set_timer(SLOW_WORKTREE, self._making_worktree)
         try:
             record = await self._engine().create_session(agent, folder, worktree=worktree)
         except (KeyError, NotADirectoryError, ValueError) as error:
@@ -136,12 +143,18 @@ class Switching:
                 str(error.args[0] if error.args else error), severity="error", markup=False
             )
             return False
+        finally:
+            if slow is not None:
+                slow.stop()
         self._sessions.records[record.id] = record
         self.select(record.id)
         # A partial: a worker cancelled before it starts leaves no coroutine behind.
         work: Callable[[], object] = partial(self._start, record.id)
         self.app.run_worker(work, group="start", exit_on_error=False)
         return True
+
+    def _making_worktree(self) -> None:
+        self.app.notify("Making the worktree: git is checking out its files…", timeout=4)
 
     async def _start(self, session: str) -> None:
         try:

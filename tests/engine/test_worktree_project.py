@@ -20,6 +20,7 @@ from cockpit.api import (
     read_shell_run,
     read_worktree,
 )
+from cockpit.engine.worktrees.readying import SUBMODULES
 from tests.support.git_repos import commit, git, make_repo
 from tests.support.ui_service_helpers import Engines
 from tests.support.waiting import eventually
@@ -153,3 +154,23 @@ async def test_a_restore_keeps_what_was_copied_in(engine: EngineAPI, tmp_path: P
     await engine.restore(record.id, first.id)
     assert not (Path(made.path) / "demo-notes.md").exists()
     assert env.read_text() == "TOKEN=changed-by-the-user\n"
+
+
+async def test_a_repository_with_submodules_fetches_them_first(
+    engine: EngineAPI, tmp_path: Path
+) -> None:
+    """Its `.gitmodules` makes Cockpit's own first command fetch them (no approval: it
+    is git's own), as a card the user sees."""
+    repo = make_repo(tmp_path / "repo", {".gitmodules": "", "app.txt": "v1\n"})
+    record = await engine.create_session("demo", repo, worktree=WorktreeRequest())
+
+    async def fetched() -> bool:
+        rows = await shell_rows(engine, record.id)
+        run = read_shell_run(rows[0].payload) if rows else None
+        return isinstance(run, ShellRun) and not run.running
+
+    await eventually(fetched, 20, "the submodules fetched")
+    (row,) = await shell_rows(engine, record.id)
+    run = read_shell_run(row.payload)
+    assert isinstance(run, ShellRun)
+    assert (run.command, run.state, run.exit_code) == (SUBMODULES, "exited", 0)

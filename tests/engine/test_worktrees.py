@@ -210,7 +210,12 @@ async def test_an_agent_in_a_worktree_cannot_read_cockpits_store(
         assert await prompted(engine, record.id, "write=../../../cockpit.db") == (
             "write failed: Invalid params"
         )
+        # Nor approve its repository's commands for the user.
+        assert await prompted(engine, record.id, "write=../../../approved-commands.json") == (
+            "write failed: Invalid params"
+        )
+        assert not (home / "approved-commands.json").exists()
         refused = [r.text for r in await engine.rows(record.id) if "Refused" in r.text]
-        assert len(refused) == 3
+        assert len(refused) == 4
     finally:
         await engine.close()

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cockpit.records import read_worktree
+from cockpit.ui import switching
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.screens.questions import ConfirmScreen
 from tests.support.git_repos import make_repo
@@ -67,3 +70,21 @@ async def test_n_makes_the_session_without_running_it(engines: Engines, tmp_path
         assert any("was not run" in row.text for row in rows if row.kind == "notice")
         assert not (Path(made.path) / "setup.txt").exists()
         assert not (await app.engine.project(str(repo))).setup_approved
+
+
+async def test_a_slow_worktree_says_it_is_on_its_way(
+    engines: Engines, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worktree that takes longer than SLOW_WORKTREE to make (a big repository) is told;
+    a quick one is not (the refusal tests count every notice)."""
+    monkeypatch.setattr(switching, "SLOW_WORKTREE", 0.0)
+    repo = make_repo(tmp_path / "repo")
+    app = engines.app(repo)
+    async with app.run_test(size=SIZE) as pilot:
+        first = await ready(app)
+        await dialog_with_row(app)
+        burst(app, "alt+w", "enter")
+        await created(app, first)
+        await settled(pilot)
+        shown = [str(n.message) for n in app._notifications]
+        assert "Making the worktree: git is checking out its files…" in shown
