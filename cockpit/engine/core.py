@@ -68,7 +68,7 @@ from cockpit.api import (
 from cockpit.bounds import draft_refusal, draft_too_long
 from cockpit.config_file import Fixed, Source
 from cockpit.engine.automatic_answers import AutomaticAnswers
-from cockpit.engine.checkpoints import Checkpoints, worktree_root
+from cockpit.engine.checkpoints import Checkpoints
 from cockpit.engine.checkpoints.rules import restore_done
 from cockpit.engine.errors import describe, not_opened, saved
 from cockpit.engine.exports import export_target, write_export
@@ -1018,10 +1018,10 @@ class Engine:
         if live is not None and live.checkpoints is not None:
             return live.checkpoints
         record = await self.session(session_id)
-        root, made = worktree_root(record.info), read_worktree(record.info)
-        if root is None:
+        made = read_worktree(record.info)
+        if made is None:
             raise ValueError(NO_WORKTREE)
-        return Checkpoints(session_id, root, made.copied if made is not None else ())
+        return Checkpoints(session_id, Path(made.path), made.copied)
 
     async def checkpoints(self, session_id: str) -> list[Checkpoint]:
         """The session's checkpoints, oldest first (none without a worktree)."""

@@ -44,7 +44,7 @@ from cockpit.api import (
 )
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.agent_requests import AgentRequests
-from cockpit.engine.checkpoints import Checkpoints, worktree_root
+from cockpit.engine.checkpoints import Checkpoints
 from cockpit.engine.checkpoints.rules import restore_refusal
 from cockpit.engine.client_adapter import ClientAdapter
 from cockpit.engine.errors import describe
@@ -159,9 +159,9 @@ class LiveSession:
             ),
             record.agent_session_id,
         )
-        worktree = worktree_root(record.info)
-        copied = made.copied if made is not None else ()
-        self.checkpoints = Checkpoints(self.id, worktree, copied) if worktree is not None else None
+        self.checkpoints = (
+            Checkpoints(self.id, Path(made.path), made.copied) if made is not None else None
+        )
         """The session's checkpoints: a session in its own worktree keeps them."""
         self.turns = Turns(
             TurnNeeds(

@@ -20,7 +20,6 @@ from cockpit.engine.checkpoints.rules import (
     restore_plan,
     restore_refusal,
     turn_bounds,
-    worktree_root,
 )
 
 SHA = "a" * 40
@@ -128,10 +127,3 @@ def test_a_restore_is_refused_while_anything_runs() -> None:
     assert "A turn is running" in str(restore_refusal(True, True, True))
     assert "A command the agent started" in str(restore_refusal(False, True, True))
     assert "Your command" in str(restore_refusal(False, False, True))
-
-
-def test_the_worktree_is_read_from_a_sessions_info_defensively() -> None:
-    assert str(worktree_root({"worktree": {"path": "/w/t"}})) == "/w/t"
-    for info in (None, {}, {"worktree": "/w/t"}, {"worktree": {"path": "rel"}},
-                 {"worktree": {"path": 3}}):  # fmt: skip
-        assert worktree_root(info) is None

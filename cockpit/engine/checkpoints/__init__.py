@@ -3,6 +3,5 @@
 from cockpit.api import Checkpoint, FileChange, RestorePlan
 from cockpit.engine.checkpoints.git import GitError
 from cockpit.engine.checkpoints.repository import Checkpoints
-from cockpit.engine.checkpoints.rules import worktree_root
 
-__all__ = ["Checkpoint", "Checkpoints", "FileChange", "GitError", "RestorePlan", "worktree_root"]
+__all__ = ["Checkpoint", "Checkpoints", "FileChange", "GitError", "RestorePlan"]

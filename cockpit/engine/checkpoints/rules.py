@@ -5,10 +5,8 @@ restore would do. No I/O here: what exists on disk is asked through a function."
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from cockpit.api import CHECKPOINT_PHASES, Checkpoint, RestorePlan
 
@@ -212,14 +210,6 @@ def restore_refusal(turn_runs: bool, terminals_run: bool, commands_run: bool) ->
             "Your command is still running in this session: restore once it has ended, or stop it."
         )
     return None
-
-
-def worktree_root(info: Mapping[str, Any] | None) -> Path | None:
-    """The folder of a session's own worktree, from its stored `info` (None when it has
-    none, or what is stored there is not one)."""
-    worktree = (info or {}).get("worktree")
-    path = worktree.get("path") if isinstance(worktree, Mapping) else None
-    return Path(path) if isinstance(path, str) and os.path.isabs(path) else None
 
 
 def restore_done(plan: RestorePlan, made: Checkpoint) -> str:
