@@ -456,6 +456,15 @@ class ProjectInfo:
     problems: tuple[str, ...] = ()
     """What in the file is wrong, and left out."""
 
+    @property
+    def unapproved(self) -> list[tuple[str, str]]:
+        """The (kind, command) pairs not approved yet, setup first."""
+        found = [
+            ("setup", self.setup, self.setup_approved),
+            ("test", self.test, self.test_approved),
+        ]
+        return [(kind, command) for kind, command, done in found if command and not done]
+
 
 @dataclass(frozen=True)
 class Contender:

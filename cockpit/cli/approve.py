@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import EngineAPI, ProjectInfo
+from cockpit.api import EngineAPI
 from cockpit.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.cli.reaching import reached
 from cockpit.cli.run import session_folder
@@ -31,12 +31,6 @@ def add_parser(commands: Any) -> None:
     approve.add_argument("--yes", action="store_true", help="approve without asking")
 
 
-def waiting(info: ProjectInfo) -> list[tuple[str, str]]:
-    """The (kind, command) pairs of `info` not approved yet, setup first."""
-    found = [("setup", info.setup, info.setup_approved), ("test", info.test, info.test_approved)]
-    return [(kind, command) for kind, command, done in found if command and not done]
-
-
 async def approve_command(args: argparse.Namespace, home: Path) -> int:
     engine = await reached(args, home)
     if engine is None:
@@ -55,7 +49,7 @@ async def _approve(engine: EngineAPI, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for problem in info.problems:
         print(f"cockpit: .cockpit.toml: {printable(problem)}", file=sys.stderr)
-    asked = waiting(info)
+    asked = info.unapproved
     if not asked:
         has = info.setup or info.test
         print("Every command of .cockpit.toml is approved." if has else "No command to approve.")

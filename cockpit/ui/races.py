@@ -69,8 +69,38 @@ class Races:
             self.app.notify(USAGE, severity="warning", timeout=6, markup=False)
             return
         agents, prompt = asked
+        folder = race_folder(record)
         try:
-            made = await self._engine().race(agents, race_folder(record), prompt)
+            info = await self._engine().project(folder)
+        except ValueError as error:  # in no repository: said before anything is made
+            self.app.notify(str(error), severity="error", markup=False)
+            return
+        waiting = info.unapproved
+        if not waiting:
+            await self._start(agents, folder, prompt)
+            return
+
+        @reported_to(self.app, "start the race")
+        async def answered(approve: bool | None) -> None:
+            if approve is None:
+                return  # Esc: no race
+            if approve:
+                for kind, command in waiting:
+                    await self._engine().approve_command(info.top, kind, command)
+            await self._start(agents, folder, prompt)
+
+        question = ConfirmScreen(
+            f"{info.top} asks, in its .cockpit.toml, to run these in each contender's worktree."
+            " Run them?",
+            yes="Approve and race",
+            no="Race without them",
+            details=[f"{kind}: $ {command}" for kind, command in waiting],
+        )
+        self._open_screen(question, answered)
+
+    async def _start(self, agents: list[str], folder: str, prompt: str) -> None:
+        try:
+            made = await self._engine().race(agents, folder, prompt)
         except KeyError as error:
             self.app.notify(str(error.args[0]), severity="error", markup=False)
             return

@@ -1,6 +1,7 @@
 """A race from the screen (issue 34), against both engines, in a real repository with real
-demo agents: `/race demo,demo tools` and Enter typed in one burst start two contenders and
-open the comparison, which fills in as they work; `k` and `y` keep one (merged into the
+demo agents: `/race demo,demo tools` and Enter typed in one burst ask to approve the
+repository's test command, then `y` starts two contenders and opens the comparison, which
+fills in as they work (the test passing in each worktree); `k` and `y` keep one (merged into the
 checkout), and the other is archived. `/race` alone on a plain session says how to start
 one."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cockpit.records import read_worktree_archive
+from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.race import RaceScreen
 from tests.support.git_repos import git, make_repo
 from tests.support.ui_helpers import burst, ready, settled, wait_until
@@ -18,7 +20,7 @@ SIZE = (100, 30)
 
 
 async def test_a_race_is_started_compared_and_one_kept(engines: Engines, tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", {".cockpit.toml": 'test = "test -f demo-notes.md"\n'})
     policy = engines.home / "config" / "policy.toml"
     policy.parent.mkdir(parents=True, exist_ok=True)
     policy.write_text('[permissions]\nread = "allow"\nedit = "allow"\nexecute = "allow"\n')
@@ -26,13 +28,16 @@ async def test_a_race_is_started_compared_and_one_kept(engines: Engines, tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         await ready(app)
         burst(app, *"/race demo,demo tools", "enter")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), what="the test question")
+        assert "test: $ test -f demo-notes.md" in app.screen.details  # type: ignore[attr-defined]
+        burst(app, "y")
         await wait_until(lambda: isinstance(app.screen, RaceScreen), what="the comparison")
         screen = app.screen
         assert isinstance(screen, RaceScreen)
         await wait_until(
             lambda: (
                 len(screen.contenders) == 2
-                and all(c.seconds is not None and c.files == 1 for c in screen.contenders)
+                and all(c.test == "passed" and c.files == 1 for c in screen.contenders)
             ),
             timeout=60,
             what="both contenders done",
