@@ -4,25 +4,15 @@ test compared; one kept (merged into the checkout), the others archived."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from cockpit.api import Contender, EngineAPI, read_race, read_worktree
 from tests.support.git_repos import git, make_repo
-from tests.support.ui_service_helpers import Engines
 from tests.support.waiting import eventually
 
 TEST = "test -f demo-notes.md"
-
-
-@pytest.fixture
-async def engine(engines: Engines, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[EngineAPI]:
-    monkeypatch.setenv("SHELL", "/bin/sh")
-    opened: EngineAPI = await engines.factory()()
-    yield opened
-    await opened.close()
 
 
 async def standings_once_tested(engine: EngineAPI, race: str, count: int) -> list[Contender]:

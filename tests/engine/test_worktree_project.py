@@ -7,10 +7,7 @@ read at the base from the user's checkout, and the session's free ports."""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from cockpit.api import (
     EngineAPI,
@@ -22,7 +19,6 @@ from cockpit.api import (
 )
 from cockpit.engine.worktrees.readying import SUBMODULES
 from tests.support.git_repos import commit, git, make_repo
-from tests.support.ui_service_helpers import Engines
 from tests.support.waiting import eventually
 
 SETUP = 'echo "set up on $COCKPIT_PORT" > setup.txt'
@@ -32,14 +28,6 @@ setup = '{SETUP}'
 test = "true"
 ports = 2
 """
-
-
-@pytest.fixture
-async def engine(engines: Engines, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[EngineAPI]:
-    monkeypatch.setenv("SHELL", "/bin/sh")
-    opened: EngineAPI = await engines.factory()()
-    yield opened
-    await opened.close()
 
 
 def a_repository(tmp_path: Path) -> Path:

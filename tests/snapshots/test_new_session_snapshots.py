@@ -52,6 +52,23 @@ def test_the_folder_completion_at_80x24(
     assert snap_compare(app, terminal_size=(80, 24), run_before=type_a_folder)
 
 
+def only_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git on the PATH, and no agent but the bundled ones: the same agents missing
+    everywhere."""
+    (tmp_path / "bin").mkdir()
+    git_command = shutil.which("git")
+    assert git_command is not None
+    (tmp_path / "bin" / "git").symlink_to(git_command)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+
+
+def fresh(name: str) -> Path:
+    """A folder for a repository the picture shows: the same path every run."""
+    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / name
+    shutil.rmtree(repo, ignore_errors=True)
+    return repo
+
+
 def test_the_worktree_choice_at_80x24(
     snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,16 +76,11 @@ def test_the_worktree_choice_at_80x24(
     the folder, the box for a worktree of its own, its base (HEAD, on `main`), the box to
     work on an existing branch (disabled on HEAD) and the box to carry the changes; the
     whole dialog still fits 80x24."""
-    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "repo"
-    shutil.rmtree(repo, ignore_errors=True)
+    repo = fresh("repo")
     make_repo(repo)
     git(repo, "branch", "feature")
     (repo / "README.md").write_text("changed\n")
-    (tmp_path / "bin").mkdir()
-    git_command = shutil.which("git")
-    assert git_command is not None
-    (tmp_path / "bin" / "git").symlink_to(git_command)  # git, and no agent but the bundled
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # the same agents missing everywhere
+    only_git(tmp_path, monkeypatch)
     app = app_with(tmp_path, one_existing_session)
 
     async def in_a_repository(pilot: Any) -> None:
@@ -93,16 +105,11 @@ def test_a_session_on_an_existing_branch_at_80x24(
     """The base stepped down to the branch `feature` and the box under it ticked: the
     worktree box now says it is on the branch (no "from"), the box names the branch, and
     the carry box stays; the whole dialog still fits 80x24."""
-    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "branch-repo"
-    shutil.rmtree(repo, ignore_errors=True)
+    repo = fresh("branch-repo")
     make_repo(repo)
     git(repo, "branch", "feature")
     (repo / "README.md").write_text("changed\n")
-    (tmp_path / "bin").mkdir()
-    git_command = shutil.which("git")
-    assert git_command is not None
-    (tmp_path / "bin" / "git").symlink_to(git_command)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    only_git(tmp_path, monkeypatch)
     app = app_with(tmp_path, one_existing_session)
 
     async def on_the_branch(pilot: Any) -> None:
@@ -128,14 +135,9 @@ def test_the_setup_question_at_80x24(
 ) -> None:
     """A worktree asked for in a repository whose `.cockpit.toml` has a setup command not
     approved yet: the command shown whole, and Not now holding the keyboard."""
-    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "setup-repo"
-    shutil.rmtree(repo, ignore_errors=True)
+    repo = fresh("setup-repo")
     make_repo(repo, {".cockpit.toml": 'setup = "npm ci && npm run build"\n'})
-    (tmp_path / "bin").mkdir()
-    git_command = shutil.which("git")
-    assert git_command is not None
-    (tmp_path / "bin" / "git").symlink_to(git_command)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    only_git(tmp_path, monkeypatch)
     app = app_with(tmp_path, one_existing_session)
 
     async def asked(pilot: Any) -> None:
