@@ -752,11 +752,18 @@ class EngineAPI(Protocol):
         no git there)."""
 
     async def race(
-        self, agents: Sequence[str], cwd: str, prompt: str, base: str = "HEAD"
+        self,
+        agents: Sequence[str],
+        cwd: str,
+        prompt: str,
+        base: str = "HEAD",
+        allow: Sequence[str] | None = (),
     ) -> list[SessionRecord]:
         """Send `prompt` to each of `agents` (a name may come again: one agent several
         times), each in a worktree of its own from `base` of the repository `cwd` lies in;
         when each turn ends, the repository's approved test command runs in its worktree.
+        `allow` is what each contender may do without asking, set before its prompt goes
+        (as `allow_automatically` takes it: nothing, every kind with None, or these).
         The sessions, in order. KeyError for an agent not known (nothing is made then),
         ValueError when `cwd` is in no repository or `base` names nothing."""
 

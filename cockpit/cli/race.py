@@ -112,18 +112,16 @@ async def race_command(args: argparse.Namespace, home: Path) -> int:
 
 
 async def _race(engine: EngineAPI, agents: list[str], args: argparse.Namespace) -> int:
+    allowed = allowed_kinds(args.yes, args.allow)
     try:
-        made = await engine.race(agents, session_folder(args.cwd), args.prompt, args.base)
+        made = await engine.race(agents, session_folder(args.cwd), args.prompt, args.base, allowed)
     except KeyError as error:
         print(f"cockpit: {printable(str(error.args[0]))}", file=sys.stderr)
         return EXIT_USAGE
     except ValueError as error:
         print(f"cockpit: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
-    allowed = allowed_kinds(args.yes, args.allow)
     for record in made:
-        if allowed != []:
-            engine.allow_automatically(record.id, allowed)
         print(f"cockpit: {record.agent} races in session {record.id}", file=sys.stderr)
     standings = await _wait(engine, made)
     if args.json:

@@ -504,6 +504,7 @@ class Engine:
         cwd: str,
         prompt: str,
         base: str = "HEAD",
+        allow: Sequence[str] | None = (),
         *,
         env: Environment | None = None,
     ) -> list[SessionRecord]:
@@ -525,6 +526,8 @@ class Engine:
             entry = {"id": race_id, "prompt": prompt, "at": at}
             made.append(await self._set_race(record, entry))
         for record in made:
+            if allow is None or allow:  # before its prompt: a question may come at once
+                self.allow_automatically(record.id, allow)
             self._background(self._race_turn(record.id, prompt))
         return made
 

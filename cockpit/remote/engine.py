@@ -282,10 +282,16 @@ class RemoteEngine:
         return info
 
     async def race(
-        self, agents: Sequence[str], cwd: str, prompt: str, base: str = "HEAD"
+        self,
+        agents: Sequence[str],
+        cwd: str,
+        prompt: str,
+        base: str = "HEAD",
+        allow: Sequence[str] | None = (),
     ) -> list[SessionRecord]:
+        kinds = None if allow is None else list(allow)
         made: list[SessionRecord] = await self._call(
-            "race", agents=list(agents), cwd=cwd, prompt=prompt, base=base
+            "race", agents=list(agents), cwd=cwd, prompt=prompt, base=base, allow=kinds
         )
         return made
 

@@ -20,14 +20,14 @@ async def standings_once_tested(engine: EngineAPI, race: str, count: int) -> lis
         found = await engine.race_standings(race)
         return len(found) == count and all(c.test in ("passed", "failed") for c in found)
 
-    await eventually(tested, 60, "every contender tested")
+    await eventually(tested, 120, "every contender tested")
     return await engine.race_standings(race)
 
 
 async def test_three_demo_agents_race_and_one_is_kept(engine: EngineAPI, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {".cockpit.toml": f'test = "{TEST}"\n'})
     await engine.approve_command(str(repo), "test", TEST)
-    made = await engine.race(["demo", "demo", "demo"], str(repo), "tools")
+    made = await engine.race(["demo", "demo", "demo"], str(repo), "tools", allow=None)
     assert len(made) == 3
     entries = [read_race(record.info) for record in made]
     assert all(entry is not None for entry in entries)
@@ -35,8 +35,6 @@ async def test_three_demo_agents_race_and_one_is_kept(engine: EngineAPI, tmp_pat
     assert {entry.id for entry in entries if entry} == {race}
     paths = {read_worktree(record.info).path for record in made}  # type: ignore[union-attr]
     assert len(paths) == 3
-    for record in made:
-        engine.allow_automatically(record.id)
     standings = await standings_once_tested(engine, race, 3)
     assert [c.session for c in standings] == [record.id for record in made]
     for c in standings:
@@ -54,16 +52,14 @@ async def test_three_demo_agents_race_and_one_is_kept(engine: EngineAPI, tmp_pat
 
 async def test_a_refused_merge_archives_nothing(engine: EngineAPI, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    made = await engine.race(["demo", "demo"], str(repo), "tools")
-    for record in made:
-        engine.allow_automatically(record.id)
+    made = await engine.race(["demo", "demo"], str(repo), "tools", allow=None)
     race = read_race(made[0].info).id  # type: ignore[union-attr]
 
     async def ended() -> bool:
         found = await engine.race_standings(race)
         return all(c.seconds is not None for c in found)
 
-    await eventually(ended, 60, "both turns to end")
+    await eventually(ended, 120, "both turns to end")
     (repo / "README.md").write_text("the user's own edit\n")  # a dirty checkout
     with pytest.raises(ValueError, match="uncommitted"):
         await engine.keep_contender(made[0].id)

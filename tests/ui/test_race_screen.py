@@ -39,7 +39,7 @@ async def test_a_race_is_started_compared_and_one_kept(engines: Engines, tmp_pat
                 len(screen.contenders) == 2
                 and all(c.test == "passed" and c.files == 1 for c in screen.contenders)
             ),
-            timeout=60,
+            timeout=120,
             what="both contenders done",
         )
         kept, other = (c.session for c in screen.contenders)
