@@ -210,7 +210,13 @@ class CockpitApp(App[None]):
             self, engine_of, self.sessions, lambda: self.overview.refresh_rail()
         )
         self.overview = Overview(
-            self, engine_of, self.sessions, self.alerts, self._now, self.worktrees
+            self,
+            engine_of,
+            self.sessions,
+            self.alerts,
+            self._now,
+            self.worktrees,
+            lambda session: self.shell.busy(session),
         )
         self.requests = RequestsOnScreen(self, engine_of, self.keys)
         parts = SwitchingParts(

@@ -28,7 +28,7 @@ from cockpit.ui.one_line import clean_line
 from cockpit.ui.overview import Overview
 from cockpit.ui.requests_on_screen import RequestsOnScreen
 from cockpit.ui.sessions import Sessions
-from cockpit.ui.shell_runs import ShellRuns
+from cockpit.ui.shell_runs import SHELL, ShellRuns
 from cockpit.ui.terminal_alerts import TerminalAlerts
 from cockpit.ui.transcript import TranscriptView
 
@@ -71,6 +71,9 @@ class EngineFollower:
             return
         for session, frames in pending.items():  # the user's commands, in every session
             self._shell.follow(session, frames)
+        shown = pending.get(self._sessions.current or "", ())
+        if any(frame.kind == SHELL for frame in shown):  # one ran: the status line says so
+            self._overview.refresh_status()
         view = self._view()
         if view is None:
             return

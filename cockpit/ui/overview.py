@@ -53,6 +53,7 @@ class Overview:
         alerts: TerminalAlerts,
         clock: Callable[[], float],
         worktrees: WorktreeStatuses,
+        command_running: Callable[[str], bool] = lambda session: False,
     ) -> None:
         self.app = app
         """For the rail, the status line, the inbox and the second timer."""
@@ -61,6 +62,8 @@ class Overview:
         self._alerts = alerts
         self._clock = clock
         self._worktrees = worktrees
+        self._command_running = command_running
+        """Whether a `!command` runs in a session (the status line says so)."""
         self._details: dict[str, str] = {}
         """The last thing each session's status said (why an agent failed to start...)."""
         self._turn_ended: dict[str, float] = {}
@@ -146,7 +149,10 @@ class Overview:
         detail = self._details.get(record.id, "")
         saving = engine.saving_problem
         starting = self._starting_for(record.id, live)
-        parts = status_parts(record, spec.label, live, waiting, detail, saving, starting)
+        running = self._command_running(record.id)
+        parts = status_parts(
+            record, spec.label, live, waiting, detail, saving, starting, command_running=running
+        )
         status.show([*offline, *parts])
 
     def refresh_session(self, session: str) -> None:

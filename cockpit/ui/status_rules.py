@@ -114,6 +114,11 @@ def turn_words(
     return TURN_WORDS.get(status, clean_line(status))
 
 
+COMMAND_RUNS = "your command runs (Esc kills it)"
+"""What the status line says while a `!command` runs in the session."""
+IDLE = (Status.READY, Status.CLOSED, Status.EXITED, Status.ERROR)
+
+
 def status_parts(
     record: SessionRecord,
     agent_title: str,
@@ -122,6 +127,7 @@ def status_parts(
     detail: str = "",
     not_saved: str | None = None,
     starting_for: float | None = None,
+    command_running: bool = False,
 ) -> list[StatusPart]:
     """The pieces of the status line, most important first: that the transcript cannot be
     saved (`not_saved` says why: a full disk, which would otherwise go unseen while the
@@ -129,6 +135,8 @@ def status_parts(
     mode, the model, the other options, usage and cost, the last turn's tokens, the agent.
     Every name is cleaned."""
     turn = turn_words(live_status, pending, record.status, detail, starting_for)
+    if command_running:  # the user's `!command`: the agent may be idle, the session is not
+        turn = COMMAND_RUNS if live_status in IDLE else f"{turn} · {COMMAND_RUNS}"
     parts: list[StatusPart] = []
     if not_saved is not None:
         parts.append((f"NOT SAVED: {clean_line(not_saved)} · retrying", "NOT SAVED"))

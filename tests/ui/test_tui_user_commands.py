@@ -17,6 +17,7 @@ from cockpit.ui.one_line import short_folder
 from cockpit.ui.shell_card import ShellCard
 from cockpit.ui.shell_chips import ChipClose, ShellChip, ShellChips
 from cockpit.ui.shell_rules import chip_label
+from cockpit.ui.status_rules import COMMAND_RUNS
 from cockpit.ui.transcript import TranscriptView
 from tests.support.ui_helpers import burst, focused_composer, wait_until
 from tests.support.ui_service_helpers import Engines, screen_equals_rows
@@ -241,3 +242,20 @@ async def test_a_command_leaves_the_reply_streaming(engines: Engines) -> None:
         await pilot.press("escape")
         await wait_until(lambda: app.engine.status(session) == Status.READY, what="cancelled")
         assert [run.state for run in runs(await app.engine.rows(session))] == ["exited"]
+
+
+async def test_the_status_line_says_a_command_runs_until_it_ends(engines: Engines) -> None:
+    """`!sleep 30`: the agent is idle, but the session is not: the status line says the
+    command runs and how to kill it, and says ready again once Esc killed it."""
+    app = engines.app()
+    async with app.run_test(size=(120, 30)):
+        await focused_composer(app, ready_first=True)
+
+        def status() -> str:
+            return str(app.query_one("#status").render())
+
+        burst(app, *keys("!sleep 30"), "enter")
+        await wait_until(lambda: status().startswith(COMMAND_RUNS), what="the command said")
+        burst(app, "escape")
+        await a_card(app, "killed")
+        await wait_until(lambda: status().startswith("ready"), what="ready again")

@@ -16,6 +16,7 @@ from cockpit.api import Status
 from cockpit.ui.commands import highlighted, literal
 from cockpit.ui.one_line import clean_line, clip_middle
 from cockpit.ui.status_rules import (
+    COMMAND_RUNS,
     TURN_WORDS,
     fit_status,
     link_parts,
@@ -241,3 +242,12 @@ def test_a_middle_cut_fits_and_keeps_both_ends(text: str, width: int) -> None:
             for at, character in enumerate(clipped)
             if character == "…"
         )
+
+
+def test_a_running_command_shows_in_the_turn_state() -> None:
+    """The user's `!command`: an idle session says it runs; a busy one says both."""
+    ready = status_parts(record(), AGENT, Status.READY, command_running=True)[0][0]
+    assert ready == COMMAND_RUNS
+    working = status_parts(record(), AGENT, Status.WORKING, command_running=True)[0][0]
+    assert working.endswith(f" · {COMMAND_RUNS}") and working != COMMAND_RUNS
+    assert status_parts(record(), AGENT, Status.READY)[0][0] == "ready"
