@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import Contender, EngineAPI, SessionRecord, Status
+from cockpit.api import Contender, EngineAPI, SessionRecord, Status, read_race
 from cockpit.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.cli.reaching import reached
 from cockpit.cli.run import allowed_kinds, session_folder
@@ -92,6 +92,16 @@ def table(standings: Sequence[Contender]) -> list[str]:
     ]
 
 
+def progress_line(contender: Contender) -> str:
+    """A contender done, as the race says it while the others go on."""
+    files = "file" if contender.files == 1 else "files"
+    took = f" in {contender.seconds:.0f}s" if contender.seconds is not None else ""
+    return printable(
+        f"{contender.agent} ({contender.session}) is done{took}: {contender.files} {files}"
+        f" +{contender.added} -{contender.removed}, test {contender.test}"
+    )
+
+
 def settled(standings: Sequence[Contender]) -> bool:
     """True once every contender's turn and test have ended."""
     return all(c.status not in BUSY and c.test not in UNSETTLED for c in standings)
@@ -135,7 +145,8 @@ async def _race(engine: EngineAPI, agents: list[str], args: argparse.Namespace) 
 
 async def _wait(engine: EngineAPI, made: list[SessionRecord]) -> list[Contender]:
     """The standings once every contender is done; Ctrl+C cancels their turns."""
-    race_id = str((made[0].info or {}).get("race", {}).get("id", ""))
+    entry = read_race(made[0].info)
+    race_id = entry.id if entry is not None else ""
     loop = asyncio.get_running_loop()
     cancels: set[asyncio.Future[bool]] = set()
 
@@ -147,9 +158,14 @@ async def _wait(engine: EngineAPI, made: list[SessionRecord]) -> list[Contender]
 
     with contextlib.suppress(NotImplementedError):
         loop.add_signal_handler(signal.SIGINT, cancel)
+    told: set[str] = set()
     try:
         while True:
             standings = await engine.race_standings(race_id)
+            for contender in standings:  # each one's end, as it comes: a race takes minutes
+                if contender.session not in told and settled([contender]):
+                    told.add(contender.session)
+                    print(f"cockpit: {progress_line(contender)}", file=sys.stderr)
             if len(standings) == len(made) and settled(standings):
                 return standings
             await asyncio.sleep(POLL)

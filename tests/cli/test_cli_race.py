@@ -27,6 +27,8 @@ def test_a_race_compares_and_keeps_one(mode: str, cli_home: Path, tmp_path: Path
         ("demo", 1, "passed"), ("demo", 1, "passed"),
     ]  # fmt: skip
     assert not (repo / "demo-notes.md").exists(), "nothing merged without --keep"
+    done = [line for line in compared.stderr.splitlines() if " is done in " in line]
+    assert len(done) == 2 and all(line.endswith(": 1 file +6 -0, test passed") for line in done)
 
     kept = run_in(mode, cli_home, *race, "--keep", "2", "tools")
     assert kept.returncode == 0, kept.stderr
