@@ -6,6 +6,9 @@ while one is typed, and `s` sends them all as ONE prompt naming each file:line."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from textual.widgets import OptionList
 
 from cockpit.agentkit.demo.tools import NOTES_FILE, NOTES_TEXT
 from cockpit.api import read_worktree
@@ -22,7 +25,7 @@ def on_changes(app: CockpitApp) -> ChangesScreen | None:
     return screen if isinstance(screen, ChangesScreen) and screen.changes else None
 
 
-async def two_turns(app: CockpitApp, pilot: object) -> tuple[str, Path]:
+async def two_turns(app: CockpitApp, pilot: Any) -> tuple[str, Path]:
     """A worktree session whose first turn wrote the notes; README.md edited by hand
     between it and a second turn that changed nothing."""
     session = await ready(app)
@@ -30,10 +33,10 @@ async def two_turns(app: CockpitApp, pilot: object) -> tuple[str, Path]:
     assert worktree is not None
     path = Path(worktree.path)
     app.engine.allow_automatically(session)
-    await send(app, pilot, "tools")  # type: ignore[arg-type]
+    await send(app, pilot, "tools")
     await wait_until(lambda: app.engine.status(session) == "ready", what="turn 1")
     (path / "README.md").write_text("one\nTWO\nthree\n")
-    await send(app, pilot, "hello")  # type: ignore[arg-type]
+    await send(app, pilot, "hello")
 
     async def two_users() -> bool:
         rows = await app.engine.rows(session)
@@ -71,7 +74,9 @@ async def test_comments_per_turn_and_per_line_go_as_one_prompt(
         await pilot.press("t")
         await wait_until(lambda: screen.turn == 2, what="turn 2")
         assert [c.path for c in screen.changes] == ["README.md"]
-        assert "(between turns)" in str(screen.query_one("#files").get_option_at_index(0).prompt)
+        assert "(between turns)" in str(
+            screen.query_one("#files", OptionList).get_option_at_index(0).prompt
+        )
         await pilot.press("t", "j", "c", *"Why drop it?", "enter")
         await wait_until(lambda: len(screen.comments) == 2, what="the removed line's comment")
         await pilot.press("j", "c", *"Capitals?", "enter")
@@ -129,7 +134,7 @@ async def test_a_refresh_while_a_comment_is_typed_loses_nothing(
         assert (comment.path, comment.first, comment.text) == ("README.md", 2, "Keep this.")
         assert not comment.removed and comment.turn is None
         assert screen.chosen is not None and screen.chosen.path == "README.md"
-        assert "✎1" in str(screen.query_one("#files").get_option_at_index(0).prompt)
+        assert "✎1" in str(screen.query_one("#files", OptionList).get_option_at_index(0).prompt)
         await pilot.press("s")
         await wait_until(lambda: app.screen is not screen, what="sent")
 
