@@ -27,6 +27,8 @@ class ReviewComment:
     """The line commented on (the hunk's first changed line), as the diff shows it."""
     removed: bool = False
     """The line is one the change removed: its number is in the file as it was."""
+    hunk: bool = False
+    """It is on a whole hunk (`first`-`last` are its lines), not on one of its lines."""
     turn: int | None = None
     """The turn whose diff it was made on (None: the whole work against the base), so the
     agent knows which state of the file a line number means."""

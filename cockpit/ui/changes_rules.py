@@ -142,8 +142,8 @@ def comment_on(
         line = hunk.lines[at.line]
         at_line = number(line)
         removed = line.kind == "removed"
-        return ReviewComment(change.path, at_line, at_line, text, line.text, removed, turn)
-    return ReviewComment(change.path, hunk.first, hunk.last, text, hunk.quote, turn=turn)
+        return ReviewComment(change.path, at_line, at_line, text, line.text, removed, turn=turn)
+    return ReviewComment(change.path, hunk.first, hunk.last, text, hunk.quote, hunk=True, turn=turn)
 
 
 def marks(
@@ -157,13 +157,14 @@ def marks(
         if comment.path != change.path or comment.turn != turn or comment.first is None:
             continue
         for hunk in found:
-            if (hunk.first, hunk.last, hunk.quote) == (comment.first, comment.last, comment.quote):
-                marked.update((line, NOTED) for line in hunk.lines)
+            if comment.hunk:
+                if (hunk.first, hunk.last) == (comment.first, comment.last):
+                    marked.update((line, NOTED) for line in hunk.lines)
+                continue
             marked.update(
                 (line, NOTED)
                 for line in hunk.lines
-                if comment.first == comment.last == number(line)
-                and (line.kind == "removed") == comment.removed
+                if number(line) == comment.first and (line.kind == "removed") == comment.removed
             )
     if 0 <= at.hunk < len(found):
         hunk = found[at.hunk]
