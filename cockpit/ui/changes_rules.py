@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cockpit.api import ChangedFile, Checkpoint, FileChange, MergeResult
-from cockpit.text.review import ReviewComment, short_quote
+from cockpit.text.review import ReviewComment, place, short_quote
 from cockpit.ui.diffs.model import DiffLine, count_changes, diff_lines
 
 MARKS = {"added": "A", "modified": "M", "deleted": "D"}
@@ -122,9 +122,8 @@ def hunk_words(change: ChangedFile | None, at: Target, count: int, turn: int | N
     if at.line is not None and at.line < len(found.lines):
         line = found.lines[at.line]
         gone = " (removed)" if line.kind == "removed" else ""
-        return (
-            f"hunk {at.hunk + 1}/{count} · line {number(line)}{gone} · {short_quote(line.text, 40)}"
-        )
+        quote = short_quote(line.text, 40) or "(empty line)"
+        return f"hunk {at.hunk + 1}/{count} · line {number(line)}{gone} · {quote}"
     lines = f"{found.first}" if found.first == found.last else f"{found.first}-{found.last}"
     return f"hunk {at.hunk + 1}/{count} · line {lines} · {short_quote(found.quote, 40)}"
 
@@ -171,6 +170,20 @@ def marks(
         chosen = hunk.lines if at.line is None else hunk.lines[at.line : at.line + 1]
         marked.update((line, CHOSEN) for line in chosen if line not in marked)
     return marked
+
+
+def notes(path: str, comments: Iterable[ReviewComment], turn: int | None) -> list[str]:
+    """The comments made on `path` in this view, one line each, to show under its diff."""
+    found = []
+    for comment in comments:
+        if comment.path == path and comment.turn == turn:
+            where = place(comment).removeprefix(path).removeprefix(":") or "the file"
+            gone = " (removed)" if comment.removed else ""
+            said = " ".join(comment.text.split())
+            found.append(
+                f"{NOTED} line {where}{gone}: {said}" if comment.first else f"{NOTED} {said}"
+            )
+    return found
 
 
 def turns_of(checkpoints: Iterable[Checkpoint]) -> list[int]:

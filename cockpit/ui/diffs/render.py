@@ -87,6 +87,12 @@ class _Sides:
             self.ranges["removed", left.old_number] = old_ranges
             self.ranges["added", right.new_number] = new_ranges
 
+    def mark(self, line: DiffLine) -> tuple[str, Style]:
+        """The cell after a line's +/-: blank, or its mark shown reversed so it stands out."""
+        mark = self.marks.get(line)
+        tint = self.palette.tints[line.kind]
+        return (" ", tint.mark) if mark is None else (mark, tint.mark + Style(reverse=True))
+
     def code(self, line: DiffLine, side: Literal["old", "new"]) -> Text:
         """The line's text as shown on `side` (context lines are on both): highlighted,
         recoloured where the theme has no tint, its changed words marked."""
@@ -219,8 +225,8 @@ def render_unified(
         for index, chunk in enumerate(_wrap(code, code_width)):
             row = Text(style=tint.row, no_wrap=True, overflow="crop")
             row.append(gutter if index == 0 else " " * len(gutter), palette.gutter)
-            mark = f"{MARKS[line.kind]}{sides.marks.get(line, ' ')}"
-            row.append(mark if index == 0 else "  ", tint.mark)
+            row.append(MARKS[line.kind] if index == 0 else " ", tint.mark)
+            row.append(*sides.mark(line) if index == 0 else (" ",))
             row.append_text(chunk)
             row.truncate(width, pad=True)
             rows.append(row)
@@ -247,7 +253,8 @@ def _half(
     cell.style = tint.row
     lead = " " if side == "new" else ""
     cell.append(f"{lead}{_number(number, number_width)} ", palette.gutter)
-    cell.append(f"{MARKS[line.kind]}{sides.marks.get(line, ' ')}", tint.mark)
+    cell.append(MARKS[line.kind], tint.mark)
+    cell.append(*sides.mark(line))
     room = width - cell.cell_len - (1 if side == "old" else 0)
     if room > 0:
         code = sides.code(line, side)

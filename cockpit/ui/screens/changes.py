@@ -31,6 +31,7 @@ from cockpit.ui.changes_rules import (
     marks,
     merge_question,
     merge_words,
+    notes,
     step_hunk,
     step_line,
     step_view,
@@ -90,6 +91,7 @@ class ChangesScreen(Dialog[str | None]):
     ChangesScreen #dialog .dialog-title { margin-bottom: 0; }
     ChangesScreen #files { height: auto; max-height: 7; padding: 0 1; }
     ChangesScreen #diff { height: 1fr; }
+    ChangesScreen #notes { height: auto; max-height: 4; color: $text-warning; }
     ChangesScreen #where { color: $text-muted; width: 1fr; }
     ChangesScreen #keys { color: $text-muted; margin-top: 0; width: 1fr; }
     """
@@ -146,6 +148,7 @@ class ChangesScreen(Dialog[str | None]):
             yield OptionList(id="files")
             with VerticalScroll(id="diff"):
                 yield Static(id="diff-body")
+            yield Static(id="notes")
             yield Label("Reading the changes…", id="where")
             yield Label(Content(KEYS), id="keys", classes="hint")
 
@@ -249,6 +252,9 @@ class ChangesScreen(Dialog[str | None]):
                     marks=marks(change, self.target, self.comments, self.turn),
                 )
             )  # fmt: skip
+        noted = notes(change.path, self.comments, self.turn) if change is not None else []
+        self.query_one("#notes", Static).update(Text("\n".join(noted)))
+        self.query_one("#notes", Static).display = bool(noted)
         where = hunk_words(change, self.target, count, self.turn)
         self.query_one("#where", Label).update(Text(where))
 
