@@ -87,11 +87,13 @@ class _Sides:
             self.ranges["removed", left.old_number] = old_ranges
             self.ranges["added", right.new_number] = new_ranges
 
-    def mark(self, line: DiffLine) -> tuple[str, Style]:
-        """The cell after a line's +/-: blank, or its mark shown reversed so it stands out."""
-        mark = self.marks.get(line)
+    def sign(self, line: DiffLine) -> Text:
+        """A line's +/- and the cell after it: blank, or its mark reversed to stand out."""
         tint = self.palette.tints[line.kind]
-        return (" ", tint.mark) if mark is None else (mark, tint.mark + Style(reverse=True))
+        mark = self.marks.get(line)
+        if mark is None:
+            return Text(f"{MARKS[line.kind]} ", tint.mark)
+        return Text.assemble((MARKS[line.kind], tint.mark), (mark, tint.mark + Style(reverse=True)))
 
     def code(self, line: DiffLine, side: Literal["old", "new"]) -> Text:
         """The line's text as shown on `side` (context lines are on both): highlighted,
@@ -225,8 +227,7 @@ def render_unified(
         for index, chunk in enumerate(_wrap(code, code_width)):
             row = Text(style=tint.row, no_wrap=True, overflow="crop")
             row.append(gutter if index == 0 else " " * len(gutter), palette.gutter)
-            row.append(MARKS[line.kind] if index == 0 else " ", tint.mark)
-            row.append(*sides.mark(line) if index == 0 else (" ",))
+            row.append_text(sides.sign(line) if index == 0 else Text("  ", tint.mark))
             row.append_text(chunk)
             row.truncate(width, pad=True)
             rows.append(row)
@@ -253,8 +254,7 @@ def _half(
     cell.style = tint.row
     lead = " " if side == "new" else ""
     cell.append(f"{lead}{_number(number, number_width)} ", palette.gutter)
-    cell.append(MARKS[line.kind], tint.mark)
-    cell.append(*sides.mark(line))
+    cell.append_text(sides.sign(line))
     room = width - cell.cell_len - (1 if side == "old" else 0)
     if room > 0:
         code = sides.code(line, side)
