@@ -35,7 +35,12 @@ async def two_turns(app: CockpitApp, pilot: Any) -> tuple[str, Path]:
     app.engine.allow_automatically(session)
     await send(app, pilot, "tools")
     await wait_until(lambda: app.engine.status(session) == "ready", what="turn 1")
-    (path / "README.md").write_text("one\nTWO\nthree\n")
+
+    async def turn_kept() -> bool:  # its end's checkpoint is made once the turn is over
+        return len(await app.engine.checkpoints(session)) == 2
+
+    await wait_until(turn_kept, what="turn 1's checkpoints")
+    (path / "README.md").write_text("one\nTWO\nthree\nfour\n")
     await send(app, pilot, "hello")
 
     async def two_users() -> bool:
@@ -63,6 +68,7 @@ async def test_comments_per_turn_and_per_line_go_as_one_prompt(
         screen = on_changes(app)
         assert screen is not None
         assert screen.turns == [1, 2]
+        await wait_until(lambda: len(screen.views) == 3, what="each turn's changes read")
         assert [c.path for c in screen.changes] == ["README.md", NOTES_FILE]
 
         # Turn 1 alone, then a comment on its hunk, typed in the same burst.

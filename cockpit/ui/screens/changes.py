@@ -186,6 +186,14 @@ class ChangesScreen(Dialog[str | None]):
             else:
                 self.views[self.turn] = view
         self.fill()
+        # Every turn's view is read now, so `t` switches at once: keys typed after it
+        # (a comment) then act on the view it showed, in the order typed.
+        for turn in self.turns:
+            if turn not in self.views:
+                view = await self._read_turn(turn)
+                if view is None:
+                    return
+                self.views[turn] = view
 
     async def _read_turn(self, turn: int) -> View | None:
         try:
@@ -278,8 +286,8 @@ class ChangesScreen(Dialog[str | None]):
             self.show()
 
     async def action_view(self, step: int) -> None:
-        """The next view: every change, then each turn's. Awaited as the key comes, so a
-        comment typed right after it goes on the view it opened."""
+        """The next view: every change, then each turn's (read as the screen opened; one
+        not read yet is read now)."""
         if not self.turns:
             self.say("No turn of this session has a checkpoint yet: only its whole work shows.")
             return
