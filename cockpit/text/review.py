@@ -25,6 +25,13 @@ class ReviewComment:
     text: str
     quote: str = ""
     """The line commented on (the hunk's first changed line), as the diff shows it."""
+    removed: bool = False
+    """The line is one the change removed: its number is in the file as it was."""
+    hunk: bool = False
+    """It is on a whole hunk (`first`-`last` are its lines), not on one of its lines."""
+    turn: int | None = None
+    """The turn whose diff it was made on (None: the whole work against the base), so the
+    agent knows which state of the file a line number means."""
 
 
 def place(comment: ReviewComment) -> str:
@@ -36,6 +43,13 @@ def place(comment: ReviewComment) -> str:
     return f"{comment.path}:{comment.first}-{comment.last}"
 
 
+def remark(comment: ReviewComment) -> str:
+    """What a place needs said beside it: ` (removed line, turn 2)`, or nothing."""
+    notes = ["removed line"] if comment.removed else []
+    notes += [f"turn {comment.turn}"] if comment.turn is not None else []
+    return f" ({', '.join(notes)})" if notes else ""
+
+
 def short_quote(line: str, length: int = QUOTE_LENGTH) -> str:
     """A line as quoted: on one line, its indent dropped, cut to `length` with an ellipsis."""
     words = " ".join(printable(line).split())
@@ -44,14 +58,15 @@ def short_quote(line: str, length: int = QUOTE_LENGTH) -> str:
 
 def review_prompt(comments: Iterable[ReviewComment]) -> str:
     """One prompt holding every comment with text, in the order given ("" when none has
-    any): `review:` then a `- path:line: comment` line each, the quoted line under it."""
+    any): `review:` then a `- path:line: comment` line each, the quoted line under it.
+    A removed line, or a comment made on one turn's diff, says so after its place."""
     lines = []
     for comment in comments:
         text = comment.text.strip()
         if not text:
             continue
         said = " ".join(text.splitlines())
-        lines.append(f"- {place(comment)}: {said}")
+        lines.append(f"- {place(comment)}{remark(comment)}: {said}")
         quote = short_quote(comment.quote)
         if quote:
             lines.append(f"  > {quote}")

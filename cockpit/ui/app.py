@@ -57,6 +57,7 @@ from cockpit.api import (
 from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.mentions import format_mention
+from cockpit.text.review import ReviewComment
 from cockpit.text.textout import describe_error, session_title
 from cockpit.ui.commands import CockpitCommands
 from cockpit.ui.completion import CompletionToken
@@ -219,6 +220,8 @@ class CockpitApp(App[None]):
             lambda session: self.shell.busy(session),
         )
         self.requests = RequestsOnScreen(self, engine_of, self.keys)
+        self.reviews: dict[str, list[ReviewComment]] = {}
+        """Review comments not sent yet, per session: closing the changes screen keeps them."""
         parts = SwitchingParts(
             self.drafts,
             self.keys,
@@ -616,7 +619,8 @@ class CockpitApp(App[None]):
                 composer.move_cursor(composer.document.end)
                 composer.focus()
 
-        self.open_screen(ChangesScreen(self.engine, session, worktree.branch), answered)
+        comments = self.reviews.setdefault(session, [])
+        self.open_screen(ChangesScreen(self.engine, session, worktree.branch, comments), answered)
 
     def action_help(self) -> None:
         """Show every key, Ctrl+Q as it acts (detach, unless the agents run in Cockpit)."""

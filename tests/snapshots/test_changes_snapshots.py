@@ -55,3 +55,41 @@ def test_the_changes_screen(snap_compare: Snap, tmp_path: Path, size: tuple[int,
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=opened)
+
+
+def turns_app(tmp_path: Path) -> Any:
+    """A worktree session on `feature` whose first turn wrote the demo notes, with app.py
+    edited by hand before its second turn."""
+    repo = make_repo(tmp_path / "repo", {"app.py": OLD})
+    git(repo, "branch", "feature")
+    home = tmp_path / "home"
+
+    async def build(engine: Engine) -> None:
+        record = await engine.create_session(
+            "demo", repo, "Review", worktree=WorktreeRequest(branch="feature")
+        )
+        engine.allow_automatically(record.id)
+        await engine.prompt(record.id, "tools")
+        (path,) = (home / "worktrees" / "repo").iterdir()
+        (path / "app.py").write_text(OLD.replace("line 3: the 3rd", "line 3: the third"))
+        await engine.prompt(record.id, "hello")
+
+    fill_now(home, build)
+    return make_app(tmp_path, project_of(tmp_path))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_one_turns_changes(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> None:
+    """Turn 1's own change with a comment on its third line and the cursor on its fourth;
+    the hand edit between the turns is not in it."""
+    app = turns_app(tmp_path)
+
+    async def opened(pilot: Any) -> None:
+        await wait_until(lambda: app.current is not None)
+        await pilot.press("f6")
+        await wait_until(lambda: isinstance(app.screen, ChangesScreen) and app.screen.changes)
+        await pilot.press("t", "j", "j", "j", "c", *"Who reads this line?", "enter", "j")
+        await wait_until(lambda: isinstance(app.screen, ChangesScreen) and app.screen.comments)
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=opened)

@@ -6,7 +6,7 @@ headed by the path and the counts."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from rich.cells import cell_len, chop_cells
@@ -70,6 +70,8 @@ class _Sides:
             "new": highlight(new_lines, path, palette.syntax_theme),
         }
         self.palette = palette
+        self.marks: Mapping[DiffLine, str] = {}
+        """A cell after a line's +/- (the changes screen's chosen and commented lines)."""
         self.ranges: dict[tuple[str, int], list[tuple[int, int]]] = {}
         # A removed line and the added line that replaces it are paired as in the whole
         # diff (folding may show one without the other, or summarise lines between them).
@@ -84,6 +86,14 @@ class _Sides:
             old_ranges, new_ranges = emphasis(left.text, right.text)
             self.ranges["removed", left.old_number] = old_ranges
             self.ranges["added", right.new_number] = new_ranges
+
+    def sign(self, line: DiffLine) -> Text:
+        """A line's +/- and the cell after it: blank, or its mark reversed to stand out."""
+        tint = self.palette.tints[line.kind]
+        mark = self.marks.get(line)
+        if mark is None:
+            return Text(f"{MARKS[line.kind]} ", tint.mark)
+        return Text.assemble((MARKS[line.kind], tint.mark), (mark, tint.mark + Style(reverse=True)))
 
     def code(self, line: DiffLine, side: Literal["old", "new"]) -> Text:
         """The line's text as shown on `side` (context lines are on both): highlighted,
@@ -190,6 +200,7 @@ def render_unified(
     folded: bool,
     limit: int = 40,
     styles: DiffStyles,
+    marks: Mapping[DiffLine, str] | None = None,
 ) -> RenderableType:
     """The diff as one column: old and new line numbers, a +/- mark, the code wrapped to
     `width` under itself. Every row is `width` cells wide so tints make even bands."""
@@ -197,6 +208,7 @@ def render_unified(
     lines, shown_rows = _shown_rows(old, new, folded, limit, "unified")
     shown = [row_line(row) for row in shown_rows]
     sides = _Sides(path, old, new, lines, shown, palette)
+    sides.marks = marks or {}
     old_width, new_width = _digits(shown, "old"), _digits(shown, "new")
     rows: list[Text] = [_header(path, old, lines, width, palette)]
     empty = _empty_note(old, shown)
@@ -215,7 +227,7 @@ def render_unified(
         for index, chunk in enumerate(_wrap(code, code_width)):
             row = Text(style=tint.row, no_wrap=True, overflow="crop")
             row.append(gutter if index == 0 else " " * len(gutter), palette.gutter)
-            row.append(f"{MARKS[line.kind]} " if index == 0 else "  ", tint.mark)
+            row.append_text(sides.sign(line) if index == 0 else Text("  ", tint.mark))
             row.append_text(chunk)
             row.truncate(width, pad=True)
             rows.append(row)
@@ -242,7 +254,7 @@ def _half(
     cell.style = tint.row
     lead = " " if side == "new" else ""
     cell.append(f"{lead}{_number(number, number_width)} ", palette.gutter)
-    cell.append(f"{MARKS[line.kind]} ", tint.mark)
+    cell.append_text(sides.sign(line))
     room = width - cell.cell_len - (1 if side == "old" else 0)
     if room > 0:
         code = sides.code(line, side)
@@ -261,18 +273,20 @@ def render_side_by_side(
     folded: bool,
     limit: int = 40,
     styles: DiffStyles,
+    marks: Mapping[DiffLine, str] | None = None,
 ) -> RenderableType:
     """The diff as two columns, old left and new right, a replaced block read across;
     long lines are cropped with an ellipsis so the columns stay aligned. A new file has no
     old side, so it is shown unified: half the width would stay empty."""
     if old is None:
         return render_unified(
-            path, old, new, width=width, folded=folded, limit=limit, styles=styles
+            path, old, new, width=width, folded=folded, limit=limit, styles=styles, marks=marks
         )
     palette = diff_palette(styles)
     lines, shown_rows = _shown_rows(old, new, folded, limit, "split")
     shown = lines_of(shown_rows)
     sides = _Sides(path, old, new, lines, shown, palette)
+    sides.marks = marks or {}
     old_width, new_width = _digits(shown, "old"), _digits(shown, "new")
     left_width = (width - 1) // 2
     right_width = width - 1 - left_width
@@ -301,7 +315,11 @@ def render_diff(
     limit: int = 40,
     styles: DiffStyles,
     layout: Layout | None = None,
+    marks: Mapping[DiffLine, str] | None = None,
 ) -> RenderableType:
-    """The diff in `layout`, or in the one `choose_layout` picks for `width`."""
+    """The diff in `layout`, or in the one `choose_layout` picks for `width`. `marks`: a
+    mark beside some lines' +/- (the changes screen's)."""
     render = render_side_by_side if (layout or choose_layout(width)) == "split" else render_unified
-    return render(path, old, new, width=width, folded=folded, limit=limit, styles=styles)
+    return render(
+        path, old, new, width=width, folded=folded, limit=limit, styles=styles, marks=marks
+    )
