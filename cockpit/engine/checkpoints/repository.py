@@ -228,9 +228,11 @@ class Checkpoints:
 
 def _copy_index(index: Path | None, scratch: Path) -> None:
     """Seed the scratch index with the agent's (its file stats spare git reading every
-    file again); none yet (a new repository) leaves it empty."""
+    file again); none yet (a new repository) leaves it empty. The copy keeps the index's
+    own time: git reads a file again when its stat is no older than the index (an edit of
+    the same size within that second), and a copy stamped now would hide such an edit."""
     if index is not None and index.is_file():
-        shutil.copyfile(index, scratch)
+        shutil.copy2(index, scratch)
 
 
 def _blobs(entry: DiffEntry) -> Iterator[str]:
