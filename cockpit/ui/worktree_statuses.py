@@ -5,6 +5,7 @@ git's work is never on a key's path, and a key never waits for it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual.app import App
@@ -42,6 +43,10 @@ class WorktreeStatuses:
         self._changed = changed
         """Called once statuses read differ from those shown (the rail shows them again)."""
         self.statuses: dict[str, WorktreeStatus] = {}
+        self._reading = False
+        """A round of reads is under way."""
+        self._again = False
+        """Another round was asked for meanwhile: it follows this one."""
 
     def words(self, session: str) -> str:
         """What the rail says of the session's worktree ("" for a session in none, or one
@@ -55,27 +60,41 @@ class WorktreeStatuses:
         return worktree_words(status) if status is not None else ""
 
     def refresh(self) -> None:
-        """Read every worktree session's status again, in the background (a read under
-        way is replaced by this one)."""
+        """Read every worktree session's status again, in the background. A round under
+        way goes on (on a big repository one takes seconds, and one cut off by the next
+        every time showed nothing); another follows it once it ends."""
+        if self._reading:
+            self._again = True
+            return
         sessions = [
             record.id
             for record in self._sessions.records.values()
             if read_worktree(record.info) is not None
         ]
         if sessions:
-            self.app.run_worker(
-                self._read(sessions), group="worktrees", exclusive=True, exit_on_error=False
-            )
+            self._reading = True
+            work: Callable[[], object] = partial(self._read, sessions)
+            self.app.run_worker(work, group="worktrees", exit_on_error=False)
 
     async def _read(self, sessions: list[str]) -> None:
-        read: dict[str, WorktreeStatus] = {}
-        for session in sessions:
-            try:
-                status = await self._engine().worktree_status(session)
-            except Exception:  # the session went away, the link blinked: next time
-                continue
-            if status is not None:
-                read[session] = status
-        if read != self.statuses:
-            self.statuses = read
-            self._changed()
+        try:
+            for session in sessions:  # each shown as soon as it is read
+                try:
+                    status = await self._engine().worktree_status(session)
+                except Exception:  # the session went away, the link blinked: next time
+                    continue
+                if status is None:
+                    continue
+                if self.statuses.get(session) != status:
+                    self.statuses[session] = status
+                    self._changed()
+            gone = set(self.statuses) - set(sessions)
+            for session in gone:
+                del self.statuses[session]
+            if gone:
+                self._changed()
+        finally:
+            self._reading = False
+            if self._again:
+                self._again = False
+                self.refresh()

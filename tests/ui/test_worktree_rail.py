@@ -4,9 +4,10 @@ process and through the service; keys typed meanwhile are not held up."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from cockpit.api import read_worktree
+from cockpit.api import WorktreeStatus, read_worktree
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.rail import SessionRail
 from tests.support.git_repos import make_repo
@@ -38,3 +39,29 @@ async def test_the_rail_shows_the_worktrees_branch_and_changes(
         await wait_until(lambda: "+1 ↑0 ↓0" in rail_text(app), what="the turn's change")
         assert (Path(worktree.path) / "demo-notes.md").exists()
         assert not (repo / "demo-notes.md").exists()
+
+
+async def test_slow_reads_asked_again_and_again_still_show(
+    engines: Engines, tmp_path: Path
+) -> None:
+    """A big repository: one read takes longer than the rounds are asked for. A round
+    under way goes on (each new one cut off the last, and the rail showed nothing)."""
+    repo = make_repo(tmp_path / "repo")
+    app = engines.app(repo)
+    app.worktree = True
+    async with app.run_test(size=(120, 30)):
+        session = await ready(app)
+        engine = app.engine
+        read = engine.worktree_status
+
+        async def slow(session_id: str) -> WorktreeStatus | None:
+            await asyncio.sleep(0.3)
+            return await read(session_id)
+
+        engine.worktree_status = slow  # type: ignore[method-assign]
+        app.worktrees.statuses.clear()
+        for _ in range(20):  # asked every 0.1 s, each read takes 0.3 s
+            app.worktrees.refresh()
+            await asyncio.sleep(0.1)
+        assert session in app.worktrees.statuses
+        await wait_until(lambda: "demo · +0 ↑0 ↓0 cockp" in rail_text(app), what="status")
