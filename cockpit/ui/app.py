@@ -441,7 +441,7 @@ class CockpitApp(App[None]):
             self.select_session(reopen.id)
         self.set_interval(30, self.overview.refresh_rail)
         self.worktrees.refresh()
-        self.set_interval(WORKTREE_REFRESH, self.worktrees.refresh)
+        self.set_interval(WORKTREE_REFRESH, self.worktrees.tick)
         self.requests.focus_session()
         if not self.switching.showing:  # else the keys wait until the session is shown
             self.keys.release_keys()

@@ -175,7 +175,7 @@ class Overview:
         """`session`'s turn ended now (the inbox lists it from then; its worktree's state
         is read again)."""
         self._turn_ended[session] = self._engine().now()
-        self._worktrees.refresh()
+        self._worktrees.refresh(session)
 
     @property
     def counting_starts(self) -> bool:

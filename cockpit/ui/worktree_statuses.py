@@ -4,6 +4,7 @@ git's work is never on a key's path, and a key never waits for it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -14,7 +15,10 @@ from cockpit.api import EngineAPI, WorktreeStatus, read_worktree, read_worktree_
 from cockpit.ui.sessions import Sessions
 
 REFRESH_SECONDS = 5.0
-"""How often the statuses are read again while Cockpit is open."""
+"""How often the statuses may be read again while Cockpit is open."""
+IDLE_SHARE = 9.0
+"""After a round of every worktree, how many times its own length Cockpit waits before the
+next periodic one: git then keeps at most a tenth of the time busy."""
 
 
 def worktree_words(status: WorktreeStatus) -> str:
@@ -45,8 +49,11 @@ class WorktreeStatuses:
         self.statuses: dict[str, WorktreeStatus] = {}
         self._reading = False
         """A round of reads is under way."""
-        self._again = False
-        """Another round was asked for meanwhile: it follows this one."""
+        self._wanted: set[str] | None = set()
+        """What was asked for while a round ran (None: every session), read after it."""
+        self._last_end = 0.0
+        self._last_took = 0.0
+        """When the last round of every worktree ended, and how long it took (monotonic)."""
 
     def words(self, session: str) -> str:
         """What the rail says of the session's worktree ("" for a session in none, or one
@@ -59,24 +66,45 @@ class WorktreeStatuses:
         status = self.statuses.get(session)
         return worktree_words(status) if status is not None else ""
 
-    def refresh(self) -> None:
-        """Read every worktree session's status again, in the background. A round under
-        way goes on (on a big repository one takes seconds, and one cut off by the next
-        every time showed nothing); another follows it once it ends."""
-        if self._reading:
-            self._again = True
-            return
+    @property
+    def reading(self) -> bool:
+        """True while a round of reads is under way."""
+        return self._reading
+
+    def tick(self) -> None:
+        """The periodic read (every REFRESH_SECONDS): a round of every worktree, unless the
+        last one ended too recently for its cost. On a big repository a round takes
+        seconds of git's work; after it Cockpit waits IDLE_SHARE times as long, so git
+        takes at most a small share of the machine away from the keys."""
+        if time.monotonic() >= self._last_end + IDLE_SHARE * self._last_took:
+            self.refresh()
+
+    def refresh(self, session: str | None = None) -> None:
+        """Read the status of `session` (None: every worktree session) again, in the
+        background. A round under way goes on (on a big repository one takes seconds, and
+        one cut off by the next every time showed nothing); what is asked meanwhile is
+        read once it ends."""
+        if session is None:
+            self._wanted = None
+        elif self._wanted is not None:
+            self._wanted.add(session)
+        if not self._reading:
+            self._start()
+
+    def _start(self) -> None:
+        wanted, self._wanted = self._wanted, set()
         sessions = [
             record.id
             for record in self._sessions.records.values()
-            if read_worktree(record.info) is not None
+            if read_worktree(record.info) is not None and (wanted is None or record.id in wanted)
         ]
         if sessions:
             self._reading = True
-            work: Callable[[], object] = partial(self._read, sessions)
+            work: Callable[[], object] = partial(self._read, sessions, wanted is None)
             self.app.run_worker(work, group="worktrees", exit_on_error=False)
 
-    async def _read(self, sessions: list[str]) -> None:
+    async def _read(self, sessions: list[str], every: bool) -> None:
+        started = time.monotonic()
         try:
             for session in sessions:  # each shown as soon as it is read
                 try:
@@ -88,13 +116,14 @@ class WorktreeStatuses:
                 if self.statuses.get(session) != status:
                     self.statuses[session] = status
                     self._changed()
-            gone = set(self.statuses) - set(sessions)
+            gone = set(self.statuses) - set(sessions) if every else set()
             for session in gone:
                 del self.statuses[session]
             if gone:
                 self._changed()
         finally:
+            if every:
+                self._last_end, self._last_took = time.monotonic(), time.monotonic() - started
             self._reading = False
-            if self._again:
-                self._again = False
-                self.refresh()
+            if self._wanted is None or self._wanted:
+                self._start()

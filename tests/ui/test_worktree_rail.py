@@ -65,3 +65,33 @@ async def test_slow_reads_asked_again_and_again_still_show(
             await asyncio.sleep(0.1)
         assert session in app.worktrees.statuses
         await wait_until(lambda: "demo · +0 ↑0 ↓0 cockp" in rail_text(app), what="status")
+
+
+async def test_a_costly_round_spaces_the_periodic_ones_but_a_turns_end_reads_at_once(
+    engines: Engines, tmp_path: Path
+) -> None:
+    """After a round of every worktree, the periodic read waits IDLE_SHARE times its
+    length (git off the keys' CPU on a big repository); a turn's end reads its session."""
+    repo = make_repo(tmp_path / "repo")
+    app = engines.app(repo)
+    app.worktree = True
+    async with app.run_test(size=(120, 30)):
+        session = await ready(app)
+        engine = app.engine
+        read = engine.worktree_status
+        asked: list[str] = []
+
+        async def slow(session_id: str) -> WorktreeStatus | None:
+            asked.append(session_id)
+            await asyncio.sleep(0.3)
+            return await read(session_id)
+
+        engine.worktree_status = slow  # type: ignore[method-assign]
+        await wait_until(lambda: not app.worktrees.reading, what="no round under way")
+        app.worktrees.refresh()
+        await wait_until(lambda: asked == [session] and not app.worktrees.reading, what="read")
+        app.worktrees.tick()  # 0.3 s of git: the next periodic round waits 2.7 s
+        await asyncio.sleep(0.5)
+        assert asked == [session]
+        app.worktrees.refresh(session)  # as a turn's end asks
+        await wait_until(lambda: asked == [session, session], what="the turn's session read")
