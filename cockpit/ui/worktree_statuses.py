@@ -76,6 +76,8 @@ class WorktreeStatuses:
         last one ended too recently for its cost. On a big repository a round takes
         seconds of git's work; after it Cockpit waits IDLE_SHARE times as long, so git
         takes at most a small share of the machine away from the keys."""
+        if self._reading:  # that round is the periodic read: none is queued behind it
+            return
         if time.monotonic() >= self._last_end + IDLE_SHARE * self._last_took:
             self.refresh()
 

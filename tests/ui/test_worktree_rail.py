@@ -95,3 +95,31 @@ async def test_a_costly_round_spaces_the_periodic_ones_but_a_turns_end_reads_at_
         assert asked == [session]
         app.worktrees.refresh(session)  # as a turn's end asks
         await wait_until(lambda: asked == [session, session], what="the turn's session read")
+
+
+async def test_a_tick_during_a_round_queues_no_other(engines: Engines, tmp_path: Path) -> None:
+    """The periodic read that comes while a round runs is that round: the first round
+    at start, longer than the interval on a big repository, ran twice."""
+    repo = make_repo(tmp_path / "repo")
+    app = engines.app(repo)
+    app.worktree = True
+    async with app.run_test(size=(120, 30)):
+        session = await ready(app)
+        engine = app.engine
+        read = engine.worktree_status
+        asked: list[str] = []
+
+        async def slow(session_id: str) -> WorktreeStatus | None:
+            asked.append(session_id)
+            await asyncio.sleep(0.5)
+            return await read(session_id)
+
+        engine.worktree_status = slow  # type: ignore[method-assign]
+        await wait_until(lambda: not app.worktrees.reading, what="no round under way")
+        app.worktrees._last_end = app.worktrees._last_took = 0.0  # as at start: none read yet
+        app.worktrees.refresh()
+        await wait_until(lambda: app.worktrees.reading, what="a round")
+        app.worktrees.tick()
+        await wait_until(lambda: not app.worktrees.reading, what="the round's end")
+        await asyncio.sleep(0.3)
+        assert asked == [session]
