@@ -587,6 +587,7 @@ class Engine:
         entry = read_race(record.info)
         if entry is None:
             raise ValueError(f"Session {session_id} is in no race.")
+        await self._idle_worktree(session_id, "keep it")  # its work is not done yet
         said = []
         with contextlib.suppress(ValueError):  # nothing left to commit
             said.append(await self.commit_worktree(session_id, commit_message(entry.prompt)))

@@ -69,6 +69,19 @@ async def test_a_refused_merge_archives_nothing(engine: EngineAPI, tmp_path: Pat
         await engine.keep_contender(plain.id)
 
 
+async def test_a_contender_still_working_is_not_kept(engine: EngineAPI, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    made = await engine.race(["demo", "demo"], str(repo), "slow", allow=None)
+    await eventually(lambda: engine.status(made[0].id) == "working", 30, "the turn")
+    with pytest.raises(ValueError, match="A turn runs in this session"):
+        await engine.keep_contender(made[0].id)
+    race = read_race(made[0].info).id  # type: ignore[union-attr]
+    assert [c.worktree for c in await engine.race_standings(race)] == ["", ""]
+    assert git(repo, "log", "--oneline").count("\n") == 0  # nothing merged
+    for record in made:
+        await engine.cancel(record.id)
+
+
 async def test_an_unknown_agent_makes_no_contender(engine: EngineAPI, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     with pytest.raises(KeyError):
