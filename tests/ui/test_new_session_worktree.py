@@ -23,7 +23,12 @@ SIZE = (80, 24)
 async def dialog_with_row(app: CockpitApp, shown: bool = True) -> NewSessionScreen:
     """Ctrl+N, and the dialog once it knows whether the folder is in a repository."""
     burst(app, "ctrl+n")
-    await wait_until(lambda: isinstance(app.screen, NewSessionScreen), what="the dialog")
+    await wait_until(  # pushed, then composed: its rows come a moment later
+        lambda: (
+            isinstance(app.screen, NewSessionScreen) and bool(app.screen.query("#worktree-row"))
+        ),
+        what="the dialog",
+    )
     screen = app.screen
     assert isinstance(screen, NewSessionScreen)
     row = screen.query_one("#worktree-row")
