@@ -103,8 +103,12 @@ def progress_line(contender: Contender) -> str:
 
 
 def settled(standings: Sequence[Contender]) -> bool:
-    """True once every contender's turn and test have ended."""
-    return all(c.status not in BUSY and c.test not in UNSETTLED for c in standings)
+    """True once every contender's turn and test have ended (its time is known only then:
+    before its turn begins it is not busy either)."""
+    return all(
+        c.seconds is not None and c.status not in BUSY and c.test not in UNSETTLED
+        for c in standings
+    )
 
 
 async def race_command(args: argparse.Namespace, home: Path) -> int:

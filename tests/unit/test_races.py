@@ -88,4 +88,5 @@ def test_the_comparison_lines_up_and_knows_when_it_is_settled() -> None:
                                 "18,000", "tok", "0.41", "USD"]  # fmt: skip
     assert lines[2].split()[-2:] == ["-", "-"]
     assert not settled(standings)
-    assert settled([standings[0], Contender("s2", "demo", "ready", test="failed")])
+    assert settled([standings[0], Contender("s2", "demo", "ready", test="failed", seconds=3)])
+    assert not settled([Contender("s3", "demo", "closed")]), "its turn has not begun"
