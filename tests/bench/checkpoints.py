@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import statistics
@@ -35,6 +34,7 @@ from typing import Any
 from cockpit.engine.checkpoints import Checkpoints
 from cockpit.engine.checkpoints.git import git
 from tests.bench.mentions import synthetic_tree, write_repo
+from tests.bench.report import print_result
 
 CHANGED = 10
 TARGET_MS = 100.0
@@ -123,17 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = asyncio.run(measure(max(1, args.rounds)))
     met = result["checkpoint_ms"] <= TARGET_MS
-    if args.json:
-        print(json.dumps({**result, "target_met": met}, indent=2))
-        return 0
-    width = max(map(len, result))
-    for key, value in result.items():
-        target = (
-            f"  target <= {TARGET_MS:g}: {'met' if met else 'MISSED'}"
-            if key == "checkpoint_ms"
-            else ""
-        )
-        print(f"{key:<{width}}  {value}{target}")
+    target = f"target <= {TARGET_MS:g}"
+    print_result(result, as_json=args.json, met=met, key="checkpoint_ms", target=target)
     return 0
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import statistics
 import tempfile
 import time
@@ -32,6 +31,7 @@ from typing import Any
 from cockpit.api import WorktreeRequest, WorktreeStatus, read_worktree
 from cockpit.engine.core import Engine
 from cockpit.ui.worktree_statuses import REFRESH_SECONDS
+from tests.bench.report import print_result
 from tests.bench.service_runs import local_engine
 from tests.bench.tui import percentiles
 from tests.bench.tui_runs import SIZE, keys_while_streaming, make_app, show, wait_for
@@ -211,18 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         result["worktree_p95_ms"] <= TARGET_P95_MS
         and result["ratio_p95_worktree_vs_plain"] <= TARGET_RATIO
     )
-    if args.json:
-        print(json.dumps({**result, "target_met": met}, indent=2))
-        return 0
-    width = max(map(len, result))
-    for key, value in result.items():
-        target = (
-            f"  target p95 <= {TARGET_P95_MS:g} ms and ratio <= {TARGET_RATIO:g}: "
-            + ("met" if met else "MISSED")
-            if key == "ratio_p95_worktree_vs_plain"
-            else ""
-        )
-        print(f"{key:<{width}}  {value}{target}")
+    target = f"target p95 <= {TARGET_P95_MS:g} ms and ratio <= {TARGET_RATIO:g}"
+    print_result(
+        result, as_json=args.json, met=met, key="ratio_p95_worktree_vs_plain", target=target
+    )
     return 0
 
 

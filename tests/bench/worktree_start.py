@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -34,6 +33,7 @@ from cockpit.engine.checkpoints.git import git
 from cockpit.engine.core import Engine
 from cockpit.engine.registry import load_registry
 from tests.bench.mentions import synthetic_tree, write_repo
+from tests.bench.report import print_result
 
 TARGET_RATIO = 1.1
 
@@ -149,17 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = asyncio.run(measure(max(1, args.rounds)))
     met = result["ratio_worktree_vs_baseline"] <= TARGET_RATIO
-    if args.json:
-        print(json.dumps({**result, "target_met": met}, indent=2))
-        return 0
-    width = max(map(len, result))
-    for key, value in result.items():
-        target = (
-            f"  target <= {TARGET_RATIO:g}: {'met' if met else 'MISSED'}"
-            if key == "ratio_worktree_vs_baseline"
-            else ""
-        )
-        print(f"{key:<{width}}  {value}{target}")
+    key, target = "ratio_worktree_vs_baseline", f"target <= {TARGET_RATIO:g}"
+    print_result(result, as_json=args.json, met=met, key=key, target=target)
     return 0
 
 
