@@ -41,6 +41,22 @@ async def test_the_rail_shows_the_worktrees_branch_and_changes(
         assert not (repo / "demo-notes.md").exists()
 
 
+def slowed(app: CockpitApp, seconds: float) -> list[str]:
+    """Make each status read take `seconds` more (a big repository); the sessions read,
+    in order."""
+    engine = app.engine
+    read = engine.worktree_status
+    asked: list[str] = []
+
+    async def slow(session_id: str) -> WorktreeStatus | None:
+        asked.append(session_id)
+        await asyncio.sleep(seconds)
+        return await read(session_id)
+
+    engine.worktree_status = slow  # type: ignore[method-assign]
+    return asked
+
+
 async def test_slow_reads_asked_again_and_again_still_show(
     engines: Engines, tmp_path: Path
 ) -> None:
@@ -51,14 +67,7 @@ async def test_slow_reads_asked_again_and_again_still_show(
     app.worktree = True
     async with app.run_test(size=(120, 30)):
         session = await ready(app)
-        engine = app.engine
-        read = engine.worktree_status
-
-        async def slow(session_id: str) -> WorktreeStatus | None:
-            await asyncio.sleep(0.3)
-            return await read(session_id)
-
-        engine.worktree_status = slow  # type: ignore[method-assign]
+        slowed(app, 0.3)
         app.worktrees.statuses.clear()
         for _ in range(20):  # asked every 0.1 s, each read takes 0.3 s
             app.worktrees.refresh()
@@ -77,16 +86,7 @@ async def test_a_costly_round_spaces_the_periodic_ones_but_a_turns_end_reads_at_
     app.worktree = True
     async with app.run_test(size=(120, 30)):
         session = await ready(app)
-        engine = app.engine
-        read = engine.worktree_status
-        asked: list[str] = []
-
-        async def slow(session_id: str) -> WorktreeStatus | None:
-            asked.append(session_id)
-            await asyncio.sleep(0.3)
-            return await read(session_id)
-
-        engine.worktree_status = slow  # type: ignore[method-assign]
+        asked = slowed(app, 0.3)
         await wait_until(lambda: not app.worktrees.reading, what="no round under way")
         app.worktrees.refresh()
         await wait_until(lambda: asked == [session] and not app.worktrees.reading, what="read")
@@ -105,16 +105,7 @@ async def test_a_tick_during_a_round_queues_no_other(engines: Engines, tmp_path:
     app.worktree = True
     async with app.run_test(size=(120, 30)):
         session = await ready(app)
-        engine = app.engine
-        read = engine.worktree_status
-        asked: list[str] = []
-
-        async def slow(session_id: str) -> WorktreeStatus | None:
-            asked.append(session_id)
-            await asyncio.sleep(0.5)
-            return await read(session_id)
-
-        engine.worktree_status = slow  # type: ignore[method-assign]
+        asked = slowed(app, 0.5)
         await wait_until(lambda: not app.worktrees.reading, what="no round under way")
         app.worktrees._last_end = app.worktrees._last_took = 0.0  # as at start: none read yet
         app.worktrees.refresh()
