@@ -729,6 +729,8 @@ class Engine:
         for task in self._sends.pop(session_id, set()):
             task.cancel()
         await live.stop(reason)
+        if live.checkpoints is not None:  # its kept index is written no more
+            await live.checkpoints.settled()
         self._live.pop(session_id, None)
         live.discard()
         return ran

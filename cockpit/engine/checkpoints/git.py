@@ -12,8 +12,14 @@ __all__ = ["IDENTITY", "GitError", "git"]
 
 
 async def git(
-    root: Path, *args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None
+    root: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    locks: bool = True,
 ) -> bytes:
-    """The output of `git ARGS` run in `root` (GitError when it fails or cannot start)."""
-    _, output, _ = await run(root, *args, input=stdin, env={**IDENTITY, **(env or {})})
+    """The output of `git ARGS` run in `root` (GitError when it fails or cannot start);
+    without `locks`, git takes no optional lock."""
+    environment = {**IDENTITY, **(env or {})}
+    _, output, _ = await run(root, *args, input=stdin, env=environment, locks=locks)
     return output

@@ -1,28 +1,25 @@
 """A session's checkpoints in its git work tree: made, listed, compared and put back.
 
 A checkpoint is the work tree's files as one commit under `refs/cockpit/<session>/<n>`:
-`git add -A` into a scratch index (a private copy of the agent's index, so only the files
-changed since git last looked are read again), `write-tree`, `commit-tree` on the previous
-checkpoint (or HEAD), `update-ref`. The copy is made afresh each time: a scratch index kept
-between checkpoints would track the untracked files it took, and go on taking one that
-became ignored since. The agent's index, HEAD and branch are never touched,
-and ignored files never go in. The refs and their commits are the only record of them:
-nothing else can disagree with git.
+the tree of the files now (`reading`: only what `git status` says changed gets a new
+entry), `commit-tree` on the previous checkpoint (or HEAD), `update-ref`. The agent's
+index, HEAD and branch are never touched, and ignored files never go in. The refs and
+their commits are the only record of them: nothing else can disagree with git.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import tempfile
+import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import suppress
 from pathlib import Path
 
 from cockpit.api import Checkpoint, FileChange, RestorePlan
 from cockpit.engine.checkpoints.git import GitError, git
+from cockpit.engine.checkpoints.reading import TreeReader, scratch_index
 from cockpit.engine.checkpoints.rules import (
     FOR_EACH_REF_FORMAT,
     STATUS,
@@ -36,7 +33,6 @@ from cockpit.engine.checkpoints.rules import (
     restore_plan,
     turn_bounds,
 )
-from cockpit.engine.worktrees.project import keep_out
 
 TEXT_BOUND = 256 * 1024
 """The largest file whose texts a change carries (bytes): a bigger one is listed only."""
@@ -56,42 +52,40 @@ class Checkpoints:
         self.lock = asyncio.Lock()
         """Held while a checkpoint is made or the files are put back: one at a time."""
         self._top: Path | None = None
-        self._index: Path | None = None
+        self._reader: TreeReader | None = None
         self._latest: Checkpoint | None = None
         self._listed = False
 
     # -- where --------------------------------------------------------------------------------
 
     async def _locate(self) -> Path:
-        """The work tree's top folder, and (kept) where its index file is."""
+        """The work tree's top folder, and (kept) the reader of its files' tree."""
         if self._top is None:
             if not await asyncio.to_thread(self.root.is_dir):
                 raise GitError(f"the folder {self.root} is gone")
-            out = await git(self.root, "rev-parse", "--show-toplevel", "--git-path", "index")
-            top, index = os.fsdecode(out).splitlines()[:2]
+            kept = f"cockpit-{re.sub(r'[^A-Za-z0-9_-]', '_', self.session)}.index"
+            out = await git(
+                self.root, "rev-parse", "--show-toplevel", "--git-path", "index", "--git-path", kept
+            )
+            top, index, kept_path = os.fsdecode(out).splitlines()[:3]
             self._top = Path(top)
-            self._index = self.root / index
+            self._reader = TreeReader(
+                self._top, self.root / index, self.root / kept_path, self.copied
+            )
         return self._top
 
     # -- making one ---------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _scratch(self) -> AsyncIterator[dict[str, str]]:
-        """A private index file for git to write, removed afterwards."""
-        folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="cockpit-index-")
-        try:
-            yield {"GIT_INDEX_FILE": os.path.join(folder, "index")}
-        finally:
-            await asyncio.to_thread(shutil.rmtree, folder, True)
-
     async def tree_now(self) -> str:
         """The tree of the files as they are now: tracked and untracked, never ignored."""
-        top = await self._locate()
-        async with self._scratch() as env:
-            await asyncio.to_thread(_copy_index, self._index, Path(env["GIT_INDEX_FILE"]))
-            spec = keep_out(self.copied)
-            await git(top, "-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", *spec, env=env)
-            return os.fsdecode(await git(top, "write-tree", env=env)).strip()
+        await self._locate()
+        assert self._reader is not None
+        return await self._reader.read()
+
+    async def settled(self) -> None:
+        """Wait for the work a checkpoint left running in the background."""
+        if self._reader is not None:
+            await self._reader.settled()
 
     async def take(self, turn: int, phase: str) -> Checkpoint:
         """Checkpoint the files as they are now, at `phase` of `turn`."""
@@ -103,7 +97,8 @@ class Checkpoints:
         tree = await self.tree_now()
         previous = await self.latest()
         parent = previous.commit if previous is not None else await self._head(top)
-        changed = await self._count(top, parent, tree)
+        assert self._reader is not None
+        changed = await _count(top, parent, tree, self._reader.no_index)
         now = round(time.time(), 3)  # as the message keeps it
         number = int(previous.id) + 1 if previous is not None else 1
         message = checkpoint_message(turn, phase, now, changed)
@@ -115,6 +110,8 @@ class Checkpoints:
             self._listed = False  # another Cockpit made one: read them again next time
             raise
         self._latest = Checkpoint(str(number), turn, phase, commit, now, changed)
+        assert self._reader is not None
+        self._reader.refresh_soon()
         return self._latest
 
     @staticmethod
@@ -123,14 +120,6 @@ class Checkpoints:
             return os.fsdecode(await git(top, "rev-parse", "--verify", "-q", "HEAD")).strip()
         except GitError:  # a repository with no commit yet
             return None
-
-    @staticmethod
-    async def _count(top: Path, parent: str | None, tree: str) -> int:
-        if parent is None:
-            out = await git(top, "ls-tree", "-r", "-z", "--name-only", tree)
-        else:
-            out = await git(top, "diff-tree", "-r", "-z", "--name-only", parent, tree)
-        return sum(1 for path in out.split(b"\0") if path)
 
     # -- reading them -------------------------------------------------------------------------
 
@@ -220,19 +209,21 @@ class Checkpoints:
         """Write `paths` as `commit` holds them, through a scratch index of its own."""
         if not paths:
             return
-        async with self._scratch() as env:
+        async with scratch_index() as env:
             await git(top, "read-tree", commit, env=env)
             listed = b"".join(os.fsencode(path) + b"\0" for path in paths)
             await git(top, "checkout-index", "-f", "-z", "--stdin", env=env, stdin=listed)
 
 
-def _copy_index(index: Path | None, scratch: Path) -> None:
-    """Seed the scratch index with the agent's (its file stats spare git reading every
-    file again); none yet (a new repository) leaves it empty. The copy keeps the index's
-    own time: git reads a file again when its stat is no older than the index (an edit of
-    the same size within that second), and a copy stamped now would hide such an edit."""
-    if index is not None and index.is_file():
-        shutil.copy2(index, scratch)
+async def _count(top: Path, parent: str | None, tree: str, no_index: dict[str, str]) -> int:
+    """How many files differ between the commit `parent` and `tree` (all of them without
+    a parent). Git reads the index for `diff-tree` though it needs none: `no_index`
+    spares it reading the agent's, which takes longer than the diff."""
+    if parent is None:
+        out = await git(top, "ls-tree", "-r", "-z", "--name-only", tree)
+    else:
+        out = await git(top, "diff-tree", "-r", "-z", "--name-only", parent, tree, env=no_index)
+    return sum(1 for path in out.split(b"\0") if path)
 
 
 def _blobs(entry: DiffEntry) -> Iterator[str]:

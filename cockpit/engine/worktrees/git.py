@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 MIN_VERSION = (2, 25)
@@ -125,16 +125,69 @@ async def _run(
     locks: bool,
     env: Mapping[str, str] | None,
 ) -> tuple[int, bytes, str]:
+    process = await _spawn(cwd, args, locks=locks, env=env, stdin=input is not None)
+    try:
+        async with asyncio.timeout(GIT_TIMEOUT):
+            output, errors = await process.communicate(input)
+    except BaseException:  # cancelled or timed out: leave no git behind
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with contextlib.suppress(Exception):  # its pipes close while the loop runs
+            await process.communicate()
+        raise
+    said = os.fsdecode(errors).strip()
+    code = process.returncode or 0
+    if check and code != 0:
+        last = said.splitlines()[-1] if said else f"it exited with {code}"
+        raise GitError(f"`git {' '.join(args[:2])}` failed: {last.removeprefix('fatal: ')}")
+    return code, output, said
+
+
+@contextlib.asynccontextmanager
+async def conversation(
+    cwd: Path | str, *args: str, env: Mapping[str, str] | None = None
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`git ARGS` running, to write to and read from in turns (`mktree --batch` answers
+    each tree as it is written). When the block ends its input is closed and what is left
+    of its output read, so its pipes close while the loop runs; when the block fails, or
+    git takes too long to finish, it is killed."""
+    await _check_version()
+    process = await _spawn(cwd, args, locks=True, env=env, stdin=True)
+    failed = True
+    try:
+        yield process
+        failed = False
+    finally:
+        if failed:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        try:
+            async with asyncio.timeout(GIT_TIMEOUT):
+                await process.communicate()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.communicate()
+
+
+async def _spawn(
+    cwd: Path | str,
+    args: tuple[str, ...],
+    *,
+    locks: bool,
+    env: Mapping[str, str] | None,
+    stdin: bool,
+) -> asyncio.subprocess.Process:
     variables = {k: v for k, v in os.environ.items() if k not in REDIRECTS}
     variables.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})})
     if not locks:
         variables["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        process = await asyncio.create_subprocess_exec(
+        return await asyncio.create_subprocess_exec(
             "git",
             *args,
             cwd=cwd,
-            stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=variables,
@@ -146,16 +199,3 @@ async def _run(
             "Worktree sessions need git, and no `git` command was found on this machine:"
             " install git and try again."
         ) from error
-    try:
-        async with asyncio.timeout(GIT_TIMEOUT):
-            output, errors = await process.communicate(input)
-    except BaseException:  # cancelled or timed out: leave no git behind
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        raise
-    said = os.fsdecode(errors).strip()
-    code = process.returncode or 0
-    if check and code != 0:
-        last = said.splitlines()[-1] if said else f"it exited with {code}"
-        raise GitError(f"`git {' '.join(args[:2])}` failed: {last.removeprefix('fatal: ')}")
-    return code, output, said
