@@ -23,7 +23,14 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from cockpit.records import *  # noqa: F403 (the records are part of the contract)
-from cockpit.records import PermissionOption, ToolCall, read_permission_option, read_tool_call
+from cockpit.records import (
+    PermissionOption,
+    Plan,
+    PlanEntry,
+    ToolCall,
+    read_permission_option,
+    read_tool_call,
+)
 from cockpit.records import __all__ as _records
 from cockpit.text.textout import listed
 from store.errors import SchemaError, SessionBusy, StoreUnreadable, UnknownSession
@@ -999,6 +1006,18 @@ class EngineAPI(Protocol):
     async def last_row(self, session_id: str, kind: str) -> Row | None:
         """The session's newest row of this kind (its plan, its last error...)."""
 
+    # the plan (Cockpit keeps one per session; the agent reads and writes it with its tool)
+    async def read_plan(self, session_id: str) -> Plan | None:
+        """The session's plan, whoever wrote it last (the agent's own plan updates, its plan
+        tool, the user); None before any. UnknownSession for no such session."""
+
+    async def update_plan(
+        self, session_id: str, entries: Sequence[PlanEntry], explanation: str | None = None
+    ) -> Plan:
+        """Write the session's whole plan as the user: its next revision, returned once it
+        is stored; the agent reads it back with its plan tool. ValueError saying why for a
+        plan past the bounds (`cockpit.plan_protocol`), NotSaved when the store refuses."""
+
     async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
         """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""
 
@@ -1103,6 +1122,8 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "rows": CallKind.READ,
         "row": CallKind.READ,
         "last_row": CallKind.READ,
+        "read_plan": CallKind.READ,
+        "update_plan": CallKind.ONCE,
         "model_calls": CallKind.READ,
     }
 )

@@ -5,16 +5,17 @@ The engine serves plan calls on a private socket of its own; the agent starts th
 server with the socket's path, the session's id and a token minted for that one session
 in its environment. Each call is one connection: one JSON line asked, one answered. The
 token lets a cooperative agent write its own session's plan and nothing else; it is not a
-wall against an agent, which runs as the user. Pure: the standard library only, so the
-plan server starts with `mcp` and this module alone.
+wall against an agent, which runs as the user. Pure: the standard library and the contract's
+plan records only, so the plan server starts with `mcp` and this module alone.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from cockpit.records import PlanEntry
 
 SOCKET_VARIABLE = "COCKPIT_PLAN_SOCKET"
 SESSION_VARIABLE = "COCKPIT_PLAN_SESSION"
@@ -44,16 +45,7 @@ MOST_LINE_BYTES = 256 * 1024
 """Bytes one line of this protocol may hold: a full plan at its bounds fits many times."""
 
 
-@dataclass(frozen=True, slots=True)
-class PlanItem:
-    """One step of a plan."""
-
-    content: str
-    status: str = "pending"
-    priority: str | None = None
-
-
-def read_items(items: object) -> tuple[PlanItem, ...] | str:
+def read_items(items: object) -> tuple[PlanEntry, ...] | str:
     """The items of an `update_plan` call, or why they are refused (a sentence the model
     can act on): a list of at most MOST_ITEMS objects, each with a non-empty `content` of
     at most MOST_ITEM_CHARS characters, a `status` of STATUSES and an optional `priority`
@@ -62,7 +54,7 @@ def read_items(items: object) -> tuple[PlanItem, ...] | str:
         return "Not saved: `items` must be a list of steps, each {content, status, priority?}."
     if len(items) > MOST_ITEMS:
         return f"Not saved: a plan holds at most {MOST_ITEMS} items; this one has {len(items)}."
-    found: list[PlanItem] = []
+    found: list[PlanEntry] = []
     for number, item in enumerate(items, 1):
         if not isinstance(item, Mapping):
             return f"Not saved: item {number} must be an object with `content` and `status`."
@@ -84,11 +76,11 @@ def read_items(items: object) -> tuple[PlanItem, ...] | str:
                     f"Not saved: item {number} has priority {priority!r}; use one of"
                     f" {', '.join(PRIORITIES)}, or leave it out."
                 )
-        found.append(PlanItem(content.strip(), str(status), priority))
+        found.append(PlanEntry(content.strip(), str(status), priority))
     return tuple(found)
 
 
-def read_explanation(explanation: object) -> str | bool | None:
+def read_explanation(explanation: object) -> str | Literal[False] | None:
     """An explanation as kept (None when there is none), or False when it is refused."""
     if explanation is None or explanation == "":
         return None
@@ -97,7 +89,7 @@ def read_explanation(explanation: object) -> str | bool | None:
     return explanation
 
 
-def progress(items: Sequence[PlanItem]) -> str:
+def progress(items: Sequence[PlanEntry]) -> str:
     """How far a plan is, in words: "2 of 5 done" (cancelled items counted out)."""
     counted = [item for item in items if item.status != "cancelled"]
     done = sum(1 for item in counted if item.status == "completed")
@@ -106,7 +98,7 @@ def progress(items: Sequence[PlanItem]) -> str:
     return f"{words}; in progress: {running[0]}" if running else words
 
 
-def item_to_wire(item: PlanItem) -> dict[str, Any]:
+def item_to_wire(item: PlanEntry) -> dict[str, Any]:
     """An item as the wire and the store have it (ACP's plan entry, plus `cancelled`)."""
     wire: dict[str, Any] = {"content": item.content, "status": item.status}
     if item.priority is not None:
@@ -117,11 +109,37 @@ def item_to_wire(item: PlanItem) -> dict[str, Any]:
 AUTHORS = ("tool", "agent", "user")
 """Who wrote a plan: the plan tool, the agent's own ACP plan updates, or the user."""
 
-MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
+PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+"""How a checklist shows each status."""
+
+
+def checklist(entries: Sequence[PlanEntry]) -> str:
+    """A plan as the user edits it: one step a line, its status a mark in front."""
+    return "".join(f"{PLAN_MARKS.get(e.status, '[ ]')} {e.content}\n" for e in entries)
+
+
+def read_checklist(text: str, before: Sequence[PlanEntry] = ()) -> tuple[PlanEntry, ...] | str:
+    """The plan a checklist the user edited says (a line without a mark is a pending step;
+    a step keeps the priority it had `before`), or why it cannot be one."""
+    marks = {mark: status for status, mark in PLAN_MARKS.items()}
+    marks["[X]"] = "completed"
+    priorities = {entry.content: entry.priority for entry in before}
+    items: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        status = marks.get(line[:3], "")
+        content = line[3:].strip() if status else line
+        item: dict[str, Any] = {"content": content, "status": status or "pending"}
+        if priorities.get(content):
+            item["priority"] = priorities[content]
+        items.append(item)
+    return read_items(items)
 
 
 def plan_to_wire(
-    revision: int, author: str, items: Sequence[PlanItem], explanation: str | None
+    revision: int, author: str, items: Sequence[PlanEntry], explanation: str | None
 ) -> dict[str, Any]:
     """A plan as an answer carries it."""
     return {
@@ -147,7 +165,7 @@ def plan_text(plan: Mapping[str, Any] | None) -> str:
     ]
     if plan.get("explanation"):
         lines.append(f"Explanation: {plan['explanation']}")
-    lines += [f"{n}. {MARKS[i.status]} {i.content}" for n, i in enumerate(items, 1)]
+    lines += [f"{n}. {PLAN_MARKS[i.status]} {i.content}" for n, i in enumerate(items, 1)]
     return "\n".join(lines)
 
 

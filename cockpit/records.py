@@ -463,17 +463,25 @@ def read_command(value: object) -> AgentCommand | Unknown:
 
 @dataclass(frozen=True)
 class PlanEntry:
-    """One step of the agent's plan."""
+    """One step of a session's plan."""
 
     content: str
     status: str = "pending"
+    """pending, in_progress, completed, or cancelled (the plan tool's; ACP has three)."""
+    priority: str | None = None
+    """high, medium or low, when the writer gave one."""
 
 
 @dataclass(frozen=True)
 class Plan:
-    """The agent's plan, as its plan row holds it."""
+    """A session's plan, as its plan row holds it: whichever wrote it last, the agent's own
+    plan updates (`agent`), the plan tool (`tool`) or the user (`user`), each write the
+    next revision of the session's plan."""
 
     entries: tuple[PlanEntry, ...] = ()
+    revision: int = 0
+    author: str = "agent"
+    explanation: str | None = None
 
 
 def read_plan(payload: object) -> Plan | Unknown:
@@ -482,15 +490,22 @@ def read_plan(payload: object) -> Plan | Unknown:
         return Plan()
     if not isinstance(payload, Mapping):
         return Unknown("plan", _found(payload))
+    revision, author, explanation = (
+        payload.get("revision"), payload.get("author"), payload.get("explanation")
+    )  # fmt: skip
     return Plan(
         tuple(
             PlanEntry(
                 str(entry.get("content", "")),
                 "pending" if entry.get("status") is None else str(entry["status"]),
+                None if entry.get("priority") is None else str(entry["priority"]),
             )
             for entry in _items(payload.get("entries"))
             if isinstance(entry, Mapping)
-        )
+        ),
+        revision if isinstance(revision, int) else 0,
+        author if isinstance(author, str) else "agent",
+        explanation if isinstance(explanation, str) else None,
     )
 
 

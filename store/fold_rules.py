@@ -257,11 +257,22 @@ def merge_tool(existing: Mapping[str, Any] | None, update: Mapping[str, Any]) ->
     return merged
 
 
-def plan_payload(entries: object) -> dict[str, Any]:
+def plan_payload(
+    entries: object, revision: int = 0, author: str = "agent", explanation: object = None
+) -> dict[str, Any]:
     """Rule 4: a `plan` update is always the complete list; it replaces the turn's plan.
-    Only entries that are objects are kept (an agent sent a list of numbers)."""
+    Only entries that are objects are kept (an agent sent a list of numbers). The session's
+    plan is whichever source wrote last: the agent's own updates (`agent`), or Cockpit's
+    plan tool and the user, through Cockpit; each write takes the next `revision`."""
     listed = entries if isinstance(entries, list) else []
-    return {"entries": [dict(entry) for entry in listed if isinstance(entry, Mapping)]}
+    payload: dict[str, Any] = {
+        "entries": [dict(entry) for entry in listed if isinstance(entry, Mapping)],
+        "revision": revision,
+        "author": author,
+    }
+    if isinstance(explanation, str) and explanation:
+        payload["explanation"] = explanation
+    return payload
 
 
 # Rule 5: the session/load replay window ------------------------------------------------------

@@ -200,10 +200,14 @@ class LiveRow:
 class SessionFold:
     """The in-memory state that folds one session's chunks into rows."""
 
-    def __init__(self, session: str, next_seq: int = 1, turn: int = 0) -> None:
+    def __init__(
+        self, session: str, next_seq: int = 1, turn: int = 0, plan_revision: int = 0
+    ) -> None:
         self.session = session
         self.next_seq = next_seq
         self.turn = turn
+        self.plan_revision = plan_revision
+        """The revision of the session's newest plan: the next plan write takes the next."""
         self.open: LiveRow | None = None
         self._open_info: OpenRow | None = None
         self._named: OrderedDict[str, LiveRow] = OrderedDict()
@@ -328,6 +332,7 @@ class SessionFold:
             and not self.replay.keep
             and chunk.update not in META_UPDATES
             and chunk.update != SHELL_UPDATE
+            and not (chunk.from_cockpit and chunk.update == PLAN_UPDATE)
         )
 
     # -- applying -----------------------------------------------------------------------------
@@ -426,11 +431,20 @@ class SessionFold:
             # its command list in the middle of a reply.
             return [], []
         if chunk.update == PLAN_UPDATE:
-            sealed = self.seal()
+            self.plan_revision += 1
             row = self._named_or_new("plan", plan_key(self.turn), now)
-            row.payload = plan_payload(chunk.data.get("entries") or [])
+            author = str(chunk.data.get("author") or "cockpit") if chunk.from_cockpit else "agent"
+            row.payload = plan_payload(
+                chunk.data.get("entries") or [],
+                self.plan_revision,
+                author,
+                chunk.data.get("explanation") if chunk.from_cockpit else None,
+            )
             row.touch(now)
             self._changed(row)
+            if chunk.from_cockpit:  # the plan tool or the user: the agent's reply goes on
+                return [row.frame()], [row]
+            sealed = self.seal()
             return [row.frame()], [sealed, row] if sealed is not None else [row]
         # Cockpit's own rows (notices, errors, decisions, the user's commands) and updates it
         # cannot read are rows of their own that leave the open message open: a notice about

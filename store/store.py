@@ -309,6 +309,12 @@ class Store:
                 (session,),
             ) as cur:
                 last = await cur.fetchone()
+            async with self._writer.execute(
+                "SELECT json_extract(payload, '$.revision') FROM messages"
+                " WHERE session = ? AND kind = 'plan' ORDER BY seq DESC LIMIT 1",
+                (session,),
+            ) as cur:
+                plan = await cur.fetchone()
         except BaseException:
             if claimed and session not in self._folds:
                 self._sessions.release(session)
@@ -317,7 +323,8 @@ class Store:
             raise UnknownSession(session)
         self._sessions.claim(session)  # still ours, even if a concurrent first call failed
         next_seq, turn = (last[0] + 1, last[1]) if last else (1, 0)
-        fold = self._folds.setdefault(session, SessionFold(session, next_seq, turn))
+        revision = plan[0] if plan is not None and isinstance(plan[0], int) else 0
+        fold = self._folds.setdefault(session, SessionFold(session, next_seq, turn, revision))
         self._locks.setdefault(session, asyncio.Lock())
         return fold
 

@@ -45,6 +45,8 @@ from cockpit.api import (
     MergeResult,
     ModelCalls,
     PermissionRequest,
+    Plan,
+    PlanEntry,
     ProblemEvent,
     ProjectInfo,
     RaceEntry,
@@ -74,8 +76,10 @@ from cockpit.engine.errors import describe, not_opened, saved
 from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
 from cockpit.engine.folders import list_folders
+from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
+from cockpit.engine.plans import PlanKeeper
 from cockpit.engine.policy import (
     Policy,
     describe_rules,
@@ -136,6 +140,7 @@ from cockpit.listeners import Listeners
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.pending import first_waiting, waiting, waiting_count
+from cockpit.plan_protocol import item_to_wire, read_explanation, read_items
 from cockpit.policy_rule import check_rule
 from cockpit.text.textout import session_title, transcript_markdown
 from store import Page, Row, SessionBusy, SessionRecord, note
@@ -219,6 +224,8 @@ class Engine:
         """True in the service: a start must come with its client's environment (the
         service's own is a stale copy of the user's); in process, this process's own is
         the user's."""
+        self.plans = PlanKeeper(store, self._inbox_of)
+        """Each session's plan, and the plan tool's socket and tokens."""
         self._unread = Unread(store, self._emit)
         """Which sessions the user has not seen since they did something."""
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -306,6 +313,7 @@ class Engine:
         for live in self._live.values():
             live.discard()
         self._live.clear()
+        await self.plans.close()
         await self._files.close()
         with saved():  # the last flush: what it could not write, `unwritten` counts
             await self.store.close()
@@ -973,6 +981,7 @@ class Engine:
             live.discard()
         self._unread.forget(session_id)
         self._environments.pop(session_id, None)
+        self.plans.forget(session_id)
         self._emit(SessionEvent(session_id))
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
@@ -1122,6 +1131,10 @@ class Engine:
 
     # -- live sessions ------------------------------------------------------------------------
 
+    async def _inbox_of(self, session_id: str) -> SessionInbox:
+        """Where a row Cockpit writes in a session goes (its live session's inbox)."""
+        return (await self._live_session(session_id)).inbox
+
     async def _live_session(self, session_id: str) -> LiveSession:
         live = self._live.get(session_id)
         if live is None:
@@ -1141,6 +1154,7 @@ class Engine:
                 auto_answer=self._answers.for_session(session_id),
                 policy=lambda: self.policy,
                 environment=lambda: self._environment(session_id),
+                mcp_servers=lambda: self.plans.servers(session_id),
             )
             self._live[session_id] = live
         elif live.status in (Status.CLOSED, Status.EXITED, Status.ERROR) and not live.running:
@@ -1374,6 +1388,23 @@ class Engine:
     async def last_row(self, session_id: str, kind: str) -> Row | None:
         """The session's newest row of this kind (its plan, its last error...)."""
         return await self.store.last_of_kind(session_id, kind)
+
+    async def read_plan(self, session_id: str) -> Plan | None:
+        """The session's plan, whoever wrote it last; None before any."""
+        await self.session(session_id)  # UnknownSession for no such session
+        return await self.plans.read(session_id)
+
+    async def update_plan(
+        self, session_id: str, entries: Sequence[PlanEntry], explanation: str | None = None
+    ) -> Plan:
+        """Write the session's whole plan as the user (see `EngineAPI.update_plan`)."""
+        checked = read_items([item_to_wire(entry) for entry in entries])
+        if isinstance(checked, str):
+            raise ValueError(checked.replace("Not saved: ", "The plan was not saved: ", 1))
+        if read_explanation(explanation) is False:
+            raise ValueError("The plan was not saved: its explanation is too long.")
+        with saved():
+            return await self.plans.update(session_id, checked, explanation or None, "user")
 
     def now(self) -> float:
         """The engine's clock: what rows and sessions are stamped with."""

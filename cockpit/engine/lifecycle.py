@@ -22,7 +22,11 @@ from typing import Any, NoReturn, Protocol
 from acp import PROTOCOL_VERSION, RequestError
 from acp.core import ClientSideConnection
 from acp.interfaces import Client
-from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+from acp.schema import (
+    ClientCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+)
 from pydantic import ValidationError
 
 from cockpit import __version__
@@ -31,6 +35,7 @@ from cockpit.compat.acp_private import Transport
 from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.errors import describe
 from cockpit.engine.inbox import SessionInbox
+from cockpit.engine.plans.keeper import McpServer
 from cockpit.engine.processes import describe_exit
 from cockpit.engine.start_watch import StartWatch
 from cockpit.engine.transport import AgentTransport
@@ -145,6 +150,9 @@ class LifecycleNeeds:
     """End every terminal of the agent."""
     turn: Callable[[], RunningTurn]
     """The session's turns (built after the lifecycle: a turn starts the agent)."""
+    mcp_servers: Callable[[], Awaitable[list[McpServer]]]
+    """The MCP servers the agent is handed as it opens its session (the plan tool, with a
+    token minted for this start)."""
 
 
 class AgentLifecycle:
@@ -342,7 +350,9 @@ class AgentLifecycle:
     async def _new_session(self) -> None:
         needs = self._needs
         assert self.conn is not None
-        response = await self.conn.new_session(cwd=str(needs.root), mcp_servers=[])
+        response = await self.conn.new_session(
+            cwd=str(needs.root), mcp_servers=await needs.mcp_servers()
+        )
         self.agent_session_id = response.session_id
         await self._save_session_state(response)
 
@@ -373,7 +383,9 @@ class AgentLifecycle:
                 if self._start_watch is not None:
                     self._start_watch.allow(LOAD_ALLOWANCE)
                 response = await self.conn.load_session(
-                    cwd=str(needs.root), session_id=self.agent_session_id, mcp_servers=[]
+                    cwd=str(needs.root),
+                    session_id=self.agent_session_id,
+                    mcp_servers=await needs.mcp_servers(),
                 )
             except RequestError as error:
                 await needs.inbox.settle()
@@ -412,7 +424,9 @@ class AgentLifecycle:
         elif "resume" in session_caps:
             try:
                 resumed = await self.conn.resume_session(
-                    cwd=str(needs.root), session_id=self.agent_session_id, mcp_servers=[]
+                    cwd=str(needs.root),
+                    session_id=self.agent_session_id,
+                    mcp_servers=await needs.mcp_servers(),
                 )
             except RequestError as error:
                 await self._fresh_session(

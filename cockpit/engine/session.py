@@ -28,7 +28,7 @@ import asyncio
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from acp.core import ClientSideConnection
@@ -56,6 +56,7 @@ from cockpit.engine.permission_broker import (
     PermissionBroker,
     SessionState,
 )
+from cockpit.engine.plans.keeper import McpServer
 from cockpit.engine.policy import Policy
 from cockpit.engine.shell_runs import ShellRuns
 from cockpit.engine.stall import STALL_LIMIT
@@ -85,6 +86,7 @@ class LiveSession:
         auto_answer: AutoAnswer | None = None,
         policy: Callable[[], Policy] | None = None,
         environment: Callable[[], Environment | None] = lambda: None,
+        mcp_servers: Callable[[], Awaitable[list[McpServer]]] | None = None,
     ) -> None:
         self.id = record.id
         self.record = record
@@ -156,6 +158,7 @@ class LiveSession:
                 release_questions=self.broker.release_all,
                 close_terminals=self.requests.close,
                 turn=lambda: self.turns,
+                mcp_servers=mcp_servers or _none,
             ),
             record.agent_session_id,
         )
@@ -335,6 +338,10 @@ class LiveSession:
     async def read_file(self, path: str, line: int | None, limit: int | None) -> str:
         """The agent's `fs/read_text_file` (see `AgentRequests.read_file`)."""
         return await self.requests.read_file(path, line, limit)
+
+
+async def _none() -> list[McpServer]:
+    return []
 
 
 def _in_worktree(record: SessionRecord) -> bool:

@@ -38,6 +38,8 @@ from cockpit.api import (
     ModelCalls,
     Page,
     PermissionRequest,
+    Plan,
+    PlanEntry,
     ProblemEvent,
     ProjectInfo,
     RepositoryInfo,
@@ -493,6 +495,18 @@ class RemoteEngine:
     async def last_row(self, session_id: str, kind: str) -> Row | None:
         row: Row | None = await self._call("last_row", session_id=session_id, kind=kind)
         return row
+
+    async def read_plan(self, session_id: str) -> Plan | None:
+        plan: Plan | None = await self._call("read_plan", session_id=session_id)
+        return plan
+
+    async def update_plan(
+        self, session_id: str, entries: Sequence[PlanEntry], explanation: str | None = None
+    ) -> Plan:
+        plan: Plan = await self._call(
+            "update_plan", session_id=session_id, entries=list(entries), explanation=explanation
+        )
+        return plan
 
 
 def _meets_the_contract(engine: RemoteEngine) -> EngineAPI:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cockpit.plan_protocol import PLAN_MARKS
 from cockpit.records import (
     DiffContent,
     Plan,
@@ -26,7 +27,6 @@ TOOL_MARKS = {
     "cancelled": "cancelled",
     "in_progress": "running",
 }
-PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 RUN_MARK = "run"
 """The word `cockpit ls` and the rail show beside a session `cockpit run` made."""
 
@@ -97,6 +97,15 @@ def call_output(call: ToolCall | Unknown) -> str:
 def plan_lines(payload: Mapping[str, Any] | None) -> list[str]:
     """A plan row's payload as a checklist."""
     return plan_checklist(read_plan(payload))
+
+
+PLAN_AUTHORS = {"tool": "the plan tool", "agent": "the agent", "user": "you"}
+"""Who wrote a plan, in the words its row shows."""
+
+
+def plan_source(plan: Plan) -> str:
+    """Which revision of the session's plan this is, and who wrote it."""
+    return f"revision {plan.revision}, by {PLAN_AUTHORS.get(plan.author, plan.author)}"
 
 
 def plan_checklist(plan: Plan | Unknown) -> list[str]:

@@ -171,6 +171,7 @@ class CockpitApp(App[None]):
         ),
         Binding("f6", "main_screen_key('changes')", "Changes", show=False, priority=True),
         Binding("f1", "main_screen_key('help')", "Help", priority=True),
+        Binding("p", "rail_plan", show=False, priority=True),
         Binding("escape", "escape", "Cancel turn", show=False),
         Binding("ctrl+c", "interrupt", "Cancel turn", show=False),
     ]
@@ -251,7 +252,7 @@ class CockpitApp(App[None]):
             self.keys,
             self.settings,
         )
-        self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen)
+        self.modes = ModesAndOptions(self, engine_of, self.sessions, self.open_screen, self.keys)
         self.worktree_actions = WorktreeActions(self, engine_of, self.sessions, self.open_screen)
         self.races = Races(self, engine_of, self.sessions, self.open_screen, self.select_session)
         self.layout = ScreenLayout(self, self.open_screen)
@@ -315,13 +316,14 @@ class CockpitApp(App[None]):
         (Textual asks before `__init__` has run, so this reads the bundled file)."""
         return default_variables()
 
-    def open_screen(self, screen: Screen[Any], callback: Any = None) -> None:
+    def open_screen(self, screen: Screen[Any], callback: Any = None) -> Awaitable[Any] | None:
         """Open a dialog unless the same one is open already: a key pressed twice in one
         burst (Ctrl+O Ctrl+O, a held F1) opens it once. What its callback raises (the
-        engine failing to do what the dialog asked) is reported; the app goes on."""
+        engine failing to do what the dialog asked) is reported; the app goes on. Returns
+        what waits until the dialog is mounted (None when it was open already)."""
         if any(same_dialog(screen, opened) for opened in self.screen_stack):
-            return
-        self.push_screen(screen, None if callback is None else self._reporting(callback))
+            return None
+        return self.push_screen(screen, None if callback is None else self._reporting(callback))
 
     def _reporting(self, callback: Callable[[Any], Any]) -> Callable[[Any], Awaitable[None]]:
         async def answered(result: Any) -> None:
@@ -393,6 +395,17 @@ class CockpitApp(App[None]):
         if self.screen.is_modal:
             raise SkipAction()
         await self.run_action(action)
+
+    def action_rail_plan(self) -> None:
+        """`p` on the rail, taken as it comes: the keys typed after it (`e` to edit) wait
+        for the plan's screen. Anywhere else `p` goes its usual way (a letter typed)."""
+        rail = self.query_one(SessionRail)
+        if self.screen.is_modal or self.focused is not rail:
+            raise SkipAction()
+        session = rail.highlighted_session()
+        if session is not None:
+            self.keys.hold_keys()  # released once the plan's screen is mounted
+            self.run_worker(self.modes.show_plan(session), group="plan", exit_on_error=False)
 
     # -- layout -------------------------------------------------------------------------------
 

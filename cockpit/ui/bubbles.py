@@ -17,9 +17,9 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
-from cockpit.api import read_attachments, read_plan
+from cockpit.api import Plan, read_attachments, read_plan
 from cockpit.text.sanitize import StreamCleaner, printable
-from cockpit.text.textout import plan_checklist
+from cockpit.text.textout import plan_checklist, plan_source
 from cockpit.ui.markdown_lines import finished_markdown, render_markdown
 from cockpit.ui.mdblocks import BlockSplitter
 from cockpit.ui.repaint import RepaintPacer, ReplyLines, changed_lines
@@ -197,7 +197,10 @@ class PlanBubble(BubbleWidget):
 
     def render(self) -> Text:
         lines = plan_checklist(self.plan)
-        return Text("Plan\n" + "\n".join(printable(line) for line in lines))
+        title = "Plan"
+        if isinstance(self.plan, Plan) and self.plan.revision:
+            title += f" · {plan_source(self.plan)}"
+        return Text(title + "\n" + "\n".join(printable(line) for line in lines))
 
     def copy_text(self) -> str:
         return "\n".join(plan_checklist(self.plan))

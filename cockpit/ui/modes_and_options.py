@@ -8,8 +8,8 @@ from typing import Any
 
 from textual.app import App
 
-from cockpit.api import EngineAPI
-from cockpit.text.textout import plan_lines
+from cockpit.api import EngineAPI, PlanEntry, read_plan
+from cockpit.text.textout import plan_source
 from cockpit.ui.agent_options import (
     OptionChoice,
     mode_option_id,
@@ -18,6 +18,7 @@ from cockpit.ui.agent_options import (
     option_choices,
 )
 from cockpit.ui.failures import reported
+from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.questions import OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen
@@ -35,12 +36,15 @@ class ModesAndOptions:
         engine: Callable[[], EngineAPI],
         sessions: Sessions,
         open_screen: OpenScreen,
+        keys: HeldKeys,
     ) -> None:
         self.app = app
         """For notices."""
         self._engine = engine
         self._sessions = sessions
         self._open_screen = open_screen
+        self._keys = keys
+        """Held while the plan is read: the keys typed after `p` (`e` to edit) go to it."""
 
     def choices(self, record: SessionRecord) -> list[OptionChoice]:
         """Every mode and option the agent of `record` offers."""
@@ -141,12 +145,25 @@ class ModesAndOptions:
 
     @reported("show the plan")
     async def show_plan(self, session: str | None = None) -> None:
-        """The latest plan of a session (the highlighted one in the rail, or this one)."""
-        session = session or self._sessions.current
-        if session is None:
-            return
-        row = await self._engine().last_row(session, "plan")
-        self._open_screen(
-            PlanScreen(self._sessions.title_of(session), plan_lines(row.payload if row else None)),
-            None,
-        )
+        """The latest plan of a session (the highlighted one in the rail, or this one). The
+        keys typed meanwhile are held until its screen is mounted, and go to it."""
+        self._keys.hold_keys()
+        try:
+            session = session or self._sessions.current
+            if session is None:
+                return
+            shown = session
+            engine = self._engine()
+
+            async def edited(entries: tuple[PlanEntry, ...] | None) -> None:
+                if entries is not None:
+                    saved = await engine.update_plan(shown, entries)
+                    self.app.notify(f"Plan saved: {plan_source(saved)}.", timeout=3)
+
+            row = await engine.last_row(session, "plan")
+            plan = read_plan(row.payload) if row is not None else None
+            opened = self._open_screen(PlanScreen(self._sessions.title_of(session), plan), edited)
+            if opened is not None:
+                await opened  # mounted: the keys held go to it
+        finally:
+            self._keys.release_keys()

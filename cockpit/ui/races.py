@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
-from textual.screen import Screen
 
 from cockpit.api import EngineAPI, SessionRecord, read_race, read_worktree
 from cockpit.ui.failures import reported_to
@@ -17,6 +16,7 @@ from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.race import RaceScreen
 from cockpit.ui.sessions import Sessions
+from cockpit.ui.switching import OpenScreen
 
 USAGE = "/race AGENTS PROMPT: agents by name with commas (demo,demo), then the prompt."
 
@@ -43,7 +43,7 @@ class Races:
         app: App[Any],
         engine: Callable[[], EngineAPI],
         sessions: Sessions,
-        open_screen: Callable[[Screen[Any], Any], None],
+        open_screen: OpenScreen,
         select: Callable[[str], None],
     ) -> None:
         self.app = app

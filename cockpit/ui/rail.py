@@ -105,10 +105,15 @@ class SessionRail(Listing):
 
     def action_plan(self) -> None:
         """Show the highlighted session's plan."""
-        if self.highlighted is not None:
-            option = self.get_option_at_index(self.highlighted)
-            if option.id is not None:
-                self.post_message(self.PlanRequested(option.id))
+        session = self.highlighted_session()
+        if session is not None:
+            self.post_message(self.PlanRequested(session))
+
+    def highlighted_session(self) -> str | None:
+        """The id of the session highlighted in the rail, if any."""
+        if self.highlighted is None:
+            return None
+        return self.get_option_at_index(self.highlighted).id
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -5,7 +5,7 @@ transcript is read next, once, however many sessions are chosen meanwhile."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -30,8 +30,9 @@ from cockpit.ui.sessions import Sessions
 from cockpit.ui.shell_rules import history_entries
 from cockpit.ui.transcript import TranscriptView
 
-OpenScreen = Callable[[Screen[Any], Any], None]
-"""How a component opens a dialog: the screen, and what to do with its answer."""
+OpenScreen = Callable[[Screen[Any], Any], Awaitable[Any] | None]
+"""How a component opens a dialog: the screen, and what to do with its answer. It returns
+what waits until the dialog is mounted (None when the same one was open already)."""
 
 
 SLOW_WORKTREE = 0.4

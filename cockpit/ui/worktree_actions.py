@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
-from textual.screen import Screen
 
 from cockpit.api import CleanupItem, EngineAPI, read_worktree, read_worktree_archive
 from cockpit.text.textout import session_title
@@ -17,6 +16,7 @@ from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.cleanup import CleanupScreen, removal_question
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.sessions import Sessions
+from cockpit.ui.switching import OpenScreen
 
 
 class WorktreeActions:
@@ -27,7 +27,7 @@ class WorktreeActions:
         app: App[Any],
         engine: Callable[[], EngineAPI],
         sessions: Sessions,
-        open_screen: Callable[[Screen[Any], Any], None],
+        open_screen: OpenScreen,
     ) -> None:
         self.app = app
         self._engine = engine

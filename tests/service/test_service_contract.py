@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cockpit.api import Plan, PlanEntry
 from cockpit.engine.core import Engine
 from cockpit.protocol import RemoteError
 from cockpit.remote.engine import RemoteEngine
@@ -63,3 +64,21 @@ async def test_a_name_outside_the_contract_is_refused_in_words(
         await client._call(name)
     assert str(refused.value) == f"{name!r} is not a call of the Cockpit contract"
     assert await client.sessions() == []  # and the service goes on
+
+
+async def test_the_plan_is_read_and_written_through_the_service(
+    client: RemoteEngine, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    record = await client.create_session("demo", project)
+    assert await client.read_plan(record.id) is None
+    written = await client.update_plan(
+        record.id, [PlanEntry("read", "completed"), PlanEntry("write", "in_progress", "high")]
+    )
+    assert written == Plan(
+        (PlanEntry("read", "completed"), PlanEntry("write", "in_progress", "high")), 1, "user"
+    )
+    assert await client.read_plan(record.id) == written
+    with pytest.raises(ValueError, match="The plan was not saved: item 1 has status 'done'"):
+        await client.update_plan(record.id, [PlanEntry("x", "done")])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from store import UnknownSession, ViewTranscript, note
+from store.chunks import Chunk
 from store.fold_rules import RECAP_LOOKBACK
 from store.session_fold import NAMED_ROWS
 from store.store import Store
@@ -317,10 +318,35 @@ async def test_a_plan_replaces_its_turns_plan_in_place(store: Store) -> None:
     await store.apply(update(session, sessionUpdate="plan", entries=[]))
     rows = [r for r in await store.all_rows(session) if r.kind == "plan"]
     assert [r.payload for r in rows] == [
-        {"entries": [{**step, "status": "completed"}]},
-        {"entries": []},
+        {"entries": [{**step, "status": "completed"}], "revision": 2, "author": "agent"},
+        {"entries": [], "revision": 3, "author": "agent"},
     ]
     assert [r.turn for r in rows] == [1, 2]
+
+
+async def test_cockpits_plan_takes_the_next_revision_and_leaves_the_reply_open(
+    tmp_path: Path,
+) -> None:
+    store = await Store.open(tmp_path / "cockpit.db")
+    session = await new_session(store)
+    await store.begin_turn(session, "plan it")
+    await store.apply(update(session, sessionUpdate="plan", entries=[{"content": "a"}]))
+    await store.apply(reply(session, "first half "))
+    steps = [{"content": "a", "status": "completed"}]
+    written = {"entries": steps, "author": "tool", "explanation": "one done"}
+    await store.apply(Chunk(session, "plan", data=written, from_cockpit=True))
+    await store.apply(reply(session, "second half"))
+    await store.close()
+
+    store = await Store.open(tmp_path / "cockpit.db")  # the revision goes on after a restart
+    await store.apply(Chunk(session, "plan", data={"entries": [], "author": "user"},
+                            from_cockpit=True))  # fmt: skip
+    rows = await store.all_rows(session)
+    await store.close()
+    assert [r.text for r in rows if r.kind == "agent"] == ["first half second half"]
+    plans = [r.payload for r in rows if r.kind == "plan"]
+    assert plans == [{"entries": [], "revision": 3, "author": "user"}]  # one row a turn
+    assert next(r for r in rows if r.kind == "plan").turn == 1
 
 
 async def test_session_metadata_updates_are_stored_on_the_session(store: Store) -> None:

@@ -70,7 +70,7 @@ class Recorder:
 
 @asynccontextmanager
 async def open_engine(
-    home: Path, *, auto_answer: AutoAnswer | None = None, timeout: float = 15
+    home: Path, *, auto_answer: AutoAnswer | None = None, timeout: float = 30
 ) -> AsyncIterator[tuple[Engine, Recorder]]:
     """An engine on a fresh store in `home`, with a recorder subscribed."""
     engine = await Engine.open(

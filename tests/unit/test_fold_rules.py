@@ -269,7 +269,10 @@ def test_repeated_start_merges() -> None:
 
 def test_plan_replaces_the_whole_list() -> None:
     entries = [{"content": "a", "priority": "high", "status": "pending"}]
-    assert plan_payload(entries) == {"entries": entries}
+    assert plan_payload(entries) == {"entries": entries, "revision": 0, "author": "agent"}
+    assert plan_payload(entries, 3, "tool", "why") == {
+        "entries": entries, "revision": 3, "author": "tool", "explanation": "why",
+    }  # fmt: skip
 
 
 @given(
@@ -277,8 +280,8 @@ def test_plan_replaces_the_whole_list() -> None:
 )
 def test_a_plan_keeps_only_the_entries_that_are_objects(entries: list[object]) -> None:
     kept = [entry for entry in entries if isinstance(entry, dict)]
-    assert plan_payload(entries) == {"entries": kept}
-    assert plan_payload(7) == plan_payload("entries") == {"entries": []}
+    assert plan_payload(entries)["entries"] == kept
+    assert plan_payload(7)["entries"] == plan_payload("entries")["entries"] == []
 
 
 # Rule 5: the replay window -------------------------------------------------------------------

@@ -117,6 +117,10 @@ SAMPLES: dict[str, Any] = {
     "Contender": api.Contender(
         "a1b2c3d4", "codex", "ready", 3, 40, 2, "passed", 95.5, 18000, 0.41, "EUR", "archived"
     ),
+    "Plan": api.Plan(
+        (api.PlanEntry("write the tests", "in_progress", "high"),), 4, "tool", "tests first"
+    ),
+    "PlanEntry": api.PlanEntry("ship it", "pending", "low"),
 }
 """One value of each record the wire carries, every field set."""
 
