@@ -59,8 +59,11 @@ async def test_a_checklist_that_is_no_plan_says_why_and_changes_nothing(
         app.query_one("#rail").focus()
         burst(app, "p", "e", *keys("[x]"), "ctrl+s")
         await wait_until(
-            lambda: isinstance(app.screen, PlanScreen)
-            and "item 2 needs a non-empty" in str(app.screen.query_one("#plan-problem").render()),
+            lambda: (
+                isinstance(app.screen, PlanScreen)
+                and "item 2 needs a non-empty"
+                in str(app.screen.query_one("#plan-problem").render())
+            ),
             what="the plan view saying why",
         )
         burst(app, "q", "escape")  # a q while editing is text; Esc closes without saving
