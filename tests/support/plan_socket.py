@@ -40,6 +40,8 @@ class PlanSocket:
     answers: list[bytes] = field(default_factory=list)
     plan: dict[str, Any] | None = None
     hanging: set[asyncio.Task[Any]] = field(default_factory=set)
+    held: asyncio.Event | None = None
+    """When given, every answer waits until it is set."""
 
     def environment(self, session: str = "s-1", token: str = "secret-1") -> dict[str, str]:
         """The variables the engine hands the plan server for `session`."""
@@ -66,6 +68,8 @@ class PlanSocket:
         try:
             asked = read_line(await reader.readline()) or {}
             self.calls.append(asked)
+            if self.held is not None:
+                await self.held.wait()
             line = self.answers.pop(0) if self.answers else self.keep(asked)
             if line == HANG:
                 task = asyncio.current_task()
