@@ -12,7 +12,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
-from cockpit.plan_protocol import MOST_ITEMS, answer_line, plan_to_wire, read_items
+from cockpit.plan_protocol import MOST_ITEMS, MOST_LINE_BYTES, answer_line, plan_to_wire, read_items
 from tests.support.checkout import tree_first
 from tests.support.plan_socket import HANG, plan_socket
 
@@ -161,6 +161,14 @@ async def test_a_garbage_answer_is_an_error_result() -> None:
     for result in results:
         assert result.is_error
         assert "the plan was not saved (its answer could not be read)" in text_of(result)
+
+
+async def test_an_answer_past_the_line_bound_is_an_error_result() -> None:
+    async with plan_socket() as socket:
+        socket.answers.append(answer_line(True, "x" * MOST_LINE_BYTES))
+        result = await call(socket.environment(), "update_plan", {"items": THREE})
+    assert result.is_error
+    assert "the plan was not saved (its answer was too long to read)" in text_of(result)
 
 
 async def test_no_environment_is_an_error_result_naming_what_is_missing() -> None:
