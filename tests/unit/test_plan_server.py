@@ -108,20 +108,24 @@ async def test_read_plan_with_no_plan_says_how_to_write_one() -> None:
 async def test_a_plan_past_the_bounds_is_refused_here_and_never_sent() -> None:
     too_many = [{"content": f"step {n}", "status": "pending"} for n in range(MOST_ITEMS + 1)]
     async with plan_socket() as socket:
-        many, long, bad, wordy = await calls(
+        many, long, bad, wordy, none = await calls(
             socket.environment(),
             [
                 ("update_plan", {"items": too_many}),
                 ("update_plan", {"items": [{"content": "x" * 501, "status": "pending"}]}),
                 ("update_plan", {"items": [{"content": "a", "status": "done"}]}),
                 ("update_plan", {"items": THREE, "explanation": "y" * 2001}),
+                ("update_plan", {}),
             ],
         )
-    assert all(result.is_error for result in (many, long, bad, wordy))
+    assert all(result.is_error for result in (many, long, bad, wordy, none))
     assert text_of(many) == f"Not saved: a plan holds at most {MOST_ITEMS} items; this one has 51."
     assert "item 1 has 501 characters" in text_of(long)
     assert "status 'done'; use one of pending" in text_of(bad)
     assert "`explanation` must be a text of at most 2000 characters" in text_of(wordy)
+    assert text_of(none) == (
+        "Not saved: `items` must be a list of steps, each {content, status, priority?}."
+    )
     assert socket.calls == []
 
 
