@@ -105,6 +105,17 @@ def test_shared_layers_import_no_textual(layer: str) -> None:
     assert "textual" not in loaded
 
 
+def test_the_plan_tool_loads_mcp_and_the_plans_protocol_alone() -> None:
+    """The plan tool runs in every session: no SDK of an agent, no store, no engine."""
+    loaded = loaded_after_import(modules_of("cockpit.plan_server"))
+    assert {"cockpit", "mcp"} <= loaded
+    assert not loaded & {"acp", "textual", "rich", "store", "aiosqlite", "anthropic"}
+    cockpit = cockpit_modules_after_import(modules_of("cockpit.plan_server"))
+    assert cockpit <= {"cockpit", "cockpit.plan_protocol"} | under(cockpit, "cockpit.compat") | (
+        under(cockpit, "cockpit.plan_server")
+    )
+
+
 def cockpit_modules_after_import(modules: list[str]) -> set[str]:
     """Import `modules` in a fresh interpreter; return every module of Cockpit it loaded."""
     code = (

@@ -122,8 +122,9 @@ class DemoAgent(ConnectedAgent[Session]):
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        """Open a session in `cwd`; the slash commands follow the response."""
-        session = Session(session_id=uuid.uuid4().hex, cwd=cwd)
+        """Open a session in `cwd`, keeping the MCP servers it is handed; the slash
+        commands follow the response."""
+        session = Session(session_id=uuid.uuid4().hex, cwd=cwd, mcp_servers=mcp_servers)
         self.sessions[session.session_id] = session
         save_session(session)
         self.later(self.announce_commands(session.session_id))
@@ -147,6 +148,7 @@ class DemoAgent(ConnectedAgent[Session]):
             mode=mode if mode in MODES else DEFAULT_MODE,
             model=model if model in MODELS else DEFAULT_MODEL,
             history=[entry for entry in record.get("history", []) if isinstance(entry, dict)],
+            mcp_servers=mcp_servers,
         )
         self.sessions[session_id] = session
         conn = self.connection()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from cockpit.agentkit.demo.plan_tool import run_plan_tool
 from cockpit.agentkit.demo.replies import (
     run_bench,
     run_commands,
@@ -32,6 +33,7 @@ HANDLERS: dict[str, Callable[[Turn], Awaitable[None]]] = {
     "tour": run_tour,
     "think": run_think,
     "plan": run_plan,
+    "mcp": run_plan_tool,
     "ids": run_ids,
     "table": run_table,
     "bench": run_bench,

@@ -31,12 +31,15 @@ class Session:
         mode: str = DEFAULT_MODE,
         model: str = DEFAULT_MODEL,
         history: list[dict[str, str]] | None = None,
+        mcp_servers: list[Any] | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
         self.mode = mode
         self.model = model
         self.history: list[dict[str, str]] = history or []
+        self.mcp_servers: list[Any] = mcp_servers or []
+        """The MCP servers the client handed the session (the plan tool among them)."""
         self.cancel = asyncio.Event()
         self.commands_due = True
         """True until the slash commands were announced for this session."""

@@ -64,6 +64,11 @@ PLAN_STEPS = (
     ("Draft the change", "Drafted the change in my head; it stays small."),
     ("Check the result", "Checked the result: all three steps are done."),
 )
+PLAN_TOOL_STEPS = ("Read the task", "Make the change", "Check the result")
+PLAN_TOOL_MISSING = (
+    "This session was handed no cockpit-plan server, so there is no plan tool to call:"
+    " Cockpit hands it to agents in session/new, session/load and session/resume."
+)
 RESEND_TEXT = (
     "This message is sent several times on purpose: first token by token, then whole, "
     "then with its spacing changed, then as a longer snapshot."
