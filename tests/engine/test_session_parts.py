@@ -135,6 +135,11 @@ class ReloadingAgent:
         return NewSessionResponse(session_id="fresh")
 
 
+async def no_servers() -> list[Any]:
+    """The MCP servers a test's agent is handed: none."""
+    return []
+
+
 def lifecycle_of(
     parts: Parts, session: FakeSession, turn: FakeTurn, agent: ReloadingAgent | None = None
 ) -> LifecycleNeeds:
@@ -161,6 +166,7 @@ def lifecycle_of(
         release_questions=session.release_questions,
         close_terminals=session.close_terminals,
         turn=lambda: turn,
+        mcp_servers=no_servers,
     )
 
 

@@ -122,7 +122,7 @@ async def test_the_demo_publishes_advances_and_reads_its_plan_through_the_tool(
         "Plan revision 2, written by update_plan: 1 of 3 done; in progress: Make the change.",
         "Explanation: The first step is done.",
         "1. [x] Read the task",
-        "2. [>] Make the change",
+        "2. [~] Make the change",
         "3. [ ] Check the result",
     ]
 

@@ -111,7 +111,8 @@ def test_the_plan_tool_loads_mcp_and_the_plans_protocol_alone() -> None:
     assert {"cockpit", "mcp"} <= loaded
     assert not loaded & {"acp", "textual", "rich", "store", "aiosqlite", "anthropic"}
     cockpit = cockpit_modules_after_import(modules_of("cockpit.plan_server"))
-    assert cockpit <= {"cockpit", "cockpit.plan_protocol"} | under(cockpit, "cockpit.compat") | (
+    plan = {"cockpit", "cockpit.plan_protocol", "cockpit.records", "cockpit.text.command_line"}
+    assert cockpit <= plan | {"cockpit.text"} | under(cockpit, "cockpit.compat") | (
         under(cockpit, "cockpit.plan_server")
     )
 

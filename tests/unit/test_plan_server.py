@@ -91,7 +91,7 @@ async def test_read_plan_gives_the_plan_in_words_whoever_wrote_it() -> None:
     assert not result.is_error
     assert text_of(result).splitlines() == [
         "Plan revision 4, written by the user: 0 of 3 done; in progress: Read the code.",
-        "1. [>] Read the code",
+        "1. [~] Read the code",
         "2. [ ] Write the fix",
         "3. [ ] Run the tests",
     ]
