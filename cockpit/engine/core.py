@@ -80,6 +80,7 @@ from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.plans import PlanKeeper
+from cockpit.engine.plans.keeper import McpServer
 from cockpit.engine.policy import (
     Policy,
     describe_rules,
@@ -1131,6 +1132,19 @@ class Engine:
 
     # -- live sessions ------------------------------------------------------------------------
 
+    async def _mcp_servers(self, session_id: str) -> list[McpServer]:
+        """The MCP servers the session's agent is handed as it starts. When the plan
+        tool's socket cannot be made (its folder is another user's link), the agent starts
+        without it, and the session says why."""
+        try:
+            return await self.plans.servers(session_id)
+        except OSError as error:
+            live = self._live.get(session_id)
+            if live is not None:
+                said = f"The plan tool is off for this start of the agent: {describe(error)}"
+                await live.inbox.tell(note(session_id, "notice", said))
+            return []
+
     async def _inbox_of(self, session_id: str) -> SessionInbox:
         """Where a row Cockpit writes in a session goes (its live session's inbox)."""
         return (await self._live_session(session_id)).inbox
@@ -1154,7 +1168,7 @@ class Engine:
                 auto_answer=self._answers.for_session(session_id),
                 policy=lambda: self.policy,
                 environment=lambda: self._environment(session_id),
-                mcp_servers=lambda: self.plans.servers(session_id),
+                mcp_servers=lambda: self._mcp_servers(session_id),
             )
             self._live[session_id] = live
         elif live.status in (Status.CLOSED, Status.EXITED, Status.ERROR) and not live.running:

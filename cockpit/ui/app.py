@@ -171,7 +171,7 @@ class CockpitApp(App[None]):
         ),
         Binding("f6", "main_screen_key('changes')", "Changes", show=False, priority=True),
         Binding("f1", "main_screen_key('help')", "Help", priority=True),
-        Binding("p", "rail_plan", show=False, priority=True),
+        Binding("p", "rail_plan", "Plan", priority=True),
         Binding("escape", "escape", "Cancel turn", show=False),
         Binding("ctrl+c", "interrupt", "Cancel turn", show=False),
     ]
@@ -396,13 +396,18 @@ class CockpitApp(App[None]):
             raise SkipAction()
         await self.run_action(action)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`p` is the rail's key: shown and taken only while the rail has the keyboard
+        (anywhere else it goes its usual way: a letter typed)."""
+        if action == "rail_plan":
+            rail = self.query_one_optional(SessionRail)
+            return not self.screen.is_modal and rail is not None and self.focused is rail
+        return True
+
     def action_rail_plan(self) -> None:
-        """`p` on the rail, taken as it comes: the keys typed after it (`e` to edit) wait
-        for the plan's screen. Anywhere else `p` goes its usual way (a letter typed)."""
-        rail = self.query_one(SessionRail)
-        if self.screen.is_modal or self.focused is not rail:
-            raise SkipAction()
-        session = rail.highlighted_session()
+        """`p` on the rail, taken as it comes (a priority key): the keys typed after it
+        (`e` to edit) wait for the plan's screen."""
+        session = self.query_one(SessionRail).highlighted_session()
         if session is not None:
             self.keys.hold_keys()  # released once the plan's screen is mounted
             self.run_worker(self.modes.show_plan(session), group="plan", exit_on_error=False)
@@ -717,9 +722,6 @@ class CockpitApp(App[None]):
         bar = self.query_one_optional(ShellChips)
         if composer is not None and bar is not None and composer.session == session:
             bar.show(self.shell.shelf.of(session))
-
-    def on_session_rail_plan_requested(self, message: SessionRail.PlanRequested) -> None:
-        self.run_worker(self.modes.show_plan(message.session), group="plan", exit_on_error=False)
 
     # -- the engine's events (`EngineFollower`) -----------------------------------------------
 

@@ -5,14 +5,11 @@ glyph, its title, agent, folder and age, and the session on screen marked. Compa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
 from textual.color import Color
-from textual.message import Message
 from textual.widgets.option_list import Option
 
 from cockpit.text.textout import RUN_MARK, age
@@ -82,7 +79,7 @@ def entry_text(entry: RailEntry, compact: bool, width: int = 30) -> Text:
 
 
 class SessionRail(Listing):
-    """The list of sessions; highlighting one shows it, `p` shows its plan."""
+    """The list of sessions; highlighting one shows it (`p`, the app's key, its plan)."""
 
     # Its place (width, height), its edges and its look with the focus are in the app's
     # stylesheet (themes/cockpit.tcss), which says why they cannot be here.
@@ -93,21 +90,6 @@ class SessionRail(Listing):
         padding: 0;
     }
     """
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("p", "plan", "Plan")]
-
-    class PlanRequested(Message):
-        """The user asked for the highlighted session's plan."""
-
-        def __init__(self, session: str) -> None:
-            super().__init__()
-            self.session = session
-
-    def action_plan(self) -> None:
-        """Show the highlighted session's plan."""
-        session = self.highlighted_session()
-        if session is not None:
-            self.post_message(self.PlanRequested(session))
 
     def highlighted_session(self) -> str | None:
         """The id of the session highlighted in the rail, if any."""

@@ -268,9 +268,13 @@ def test_a_link_planted_for_the_sockets_folder_is_refused_plainly(
     assert mode_of(target) == 0o755, "the folder the link leads to was chmodded"
     assert [p.name for p in target.iterdir()] == ["keep.txt"]
     assert not service_log(home).exists() or "Traceback" not in service_log(home).read_text()
-    # The engine in this process needs no socket: --local runs as before.
+    # The engine in this process needs no socket of the service: --local runs as before,
+    # its agent without the plan tool, whose socket would go there too, saying why.
     local = cockpit("--local", *HELLO, home=home, cwd=project_dir)
     assert local.returncode == 0, local.stderr
+    assert f"The plan tool is off for this start of the agent: {link} is a symbolic" in (
+        local.stdout
+    )
 
 
 @as_root
