@@ -19,7 +19,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -77,6 +77,8 @@ from cockpit.engine.exports import export_target, write_export
 from cockpit.engine.file_search import FileSearch
 from cockpit.engine.folders import list_folders
 from cockpit.engine.inbox import SessionInbox
+from cockpit.engine.mcp.config import McpEntry, mcp_file
+from cockpit.engine.mcp.handing import hand, handing_note
 from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.plans import PlanKeeper
@@ -197,6 +199,7 @@ class Engine:
         auto_answer: AutoAnswer | None = None,
         policy: Policy | Source[Policy] | None = None,
         settings: Source[dict[str, Any]] | None = None,
+        mcp: Source[tuple[McpEntry, ...]] | None = None,
     ) -> None:
         self.store = store
         self._agent_source: Source[Registry] = (
@@ -209,6 +212,8 @@ class Engine:
         """`policy.toml`, read when a permission is decided (or a policy fixed)."""
         self._settings_source: Source[dict[str, Any]] = settings or Fixed({})
         """`settings.json`, read when a worktree is made (where it goes, its branch's name)."""
+        self._mcp_source: Source[tuple[McpEntry, ...]] = mcp or Fixed(())
+        """`mcp.toml`, read as an agent opens its session (the user's MCP servers)."""
         self.data_dir = data_dir
         self.approvals = Approvals(data_dir / APPROVALS_NAME)
         """The setup and test commands of repositories the user approved."""
@@ -286,6 +291,7 @@ class Engine:
                 auto_answer=auto_answer,
                 policy=policy or policy_file(config),
                 settings=worktree_settings_file(config),
+                mcp=mcp_file(config),
             )
             engine.setting_problems = setting_problems
             try:
@@ -382,7 +388,12 @@ class Engine:
         client shows when it attaches. Each file is looked at again first."""
         self._current(self._agent_source)
         self._current(self._policy_source)
-        sources = [*self._agent_source.problems, *self._policy_source.problems]
+        self._current(self._mcp_source)
+        sources = [
+            *self._agent_source.problems,
+            *self._policy_source.problems,
+            *self._mcp_source.problems,
+        ]
         return [*self.setting_problems, *sources]
 
     def _current(self, source: Source[T]) -> T:
@@ -1132,18 +1143,37 @@ class Engine:
 
     # -- live sessions ------------------------------------------------------------------------
 
-    async def _mcp_servers(self, session_id: str) -> list[McpServer]:
-        """The MCP servers the session's agent is handed as it starts. When the plan
-        tool's socket cannot be made (its folder is another user's link), the agent starts
-        without it, and the session says why."""
+    async def _mcp_servers(
+        self, session_id: str, capabilities: Mapping[str, Any]
+    ) -> list[McpServer]:
+        """The MCP servers the session's agent is handed as it opens its session: the plan
+        tool, then the user's (`mcp.toml`, as it is now) that this agent can take, the
+        session saying which and why others were left out. When the plan tool's socket
+        cannot be made (its folder is another user's link), the agent starts without it,
+        and the session says why."""
+        live = self._live.get(session_id)
+        notes: list[str] = []
         try:
-            return await self.plans.servers(session_id)
+            servers: list[McpServer] = list(await self.plans.servers(session_id))
         except OSError as error:
-            live = self._live.get(session_id)
+            servers = []
+            notes.append(f"The plan tool is off for this start of the agent: {describe(error)}")
+        entries = self._current(self._mcp_source)
+        if entries and live is not None:
+            world = self._environment(session_id)
+            handing = hand(
+                entries,
+                live.spec.name,
+                capabilities.get("mcpCapabilities") or {},
+                world.variables if world is not None else {},
+            )
+            servers += handing.servers
+            said = handing_note(handing)
+            notes += [said] if said else []
+        for said in notes:
             if live is not None:
-                said = f"The plan tool is off for this start of the agent: {describe(error)}"
                 await live.inbox.tell(note(session_id, "notice", said))
-            return []
+        return servers
 
     async def _inbox_of(self, session_id: str) -> SessionInbox:
         """Where a row Cockpit writes in a session goes (its live session's inbox)."""
@@ -1168,7 +1198,7 @@ class Engine:
                 auto_answer=self._answers.for_session(session_id),
                 policy=lambda: self.policy,
                 environment=lambda: self._environment(session_id),
-                mcp_servers=lambda: self._mcp_servers(session_id),
+                mcp_servers=lambda capabilities: self._mcp_servers(session_id, capabilities),
             )
             self._live[session_id] = live
         elif live.status in (Status.CLOSED, Status.EXITED, Status.ERROR) and not live.running:

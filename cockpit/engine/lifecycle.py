@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -150,9 +150,10 @@ class LifecycleNeeds:
     """End every terminal of the agent."""
     turn: Callable[[], RunningTurn]
     """The session's turns (built after the lifecycle: a turn starts the agent)."""
-    mcp_servers: Callable[[], Awaitable[list[McpServer]]]
-    """The MCP servers the agent is handed as it opens its session (the plan tool, with a
-    token minted for this start)."""
+    mcp_servers: Callable[[Mapping[str, Any]], Awaitable[list[McpServer]]]
+    """The MCP servers the agent is handed as it opens its session, given what it
+    advertised (the plan tool, with a token minted for this start; the user's servers
+    it can take)."""
 
 
 class AgentLifecycle:
@@ -351,7 +352,7 @@ class AgentLifecycle:
         needs = self._needs
         assert self.conn is not None
         response = await self.conn.new_session(
-            cwd=str(needs.root), mcp_servers=await needs.mcp_servers()
+            cwd=str(needs.root), mcp_servers=await needs.mcp_servers(self.capabilities)
         )
         self.agent_session_id = response.session_id
         await self._save_session_state(response)
@@ -385,7 +386,7 @@ class AgentLifecycle:
                 response = await self.conn.load_session(
                     cwd=str(needs.root),
                     session_id=self.agent_session_id,
-                    mcp_servers=await needs.mcp_servers(),
+                    mcp_servers=await needs.mcp_servers(self.capabilities),
                 )
             except RequestError as error:
                 await needs.inbox.settle()
@@ -426,7 +427,7 @@ class AgentLifecycle:
                 resumed = await self.conn.resume_session(
                     cwd=str(needs.root),
                     session_id=self.agent_session_id,
-                    mcp_servers=await needs.mcp_servers(),
+                    mcp_servers=await needs.mcp_servers(self.capabilities),
                 )
             except RequestError as error:
                 await self._fresh_session(

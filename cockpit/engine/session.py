@@ -28,8 +28,9 @@ import asyncio
 import dataclasses
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from acp.core import ClientSideConnection
 
@@ -86,7 +87,7 @@ class LiveSession:
         auto_answer: AutoAnswer | None = None,
         policy: Callable[[], Policy] | None = None,
         environment: Callable[[], Environment | None] = lambda: None,
-        mcp_servers: Callable[[], Awaitable[list[McpServer]]] | None = None,
+        mcp_servers: Callable[[Mapping[str, Any]], Awaitable[list[McpServer]]] | None = None,
     ) -> None:
         self.id = record.id
         self.record = record
@@ -340,7 +341,7 @@ class LiveSession:
         return await self.requests.read_file(path, line, limit)
 
 
-async def _none() -> list[McpServer]:
+async def _none(capabilities: Mapping[str, Any]) -> list[McpServer]:
     return []
 
 

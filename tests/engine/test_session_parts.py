@@ -135,7 +135,7 @@ class ReloadingAgent:
         return NewSessionResponse(session_id="fresh")
 
 
-async def no_servers() -> list[Any]:
+async def no_servers(capabilities: Any) -> list[Any]:
     """The MCP servers a test's agent is handed: none."""
     return []
 

@@ -4,7 +4,8 @@ Run by path: `python tests/support/tiny_agent.py [--caps load,resume] [--resume-
 arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
 
 - `--caps`: what it advertises: `load` (session/load, which replays nothing), `resume`
-  (session/resume), both, or `none`.
+  (session/resume), both, or `none`; `mcp-http`, `mcp-sse`: the MCP transports it takes
+  besides stdio.
 - `--resume-fails`: session/resume answers with an error.
 - `--start sleep=S | busy=S | chatter=S`: what it does before it answers `initialize`:
   sleeps S seconds (no CPU, no output), burns CPU for S seconds, or has a helper write
@@ -87,6 +88,7 @@ from acp.schema import (
     AvailableCommand,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
@@ -268,12 +270,24 @@ def hostile_lines(seed: int, session_id: str, count: int, huge: int) -> list[byt
     return [json.dumps(message).encode() for message in seen_to_crash] + lines
 
 
+def described(server: Any) -> str:
+    """An MCP server an agent was handed, in a few words: its name, its type, and its
+    variables or headers (the plan tool's by name only: its token is never shown)."""
+    kind = getattr(server, "type", None) or "stdio"
+    pairs = getattr(server, "env", None) or getattr(server, "headers", None) or []
+    secret = server.name == "cockpit-plan"
+    values = ",".join(pair.name if secret else f"{pair.name}={pair.value}" for pair in pairs)
+    return f"{server.name}:{kind}:{values}"
+
+
 class TinyAgent:
     """Answers just enough of ACP; a plain class, not a subclass of the SDK's Protocol."""
 
     def __init__(self, writer: asyncio.StreamWriter, options: argparse.Namespace) -> None:
         self.writer = writer
         self.caps = set(options.caps.split(",")) - {"none", ""}
+        self.servers: dict[str, list[Any]] = {}
+        """The MCP servers each session was handed as it opened."""
         self.resume_fails = options.resume_fails
         self.start = options.start
         self.load = options.load
@@ -358,6 +372,9 @@ class TinyAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, 1),
             agent_capabilities=AgentCapabilities(
+                mcp_capabilities=McpCapabilities(
+                    http="mcp-http" in self.caps, sse="mcp-sse" in self.caps
+                ),
                 load_session="load" in self.caps,
                 session_capabilities=SessionCapabilities(
                     resume=SessionResumeCapabilities() if "resume" in self.caps else None
@@ -382,6 +399,7 @@ class TinyAgent:
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         session_id = uuid.uuid4().hex
         self.folders[session_id] = cwd
+        self.servers[session_id] = list(kwargs.get("mcp_servers") or [])
         if self.commands:
             self.background.add(asyncio.ensure_future(self.announce(session_id)))
         return NewSessionResponse(session_id=session_id)
@@ -397,6 +415,7 @@ class TinyAgent:
         )
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        self.servers[session_id] = list(kwargs.get("mcp_servers") or [])
         await self.first(self.load)
         return LoadSessionResponse()  # it says yes, and replays nothing
 
@@ -472,6 +491,9 @@ class TinyAgent:
         words = " ".join(getattr(block, "text", "") for block in prompt).split()
         if words and words[0].startswith("/"):
             await self.say(session_id, f"command: {' '.join(words)}")
+            return PromptResponse(stop_reason="end_turn")
+        if "mcp-servers" in words:  # the MCP servers it was handed: name, type, env names
+            await self.say(session_id, "; ".join(map(described, self.servers.get(session_id, []))))
             return PromptResponse(stop_reason="end_turn")
         if "echo" in words:  # what reached the agent, in its escaped form (ascii())
             said = ascii(" ".join(getattr(block, "text", "") for block in prompt))
