@@ -35,6 +35,7 @@ from acp.schema import (
 )
 
 from cockpit.agentkit.claude.mcp_tools import wire_name
+from cockpit.api import PermissionRequest
 from cockpit.plan_protocol import SERVER_NAME
 from store.requests import without_breakpoints
 from tests.support.checkout import TREE, tree_first
@@ -84,6 +85,11 @@ async def test_the_claude_agent_writes_and_reads_the_plan_through_the_tool_unask
     )
     async with open_engine(data_home) as (engine, recorder):
         record = await engine.create_session("claude", project_dir)
+
+        def refuse(request: PermissionRequest) -> None:  # a question would fail the test
+            asyncio.get_running_loop().create_task(engine.answer_permission(request.id, "reject"))
+
+        recorder.on_ask = refuse
         assert await engine.prompt(record.id, "plan the work") == "end_turn"
         plan = await engine.read_plan(record.id)
         assert plan is not None and (plan.revision, plan.author) == (1, "tool")
