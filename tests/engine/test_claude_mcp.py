@@ -2,7 +2,8 @@
 MCP server processes over real stdio, the real SDKs, and the fake Messages API on
 127.0.0.1 (`tests/support/fake_anthropic.py`).
 
-The plan tool is run through the engine (`--local`), which hands it to every session. The
+The plan tool is run through the engine, in process (`--local`) and in the service, which
+hands it to every session. The
 engine cannot hand a user's server yet, so those tests drive the agent over ACP with a
 small client of their own, against a stand-in for the engine's plan socket."""
 
@@ -11,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -35,11 +38,15 @@ from acp.schema import (
 )
 
 from cockpit.agentkit.claude.mcp_tools import wire_name
-from cockpit.api import PermissionRequest
+from cockpit.api import EngineAPI, PermissionEvent
+from cockpit.engine.core import Engine
+from cockpit.engine.plans.tokens import PlanTokens
 from cockpit.plan_protocol import SERVER_NAME
+from cockpit.remote.engine import RemoteEngine
+from cockpit.service.server import Service
 from store.requests import without_breakpoints
 from tests.support.checkout import TREE, tree_first
-from tests.support.engine_helpers import assert_live_equals_stored, open_engine, rows_of
+from tests.support.engine_helpers import open_engine
 from tests.support.fake_anthropic import FakeAnthropic, reply, text, tool
 from tests.support.plan_socket import plan_socket
 from tests.support.waiting import eventually
@@ -75,47 +82,109 @@ def result_of(body: dict[str, Any], index: int = 0) -> dict[str, Any]:
 # -- through the engine: the plan tool ----------------------------------------------------------
 
 
-async def test_the_claude_agent_writes_and_reads_the_plan_through_the_tool_unasked(
-    data_home: Path, project_dir: Path, fake: FakeAnthropic
-) -> None:
+@pytest.fixture
+def minted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every token the engine mints, to look for them where they must never be."""
+    tokens: list[str] = []
+    mint = PlanTokens.mint
+
+    def spy(self: PlanTokens, session: str) -> str:
+        tokens.append(mint(self, session))
+        return tokens[-1]
+
+    monkeypatch.setattr(PlanTokens, "mint", spy)
+    return tokens
+
+
+async def claude_plans(engine: EngineAPI, project: Path, fake: FakeAnthropic) -> list[Any]:
+    """The model writes a two-step plan with the tool, reads it back and ends; returns the
+    events the engine sent meanwhile. Any permission question is rejected (and fails the
+    test): the plan tool runs unasked."""
+    events: list[Any] = []
+
+    def listen(event: Any) -> None:
+        events.append(event)
+        if isinstance(event, PermissionEvent) and not event.resolved:
+            answer = engine.answer_permission(event.request.id, "reject")
+            asyncio.get_running_loop().create_task(answer)
+
+    engine.subscribe(listen)
     fake.script(
         reply(text("Planning."), tool(UPDATE, {"items": ITEMS})),
         reply(tool(READ, {})),
         reply(text("The plan is saved.")),
     )
-    async with open_engine(data_home) as (engine, recorder):
-        record = await engine.create_session("claude", project_dir)
-
-        def refuse(request: PermissionRequest) -> None:  # a question would fail the test
-            asyncio.get_running_loop().create_task(engine.answer_permission(request.id, "reject"))
-
-        recorder.on_ask = refuse
-        assert await engine.prompt(record.id, "plan the work") == "end_turn"
-        plan = await engine.read_plan(record.id)
-        assert plan is not None and (plan.revision, plan.author) == (1, "tool")
-        assert [(e.content, e.status) for e in plan.entries] == [
-            ("read the code", "in_progress"),
-            ("write the test", "pending"),
-        ]
-        rows = await rows_of(engine, record.id)
-        assert_live_equals_stored(recorder, record.id, rows)
-        assert recorder.asked == []  # the plan tool is never asked about
-    tools = [row.payload or {} for row in rows if row.kind == "tool"]
+    record = await engine.create_session("claude", project)
+    assert await engine.prompt(record.id, "plan the work") == "end_turn"
+    assert not [event for event in events if isinstance(event, PermissionEvent)]
+    plan = await engine.read_plan(record.id)
+    assert plan is not None and (plan.revision, plan.author) == (1, "tool")
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("read the code", "in_progress"),
+        ("write the test", "pending"),
+    ]
+    tools = [row.payload or {} for row in await engine.rows(record.id) if row.kind == "tool"]
     assert [(t["title"], t["status"]) for t in tools] == [
         ("update_plan (cockpit-plan)", "completed"),
         ("read_plan (cockpit-plan)", "completed"),
     ]
+    assert "write the test" in json.dumps(tools[1].get("content"))  # the result is shown
     bodies = fake.bodies()
     offered = [t["name"] for t in bodies[0]["tools"]]
     assert offered[-2:] == [UPDATE, READ] and "read_file" in offered
     saved = result_of(bodies[1])
     assert saved["content"] == "Saved revision 1: 0 of 2 done; in progress: read the code."
     assert "is_error" not in saved
-    read = result_of(bodies[2])
-    assert read["content"].startswith("Plan revision 1, written by update_plan")
-    assert "write the test" in read["content"]
-    shown = [json.dumps(t.get("content")) for t in tools]
-    assert "write the test" in shown[1]  # the read result shows in the transcript
+    read = result_of(bodies[2])  # what read_plan returned reached the model
+    assert read["content"].startswith("Plan revision 1, written by update_plan: 0 of 2 done")
+    assert "2. [ ] write the test" in read["content"]
+    return events
+
+
+def nowhere(tokens: list[str], home: Path, events: list[Any], fake: FakeAnthropic) -> None:
+    """None of `tokens` is in a request the model got, in a file under `home` (the store,
+    the agent's chunk logs that `cockpit inspect` reads), nor in any event."""
+    assert tokens
+    written = [path.read_bytes() for path in home.rglob("*") if path.is_file()]
+    for token in tokens:
+        assert not any(token.encode() in recorded.raw for recorded in fake.requests)
+        assert not any(token.encode() in data for data in written)
+        assert token not in repr(events)
+
+
+async def test_the_claude_agent_keeps_the_plan_through_the_tool_unasked(
+    data_home: Path, project_dir: Path, fake: FakeAnthropic, minted: list[str]
+) -> None:
+    async with open_engine(data_home) as (engine, _):
+        events = await claude_plans(engine, project_dir, fake)
+        (live,) = engine._live.values()
+        assert live.process is not None
+        stderr = live.process.stderr_tail(1000)
+    nowhere(minted, data_home, events, fake)
+    assert not any(token in stderr for token in minted)
+
+
+async def test_the_claude_agent_keeps_the_plan_through_the_tool_in_the_service(
+    tmp_path: Path, project_dir: Path, fake: FakeAnthropic, minted: list[str]
+) -> None:
+    home = tmp_path / "home"
+    folder = Path(tempfile.mkdtemp(prefix="plan-"))  # short, for the service's socket
+    engine = await Engine.open(home)
+    service = Service(engine, on_stop=lambda: None)
+    try:
+        await service.listen(folder / "s.sock")
+        client = await RemoteEngine.attach(
+            lambda: asyncio.open_unix_connection(str(folder / "s.sock"))
+        )
+        try:
+            events = await claude_plans(client, project_dir, fake)
+        finally:
+            await client.close()
+    finally:
+        await service.close()
+        await engine.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    nowhere(minted, home, events, fake)
 
 
 # -- over ACP: a user's server ----------------------------------------------------------------
