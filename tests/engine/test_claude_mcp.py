@@ -97,7 +97,8 @@ def minted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 async def claude_plans(engine: EngineAPI, project: Path, fake: FakeAnthropic) -> list[Any]:
-    """The model writes a two-step plan with the tool, reads it back and ends; returns the
+    """The model writes a two-step plan with the tool, reads it back and ends, then
+    advances it after its agent restarted (session/load hands the tool again); returns the
     events the engine sent meanwhile. Any permission question is rejected (and fails the
     test): the plan tool runs unasked."""
     events: list[Any] = []
@@ -138,13 +139,22 @@ async def claude_plans(engine: EngineAPI, project: Path, fake: FakeAnthropic) ->
     read = result_of(bodies[2])  # what read_plan returned reached the model
     assert read["content"].startswith("Plan revision 1, written by update_plan: 0 of 2 done")
     assert "2. [ ] write the test" in read["content"]
+
+    await engine.stop(record.id)  # the agent and its servers exit; a new start loads it
+    done = [{**ITEMS[0], "status": "completed"}, {**ITEMS[1], "status": "in_progress"}]
+    fake.script(reply(tool(UPDATE, {"items": done})), reply(text("Advanced.")))
+    assert await engine.prompt(record.id, "go on") == "end_turn"
+    plan = await engine.read_plan(record.id)
+    assert plan is not None and (plan.revision, plan.author) == (2, "tool")
+    assert result_of(fake.bodies()[-1])["content"].startswith("Saved revision 2: 1 of 2 done")
+    assert not [event for event in events if isinstance(event, PermissionEvent)]
     return events
 
 
 def nowhere(tokens: list[str], home: Path, events: list[Any], fake: FakeAnthropic) -> None:
     """None of `tokens` is in a request the model got, in a file under `home` (the store,
     the agent's chunk logs that `cockpit inspect` reads), nor in any event."""
-    assert tokens
+    assert len(tokens) >= 2
     written = [path.read_bytes() for path in home.rglob("*") if path.is_file()]
     for token in tokens:
         assert not any(token.encode() in recorded.raw for recorded in fake.requests)
@@ -348,6 +358,20 @@ async def test_a_refused_call_never_reaches_the_server(
     assert handed.echoed() == []
     rejected = result_of(fake.bodies()[1])
     assert rejected["is_error"] is True and "rejected" in rejected["content"]
+
+
+async def test_plan_mode_refuses_a_user_servers_tool_without_asking(
+    handed: Handed, project_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.script(reply(tool(ECHO, {"text": "no"})), reply(text("I would echo it.")))
+    recording = Recording()
+    async with claude_agent(handed, recording) as conn:
+        session = await conn.new_session(cwd=str(project_dir), mcp_servers=[handed.echo_server()])
+        await conn.set_session_mode(mode_id="plan", session_id=session.session_id)
+        assert await prompt(conn, session.session_id, "echo no") == "end_turn"
+    assert recording.asked == [] and handed.echoed() == []
+    refused = result_of(fake.bodies()[1])
+    assert refused["is_error"] is True and "plan mode" in refused["content"]
 
 
 async def test_a_server_that_cannot_start_gives_a_notice_and_the_turn_goes_on(
