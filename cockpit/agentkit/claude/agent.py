@@ -47,6 +47,7 @@ from cockpit.agentkit.claude.config import (
     api_key,
     models,
 )
+from cockpit.agentkit.claude.mcp_tools import McpServers
 from cockpit.agentkit.claude.session import (
     Queued,
     Session,
@@ -89,12 +90,13 @@ class ClaudeAgent(ConnectedAgent[Session]):
                 await self._client.close()
 
     async def forget(self, session: Session) -> None:
-        """Stop the session's turn, drop it and close its log."""
+        """Stop the session's turn and its MCP servers, drop it and close its log."""
         if session.task is not None and not session.task.done():
             session.task.cancel()
             with contextlib.suppress(BaseException):
                 await session.task
         self.sessions.pop(session.id, None)
+        await session.servers.close()
         await session.log.close()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -132,11 +134,19 @@ class ClaudeAgent(ConnectedAgent[Session]):
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        """Open a session in `cwd` with a fresh chunk log (the API key is needed first)."""
+        """Open a session in `cwd` with a fresh chunk log (the API key is needed first),
+        keeping the MCP servers it was handed for its first turn."""
         api_key()
         session_id = uuid.uuid4().hex
         log_file = await ChunkLog.open(log_path(data_root(), session_id))
-        session = Session(session_id, cwd, log_file, [], model=next(iter(models())))
+        session = Session(
+            session_id,
+            cwd,
+            log_file,
+            [],
+            model=next(iter(models())),
+            servers=McpServers(mcp_servers or ()),
+        )
         await session.save_settings()
         self.sessions[session_id] = session
         return NewSessionResponse(
@@ -149,7 +159,7 @@ class ClaudeAgent(ConnectedAgent[Session]):
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         """Reopen a session from its log and replay it, message by message, with the ids it
-        streamed under."""
+        streamed under; the MCP servers it is handed now are the ones its turns get."""
         try:
             path = log_path(data_root(), session_id)
         except ValueError:
@@ -171,6 +181,7 @@ class ClaudeAgent(ConnectedAgent[Session]):
             mode=meta["mode"] if meta.get("mode") in MODES else "ask",
             model=meta.get("model") or next(iter(choices)),
             thinking=meta["thinking"] if meta.get("thinking") in THINKING else "off",
+            servers=McpServers(mcp_servers or ()),
         )
         await session.save_settings()
         self.sessions[session_id] = session

@@ -30,6 +30,7 @@ from cockpit.agentkit.claude.config import (
     models,
 )
 from cockpit.agentkit.claude.instructions import TOOLS, system_prompt
+from cockpit.agentkit.claude.mcp_tools import McpServers
 from cockpit.agentkit.data import configured_data_dir
 from cockpit.agentkit.settings import select_option
 from cockpit.paths import data_dir
@@ -66,14 +67,17 @@ class Session:
     task: asyncio.Task[PromptResponse] | None = None
     queued: list[Queued] = field(default_factory=list)
     """Prompts that arrived while a turn ran, waiting for the next step boundary."""
+    servers: McpServers = field(default_factory=McpServers)
+    """The MCP servers the client handed this session (started at its first turn)."""
 
     def spec(self) -> RequestSpec:
-        """The request settings of a turn that starts now (a turn keeps them to its end)."""
+        """The request settings of a turn that starts now (a turn keeps them to its end):
+        the agent's own tools, then those of the MCP servers that started."""
         return RequestSpec(
             model=self.model,
             max_tokens=MAX_TOKENS,
             system=system_prompt(self.cwd),
-            tools=TOOLS,
+            tools=TOOLS + self.servers.definitions(),
             thinking=thinking_config(self.model, self.thinking, MAX_TOKENS),
         )
 

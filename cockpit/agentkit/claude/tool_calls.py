@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from cockpit.agentkit.claude.config import (
     READ_LINES,
 )
 from cockpit.agentkit.claude.instructions import CHANGES
+from cockpit.agentkit.claude.mcp_tools import McpTool
 from cockpit.agentkit.claude.session import Session
 from cockpit.agentkit.claude.tool_input import (
     ToolFailure,
@@ -131,6 +133,9 @@ class ToolCalls:
                 "Not allowed in plan mode: describe the change instead. The user can switch "
                 "the session to another mode to let you apply it."
             )
+        server_tool = self.session.servers.find(name)
+        if server_tool is not None:
+            return await self.call_server(call, server_tool)
         handler = {
             "read_file": self.read_file,
             "write_file": self.write_file,
@@ -142,6 +147,24 @@ class ToolCalls:
         if handler is None:
             raise ToolFailure(f"There is no tool called {name!r}.")
         return await handler(call)
+
+    async def call_server(self, call: Call, tool: McpTool) -> Outcome:
+        """A tool of an MCP server the session was handed: asked first (the plan tool
+        excepted: it only writes this session's plan in Cockpit), refused in plan mode."""
+        if tool.asks:
+            if self.session.mode == "plan":
+                raise ToolFailure(
+                    f"Not allowed in plan mode: {tool.name} of the MCP server {tool.server} "
+                    "may change something. Describe what you would call it for instead."
+                )
+            shown = tool_content(
+                text_block(f"{tool.title}\n{json.dumps(call.input, ensure_ascii=False)}")
+            )
+            if not await self.permission(call, [shown], call.input):
+                return Outcome("The user rejected this call; the tool did not run.", ok=False)
+        await self.progress(call)
+        result = await self.session.servers.call(tool, call.input)
+        return Outcome(result.text, ok=not result.is_error)
 
     async def progress(self, call: Call, *content: Any) -> None:
         """Mark the call in progress, replacing its content when some is given."""

@@ -111,6 +111,7 @@ class Turn(ToolCalls):
             if text is not None:  # the prompt is logged before any call
                 prompt = log_entries.user_text(text, f"{self.id}-user-0")
                 await self.session.append(self.id, 0, prompt)
+            await self.start_servers()
             await self.take_queued()
             stop = await self.loop()
         except asyncio.CancelledError:
@@ -131,6 +132,13 @@ class Turn(ToolCalls):
             await self.take_queued()
             raise api_request_error(failure) from failure
         return PromptResponse(stop_reason=stop, usage=self.usage_total())
+
+    async def start_servers(self) -> None:
+        """Start the session's MCP servers at its first turn (a notice for each one that
+        could not start), and offer their tools from this turn on."""
+        for notice in await self.session.servers.open():
+            await self.note("mcp", notice)
+        self.spec = self.session.spec()
 
     async def loop(self) -> StopReason:
         """Call the model and run its tools, step after step, until a stop reason."""
@@ -392,6 +400,10 @@ class Turn(ToolCalls):
         except json.JSONDecodeError:
             parsed = {"_unparsed": raw}
         arguments = parsed if isinstance(parsed, dict) else {"value": parsed}
-        title, locations = describe_call(self.session.cwd, block.name, arguments)
+        server_tool = self.session.servers.find(block.name)
+        if server_tool is not None:
+            title, locations = server_tool.title, list[str]()
+        else:
+            title, locations = describe_call(self.session.cwd, block.name, arguments)
         kind = TOOL_KINDS.get(block.name, "other")
         return Call(block.call_id, block.name, arguments, title, kind, locations)

@@ -12,10 +12,11 @@ from acp.schema import McpServerStdio
 
 from cockpit.agentkit.demo.texts import PLAN_TOOL_MISSING, PLAN_TOOL_STEPS
 from cockpit.agentkit.demo.turn import Turn
+from cockpit.agentkit.mcp_stdio import first_error, stdio_parameters
 from cockpit.plan_protocol import READ, SERVER_NAME, UPDATE
 
 if TYPE_CHECKING:
-    from mcp import Client, StdioServerParameters
+    from mcp import Client
 
 
 def plan_server(servers: Sequence[Any]) -> McpServerStdio | None:
@@ -24,14 +25,6 @@ def plan_server(servers: Sequence[Any]) -> McpServerStdio | None:
         if isinstance(server, McpServerStdio) and server.name == SERVER_NAME:
             return server
     return None
-
-
-def stdio_parameters(server: McpServerStdio) -> StdioServerParameters:
-    """How the mcp SDK starts `server`: its command, args and env entries as given."""
-    from mcp import StdioServerParameters
-
-    env = {entry.name: entry.value for entry in server.env}
-    return StdioServerParameters(command=server.command, args=list(server.args), env=env)
 
 
 def plan_items(stage: int) -> list[dict[str, str]]:
@@ -66,13 +59,6 @@ async def call_tool(
     text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
     await turn.finish_tool(call_id, not result.is_error, text)
     return None if result.is_error else text
-
-
-def first_error(error: BaseException) -> BaseException:
-    """The first error a (nested) group of them holds: the one worth a sentence."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error
 
 
 async def run_plan_tool(turn: Turn) -> None:
