@@ -93,9 +93,9 @@ async def test_a_broken_file_is_reported_and_the_last_good_one_still_handed(
     problems: list[str] = []
     async with open_engine(data_home) as (engine, _):
         engine.subscribe(
-            lambda event: problems.append(event.message)
-            if isinstance(event, ProblemEvent)
-            else None
+            lambda event: (
+                problems.append(event.message) if isinstance(event, ProblemEvent) else None
+            )
         )
         record = await engine.create_session(tiny(), project_dir)
         assert await engine.prompt(record.id, "mcp-servers") == "end_turn"
