@@ -84,6 +84,7 @@ __all__ = [
     "WorktreeListing",
     "ChangedFile",
     "MergeResult",
+    "McpServerState",
     "WorktreeRequest",
     "WorktreeStatus",
     "is_run",
@@ -557,6 +558,19 @@ class CleanupItem:
 
 
 @dataclass(frozen=True)
+class McpServerState:
+    """One MCP server as the agent of a session last opened it: handed to it, or left out
+    and why (the plan tool's, and the user's from `mcp.toml`)."""
+
+    name: str
+    transport: str
+    """stdio, http or sse."""
+    handed: bool
+    why: str = ""
+    """Why it was left out, in words (empty when it was handed)."""
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """The files of a worktree session at one moment: a commit of Cockpit's own under
     `refs/cockpit/<session>/<id>`, on no branch, made as a turn starts and ends and
@@ -1018,6 +1032,10 @@ class EngineAPI(Protocol):
         is stored; the agent reads it back with its plan tool. ValueError saying why for a
         plan past the bounds (`cockpit.plan_protocol`), NotSaved when the store refuses."""
 
+    async def mcp_servers(self, session_id: str) -> list[McpServerState]:
+        """The MCP servers the session's agent was handed when it last opened its session
+        since Cockpit started, and those left out with why (none before that)."""
+
     async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
         """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""
 
@@ -1124,6 +1142,7 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "last_row": CallKind.READ,
         "read_plan": CallKind.READ,
         "update_plan": CallKind.ONCE,
+        "mcp_servers": CallKind.READ,
         "model_calls": CallKind.READ,
     }
 )

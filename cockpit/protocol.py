@@ -64,6 +64,7 @@ RECORDS: dict[str, type[Any]] = {
         api.MergeResult,
         api.Plan,
         api.PlanEntry,
+        api.McpServerState,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""

@@ -42,6 +42,7 @@ from cockpit.api import (
     FileMatch,
     FramesEvent,
     Listener,
+    McpServerState,
     MergeResult,
     ModelCalls,
     PermissionRequest,
@@ -78,7 +79,7 @@ from cockpit.engine.file_search import FileSearch
 from cockpit.engine.folders import list_folders
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.mcp.config import McpEntry, mcp_file
-from cockpit.engine.mcp.handing import hand, handing_note
+from cockpit.engine.mcp.handing import hand, handing_note, handing_states
 from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.plans import PlanKeeper
@@ -143,6 +144,7 @@ from cockpit.listeners import Listeners
 from cockpit.paths import config_dir, private_dir
 from cockpit.paths import data_dir as default_data_dir
 from cockpit.pending import first_waiting, waiting, waiting_count
+from cockpit.plan_protocol import SERVER_NAME as PLAN_SERVER
 from cockpit.plan_protocol import item_to_wire, read_explanation, read_items
 from cockpit.policy_rule import check_rule
 from cockpit.text.textout import session_title, transcript_markdown
@@ -231,6 +233,8 @@ class Engine:
         service's own is a stale copy of the user's); in process, this process's own is
         the user's."""
         self.plans = PlanKeeper(store, self._inbox_of)
+        self._handed: dict[str, list[McpServerState]] = {}
+        """The MCP servers each session's agent was handed as it last opened its session."""
         """Each session's plan, and the plan tool's socket and tokens."""
         self._unread = Unread(store, self._emit)
         """Which sessions the user has not seen since they did something."""
@@ -994,6 +998,7 @@ class Engine:
         self._unread.forget(session_id)
         self._environments.pop(session_id, None)
         self.plans.forget(session_id)
+        self._handed.pop(session_id, None)
         self._emit(SessionEvent(session_id))
 
     async def set_session_policy(self, session_id: str, kind: str, action: str | None) -> str:
@@ -1155,8 +1160,10 @@ class Engine:
         notes: list[str] = []
         try:
             servers: list[McpServer] = list(await self.plans.servers(session_id))
+            states = [McpServerState(PLAN_SERVER, "stdio", True)]
         except OSError as error:
             servers = []
+            states = [McpServerState(PLAN_SERVER, "stdio", False, describe(error))]
             notes.append(f"The plan tool is off for this start of the agent: {describe(error)}")
         entries = self._current(self._mcp_source)
         if entries and live is not None:
@@ -1168,12 +1175,18 @@ class Engine:
                 world.variables if world is not None else {},
             )
             servers += handing.servers
-            said = handing_note(handing)
-            notes += [said] if said else []
+            states += handing_states(entries, handing)
+            notes += [told] if (told := handing_note(handing)) else []
+        self._handed[session_id] = states
         for said in notes:
             if live is not None:
                 await live.inbox.tell(note(session_id, "notice", said))
         return servers
+
+    async def mcp_servers(self, session_id: str) -> list[McpServerState]:
+        """The MCP servers the session's agent was handed as it last opened its session."""
+        await self.session(session_id)  # UnknownSession for no such session
+        return list(self._handed.get(session_id, ()))
 
     async def _inbox_of(self, session_id: str) -> SessionInbox:
         """Where a row Cockpit writes in a session goes (its live session's inbox)."""

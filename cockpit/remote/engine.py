@@ -34,6 +34,7 @@ from cockpit.api import (
     FileChange,
     FileMatch,
     Listener,
+    McpServerState,
     MergeResult,
     ModelCalls,
     Page,
@@ -499,6 +500,10 @@ class RemoteEngine:
     async def read_plan(self, session_id: str) -> Plan | None:
         plan: Plan | None = await self._call("read_plan", session_id=session_id)
         return plan
+
+    async def mcp_servers(self, session_id: str) -> list[McpServerState]:
+        servers: list[McpServerState] = await self._call("mcp_servers", session_id=session_id)
+        return servers
 
     async def update_plan(
         self, session_id: str, entries: Sequence[PlanEntry], explanation: str | None = None

@@ -22,6 +22,7 @@ from textual.theme import Theme
 from cockpit.api import EngineAPI
 from cockpit.policy_rule import parse_rule
 from cockpit.ui.failures import reported_to
+from cockpit.ui.mcp_list import mcp_lines
 from cockpit.ui.restoring import show_checkpoints
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
@@ -158,6 +159,11 @@ async def _policy(app: SlashTarget, session: str, arguments: str) -> None:
         app.notify(str(error), severity="error", markup=False)
 
 
+async def _mcp(app: SlashTarget, session: str, arguments: str) -> None:
+    servers = await app.engine.mcp_servers(session)
+    app.open_screen(TextScreen("MCP servers", mcp_lines(servers)))
+
+
 async def _mode(app: SlashTarget, session: str, arguments: str) -> None:
     await app.set_mode_named(session, arguments)
 
@@ -203,6 +209,7 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("rename", "give this session a title", "title", run=_rename),
     SlashCommand("export", "write this transcript as Markdown", "path", run=_export),
     SlashCommand("theme", "switch the colour theme", "name", run=_theme),
+    SlashCommand("mcp", "the MCP servers the agent was handed, and those left out", run=_mcp),
     SlashCommand(
         "policy", "a permission rule for this session", "kind allow|ask|reject", run=_policy
     ),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.api import AgentSpec, ProblemEvent
+from cockpit.api import AgentSpec, McpServerState, ProblemEvent
 from cockpit.paths import config_dir
 from tests.support.engine_helpers import open_engine, rows_of
 
@@ -48,12 +48,16 @@ def tiny(*caps: str) -> AgentSpec:
 
 
 async def handed(home: Path, project: Path, spec: AgentSpec) -> tuple[str, list[str]]:
-    """What the agent says it was handed, and the notices of its session."""
+    """What the agent says it was handed, and the notices of its session; what the engine
+    says it handed (`/mcp`) agrees."""
     async with open_engine(home) as (engine, _):
         record = await engine.create_session(spec, project)
+        assert await engine.mcp_servers(record.id) == []  # no agent opened it yet
         assert await engine.prompt(record.id, "mcp-servers") == "end_turn"
         rows = await rows_of(engine, record.id)
+        states = await engine.mcp_servers(record.id)
     said = [row.text for row in rows if row.kind == "agent"][-1]
+    assert [s.name for s in states if s.handed] == [s.split(":")[0] for s in said.split("; ")]
     return said, [row.text for row in rows if row.kind == "notice"]
 
 
@@ -77,6 +81,19 @@ async def test_an_agent_gets_the_servers_it_can_take_and_hears_why_not_the_other
         "Your MCP servers handed to the agent: files, docs. Left out: events (this agent takes"
         " no SSE servers); keyed (NOT_SET_ANYWHERE is not set where the agent starts)."
     ]
+
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session(tiny("mcp-http"), project_dir)
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        assert await engine.mcp_servers(record.id) == [
+            McpServerState("cockpit-plan", "stdio", True),
+            McpServerState("files", "stdio", True),
+            McpServerState("docs", "http", True),
+            McpServerState("events", "sse", False, "this agent takes no SSE servers"),
+            McpServerState(
+                "keyed", "stdio", False, "NOT_SET_ANYWHERE is not set where the agent starts"
+            ),
+        ]
 
     said, notices = await handed(data_home, project_dir, tiny())  # stdio only, like many
     assert [s.split(":")[0] for s in said.split("; ")] == ["cockpit-plan", "files"]

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.engine.core import Engine
+from cockpit.paths import config_dir
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.questions import OptionsScreen
-from cockpit.ui.screens.reading import PlanScreen
+from cockpit.ui.screens.reading import PlanScreen, TextScreen
 from cockpit.ui.tool_card import ToolCard
 from store import chunk_from_update
 from tests.support.ui_helpers import (
@@ -324,6 +325,24 @@ def test_the_slash_popup(snap_compare: Snap, tmp_path: Path) -> None:
         await calm(pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=popup)
+
+
+def test_the_mcp_servers(snap_compare: Snap, tmp_path: Path) -> None:
+    """`/mcp` at 80x24: the servers the agent was handed, and one left out with why."""
+    app = live_app(tmp_path, "mcp")
+    config_dir().mkdir(parents=True, exist_ok=True)
+    (config_dir() / "mcp.toml").write_text(
+        '[servers.files]\ncommand = "files-mcp"\n\n'
+        '[servers.docs]\nurl = "https://docs.example.com/mcp"\n'
+    )
+
+    async def listed(pilot: Any) -> None:
+        await ready(app)
+        await send(app, pilot, "/mcp")
+        await wait_until(lambda: isinstance(pilot.app.screen, TextScreen))
+        await calm(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=listed)
 
 
 def test_the_mention_popup(snap_compare: Snap, tmp_path: Path) -> None:

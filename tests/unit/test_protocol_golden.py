@@ -121,6 +121,7 @@ SAMPLES: dict[str, Any] = {
         (api.PlanEntry("write the tests", "in_progress", "high"),), 4, "tool", "tests first"
     ),
     "PlanEntry": api.PlanEntry("ship it", "pending", "low"),
+    "McpServerState": api.McpServerState("docs", "sse", False, "this agent takes no SSE servers"),
 }
 """One value of each record the wire carries, every field set."""
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
+from cockpit.api import McpServerState
 from cockpit.engine.mcp.config import McpEntry
 
 Handed = McpServerStdio | HttpMcpServer | SseMcpServer
@@ -69,6 +70,16 @@ def handing_note(handing: Handing) -> str | None:
         reasons = "; ".join(f"{name} ({why})" for name, why in handing.left_out)
         parts.append(f"Left out: {reasons}.")
     return " ".join(parts)
+
+
+def handing_states(entries: tuple[McpEntry, ...], handing: Handing) -> list[McpServerState]:
+    """Each server `handing` handed or left out, as the contract says it."""
+    transports = {entry.name: entry.transport for entry in entries}
+    return [
+        *(McpServerState(s.name, transports.get(s.name, "stdio"), True) for s in handing.servers),
+        *(McpServerState(name, transports.get(name, "stdio"), False, why)
+          for name, why in handing.left_out),
+    ]  # fmt: skip
 
 
 def _named(entry: McpEntry) -> list[str]:
