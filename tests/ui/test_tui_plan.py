@@ -5,7 +5,10 @@ and a checklist that cannot be a plan says why and changes nothing."""
 
 from __future__ import annotations
 
+from textual.widgets import Label
+
 from cockpit.api import PlanEntry
+from cockpit.ui.app import CockpitApp
 from cockpit.ui.screens.reading import PlanScreen
 from tests.support.ui_helpers import burst, focused_composer, wait_until
 from tests.support.ui_service_helpers import Engines
@@ -49,6 +52,14 @@ async def test_the_user_edits_the_plan_in_one_burst_and_it_is_kept_as_theirs(
         await pilot.pause()
 
 
+def problem(app: CockpitApp) -> str:
+    """What the plan view says is wrong with the checklist (nothing before it is shown)."""
+    if not isinstance(app.screen, PlanScreen):
+        return ""
+    found = app.screen.query_one_optional("#plan-problem", Label)
+    return str(found.render()) if found is not None else ""
+
+
 async def test_a_checklist_that_is_no_plan_says_why_and_changes_nothing(
     engines: Engines,
 ) -> None:
@@ -58,14 +69,7 @@ async def test_a_checklist_that_is_no_plan_says_why_and_changes_nothing(
         await app.engine.update_plan(session, [PlanEntry("one step")])
         app.query_one("#rail").focus()
         burst(app, "p", "e", *keys("[x]"), "ctrl+s")
-        await wait_until(
-            lambda: (
-                isinstance(app.screen, PlanScreen)
-                and "item 2 needs a non-empty"
-                in str(app.screen.query_one("#plan-problem").render())
-            ),
-            what="the plan view saying why",
-        )
+        await wait_until(lambda: "item 2 needs a non-empty" in problem(app), what="why not")
         burst(app, "q", "escape")  # a q while editing is text; Esc closes without saving
         await wait_until(lambda: not isinstance(app.screen, PlanScreen))
         plan = await app.engine.read_plan(session)

@@ -108,10 +108,10 @@ class TreeReader:
             self._refreshing = asyncio.create_task(self._refresh())
 
     async def settled(self) -> None:
-        """Wait for a refresh under way, if any."""
-        if self._refreshing is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._refreshing)
+        """Wait for a refresh under way, if any (its failure is its own; a cancel of the
+        caller is the caller's, and goes on)."""
+        if self._refreshing is not None and not self._refreshing.done():
+            await asyncio.wait({self._refreshing})
 
     async def _refresh(self) -> None:
         with contextlib.suppress(GitError, OSError):
