@@ -233,9 +233,9 @@ class Engine:
         service's own is a stale copy of the user's); in process, this process's own is
         the user's."""
         self.plans = PlanKeeper(store, self._inbox_of)
+        """Each session's plan, and the plan tool's socket and tokens."""
         self._handed: dict[str, list[McpServerState]] = {}
         """The MCP servers each session's agent was handed as it last opened its session."""
-        """Each session's plan, and the plan tool's socket and tokens."""
         self._unread = Unread(store, self._emit)
         """Which sessions the user has not seen since they did something."""
         self._tasks: set[asyncio.Future[Any]] = set()

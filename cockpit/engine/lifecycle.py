@@ -22,11 +22,7 @@ from typing import Any, NoReturn, Protocol
 from acp import PROTOCOL_VERSION, RequestError
 from acp.core import ClientSideConnection
 from acp.interfaces import Client
-from acp.schema import (
-    ClientCapabilities,
-    FileSystemCapabilities,
-    Implementation,
-)
+from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 from pydantic import ValidationError
 
 from cockpit import __version__
@@ -343,17 +339,17 @@ class AgentLifecycle:
             if init.agent_capabilities
             else {}
         )
+        # Once a start, and before a load's replay window: what it says is not a replay.
+        servers = await self._needs.mcp_servers(self.capabilities)
         if self.agent_session_id is None:
-            await self._new_session()
+            await self._new_session(servers)
         else:
-            await self._reopen()
+            await self._reopen(servers)
 
-    async def _new_session(self) -> None:
+    async def _new_session(self, servers: list[McpServer]) -> None:
         needs = self._needs
         assert self.conn is not None
-        response = await self.conn.new_session(
-            cwd=str(needs.root), mcp_servers=await needs.mcp_servers(self.capabilities)
-        )
+        response = await self.conn.new_session(cwd=str(needs.root), mcp_servers=servers)
         self.agent_session_id = response.session_id
         await self._save_session_state(response)
 
@@ -369,7 +365,7 @@ class AgentLifecycle:
         await needs.store.update_session(needs.session_id, **fields)
         needs.emit(SessionEvent(needs.session_id))
 
-    async def _reopen(self) -> None:
+    async def _reopen(self, servers: list[McpServer]) -> None:
         """Reconnect to the agent's own session: load it (replay), resume it, or say honestly
         that the agent starts afresh."""
         needs = self._needs
@@ -386,13 +382,13 @@ class AgentLifecycle:
                 response = await self.conn.load_session(
                     cwd=str(needs.root),
                     session_id=self.agent_session_id,
-                    mcp_servers=await needs.mcp_servers(self.capabilities),
+                    mcp_servers=servers,
                 )
             except RequestError as error:
                 await needs.inbox.settle()
                 await needs.store.end_replay(needs.session_id)
                 await self._fresh_session(
-                    f"the agent could not load its session ({describe(error)})"
+                    f"the agent could not load its session ({describe(error)})", servers
                 )
                 return
             except BaseException:  # it timed out, or died: what it sends next is live again
@@ -427,11 +423,11 @@ class AgentLifecycle:
                 resumed = await self.conn.resume_session(
                     cwd=str(needs.root),
                     session_id=self.agent_session_id,
-                    mcp_servers=await needs.mcp_servers(self.capabilities),
+                    mcp_servers=servers,
                 )
             except RequestError as error:
                 await self._fresh_session(
-                    f"the agent could not resume its session ({describe(error)})"
+                    f"the agent could not resume its session ({describe(error)})", servers
                 )
                 return
             await needs.inbox.tell(
@@ -439,12 +435,12 @@ class AgentLifecycle:
             )
             await self._save_session_state(resumed)
         else:
-            await self._fresh_session("the agent cannot reload sessions")
+            await self._fresh_session("the agent cannot reload sessions", servers)
 
-    async def _fresh_session(self, why: str) -> None:
+    async def _fresh_session(self, why: str, servers: list[McpServer]) -> None:
         needs = self._needs
         self.agent_session_id = None
-        await self._new_session()
+        await self._new_session(servers)
         await needs.inbox.tell(
             note(
                 needs.session_id,

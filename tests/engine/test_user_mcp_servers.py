@@ -125,3 +125,21 @@ async def test_a_broken_file_is_reported_and_the_last_good_one_still_handed(
     assert [r.split("; ")[1] for r in replies] == ["files:stdio:", "files:stdio:"]
     assert any("mcp.toml:3" in p and "the servers read before are still handed" in p
                for p in problems)  # fmt: skip
+
+
+async def test_what_was_handed_is_said_again_when_the_agent_reloads_its_session(
+    data_home: Path, project_dir: Path
+) -> None:
+    """The demo agent reloads its session (`session/load`): the notice of what it was
+    handed comes before the replay window, which would drop it."""
+    config_dir().mkdir(parents=True, exist_ok=True)
+    (config_dir() / "mcp.toml").write_text('[servers.files]\ncommand = "files-mcp"\n')
+    async with open_engine(data_home) as (engine, _):
+        record = await engine.create_session("demo", project_dir)
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        await engine.stop(record.id)
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        rows = await rows_of(engine, record.id)
+    told = [row.text for row in rows if row.text.startswith("Your MCP servers handed")]
+    assert told == ["Your MCP servers handed to the agent: files."] * 2
+    assert any(row.text.startswith("Reconnected") for row in rows)
