@@ -312,6 +312,25 @@ def test_the_plan(snap_compare: Snap, tmp_path: Path) -> None:
     assert snap_compare(app, terminal_size=(100, 30), run_before=show)
 
 
+def test_editing_the_plan(snap_compare: Snap, tmp_path: Path) -> None:
+    """`e` in the plan view at 80x24: the plan as a checklist to edit, the marks explained."""
+    folder = fixed_folder("plan-edit")
+    entries = [
+        {"content": "Read the fold rules", "status": "completed"},
+        {"content": "Write the failing test", "status": "in_progress"},
+    ]
+    app = stored(tmp_path, folder, [{"sessionUpdate": "plan", "entries": entries}])
+
+    async def edit(pilot: Any) -> None:
+        await calm(pilot)
+        pilot.app.query_one("#rail").focus()
+        await pilot.press("p", "e")
+        await wait_until(lambda: getattr(pilot.app.screen, "editing", False))
+        await calm(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=edit)
+
+
 def test_the_slash_popup(snap_compare: Snap, tmp_path: Path) -> None:
     """`/` lists the agent's commands (with descriptions and hints) and Cockpit's own."""
     app = live_app(tmp_path, "slash")

@@ -68,8 +68,7 @@ class PlanScreen(Dialog[tuple[PlanEntry, ...] | None]):
         self.query_one("#plan-lines").remove()
         self.query_one("#dialog").mount(editor, before=self.query_one("#plan-problem"))
         self.query_one("#plan-hint", Label).update(
-            "[ ] pending  [~] in progress  [x] done  [-] cancelled · Ctrl+S saves · Esc closes"
-            " without saving"
+            Content("[ ] to do [~] doing [x] done [-] dropped · ^S saves · Esc drops")
         )
         editor.focus()
 
