@@ -9,6 +9,7 @@ import contextlib
 import os
 import shlex
 import signal
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -173,6 +174,13 @@ async def _first_line(engine: EngineAPI, session: str, key: str) -> str:
     return lines[0] if lines else ""
 
 
+def _stored(database: Path, key: str) -> str:
+    """The text of the row `key` as the store's file holds it now."""
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+        found = db.execute("SELECT text FROM messages WHERE key = ?", (key,)).fetchone()
+    return str(found[0]) if found else ""
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -194,6 +202,10 @@ async def test_a_command_a_crashed_service_left_running_says_it_was_cut(
     record = await engine.create_session("demo", engines.project)
     key = await engine.run_shell(record.id, "echo before-the-crash $$; exec sleep 60")
     await eventually(lambda: _first_line(engine, record.id, key), 10, "the output before the crash")
+    # Only what is on disk outlives a kill -9: a command's row is written as it prints, and
+    # the output shown may still be in the service's memory.
+    database = engines.home / "cockpit.db"
+    await eventually(lambda: _stored(database, key).startswith("before-the-crash "), 10, "on disk")
     await engines.service.kill()
     await engine.close()
     await engines.start_service()
