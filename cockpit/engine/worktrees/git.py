@@ -24,6 +24,9 @@ so only that needs it."""
 GIT_TIMEOUT = 120.0
 """Seconds a git command may take: a worktree of a large repository takes a while."""
 
+CLOSE_WAIT = 5.0
+"""Seconds a git spoken to in turns has to finish once its input is closed."""
+
 
 REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX")
 """Variables of Cockpit's own environment that would send git to another repository or
@@ -132,8 +135,6 @@ async def _run(
     except BaseException:  # cancelled or timed out: leave no git behind
         with contextlib.suppress(ProcessLookupError):
             process.kill()
-        with contextlib.suppress(Exception):  # its pipes close while the loop runs
-            await process.communicate()
         raise
     said = os.fsdecode(errors).strip()
     code = process.returncode or 0
@@ -149,8 +150,8 @@ async def conversation(
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     """`git ARGS` running, to write to and read from in turns (`mktree --batch` answers
     each tree as it is written). When the block ends its input is closed and what is left
-    of its output read, so its pipes close while the loop runs; when the block fails, or
-    git takes too long to finish, it is killed."""
+    of its output read (for CLOSE_WAIT at most), so its pipes close while the loop runs;
+    when the block fails, or git takes longer, it is killed."""
     await _check_version()
     process = await _spawn(cwd, args, locks=True, env=env, stdin=True)
     failed = True
@@ -162,12 +163,11 @@ async def conversation(
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
         try:
-            async with asyncio.timeout(GIT_TIMEOUT):
+            async with asyncio.timeout(CLOSE_WAIT):
                 await process.communicate()
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
-            await process.communicate()
 
 
 async def _spawn(
