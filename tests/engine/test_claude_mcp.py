@@ -40,7 +40,6 @@ from acp.schema import (
 from cockpit.agentkit.claude.mcp_tools import wire_name
 from cockpit.api import EngineAPI, PermissionEvent
 from cockpit.engine.core import Engine
-from cockpit.engine.plans.tokens import PlanTokens
 from cockpit.plan_protocol import SERVER_NAME
 from cockpit.remote.engine import RemoteEngine
 from cockpit.service.server import Service
@@ -80,20 +79,6 @@ def result_of(body: dict[str, Any], index: int = 0) -> dict[str, Any]:
 
 
 # -- through the engine: the plan tool ----------------------------------------------------------
-
-
-@pytest.fixture
-def minted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every token the engine mints, to look for them where they must never be."""
-    tokens: list[str] = []
-    mint = PlanTokens.mint
-
-    def spy(self: PlanTokens, session: str) -> str:
-        tokens.append(mint(self, session))
-        return tokens[-1]
-
-    monkeypatch.setattr(PlanTokens, "mint", spy)
-    return tokens
 
 
 async def claude_plans(engine: EngineAPI, project: Path, fake: FakeAnthropic) -> list[Any]:

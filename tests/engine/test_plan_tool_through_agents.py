@@ -16,24 +16,9 @@ import pytest
 
 from cockpit.api import EngineAPI, PlanEntry
 from cockpit.engine.core import Engine
-from cockpit.engine.plans.tokens import PlanTokens
 from cockpit.remote.engine import RemoteEngine
 from cockpit.service.server import Service
 from tests.support.engine_helpers import open_engine
-
-
-@pytest.fixture
-def minted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every token the engine mints, to look for them where they must never be."""
-    tokens: list[str] = []
-    mint = PlanTokens.mint
-
-    def spy(self: PlanTokens, session: str) -> str:
-        tokens.append(mint(self, session))
-        return tokens[-1]
-
-    monkeypatch.setattr(PlanTokens, "mint", spy)
-    return tokens
 
 
 async def plan_rows(engine: EngineAPI, session: str) -> list[Mapping[str, Any]]:
