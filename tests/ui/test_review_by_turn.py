@@ -130,7 +130,12 @@ async def test_a_refresh_while_a_comment_is_typed_loses_nothing(
         assert screen.chosen is not None and screen.chosen.path == NOTES_FILE
         # A comment half typed on README.md's added line while the changes are read again
         # (a file the agent writes meanwhile too) lands where it was begun, whole.
-        await pilot.press("up", "j", "j", "c", *"Keep ")
+        # A reread that lands after a key moved the highlight, before the move was
+        # answered, stays on the file the key chose.
+        screen.query_one("#files", OptionList).highlighted = 0
+        screen.fill()
+        assert screen.chosen is not None and screen.chosen.path == "README.md"
+        await pilot.press("j", "j", "c", *"Keep ")
         (path / "later.txt").write_text("written meanwhile\n")
         screen.load()
         await wait_until(lambda: "later.txt" in [c.path for c in screen.changes], what="reread")

@@ -204,17 +204,22 @@ class ChangesScreen(Dialog[str | None]):
         return [(from_turn(change), change.outside) for change in found]
 
     def fill(self) -> None:
-        """Show the view's files, on the file shown before when the view still has it."""
+        """Show the view's files, on the file chosen before when the view still has it.
+
+        The highlight, not the file shown, says which: a key that moved it may not have
+        been answered yet."""
+        before = self.chosen
+        keep = before.path if before is not None else self.shown_path
         self.view = self.views.get(self.turn, [])
         self.query_one("#title", Label).update(self._title())
         files = self.query_one("#files", OptionList)
         files.clear_options()
         files.add_options(Option(Text(self._line(c, outside))) for c, outside in self.view)
         paths = [change.path for change in self.changes]
-        if self.shown_path not in paths:
+        if keep != self.shown_path or keep not in paths:
             self.target = Target()
         if paths:
-            files.highlighted = paths.index(self.shown_path) if self.shown_path in paths else 0
+            files.highlighted = paths.index(keep) if keep in paths else 0
         self.show()
 
     def _line(self, change: ChangedFile, outside: bool = False) -> str:
