@@ -463,13 +463,17 @@ class ProjectInfo:
     """How many free ports each session gets."""
     problems: tuple[str, ...] = ()
     """What in the file is wrong, and left out."""
+    mcp: tuple[tuple[str, bool], ...] = ()
+    """Each MCP server it asks its sessions' agents be handed, as the text approved
+    (name, command or URL and every value), and whether the user approved it."""
 
     @property
     def unapproved(self) -> list[tuple[str, str]]:
-        """The (kind, command) pairs not approved yet, setup first."""
+        """The (kind, command) pairs not approved yet: setup, test, then MCP servers."""
         found = [
             ("setup", self.setup, self.setup_approved),
             ("test", self.test, self.test_approved),
+            *(("mcp", text, done) for text, done in self.mcp),
         ]
         return [(kind, command) for kind, command, done in found if command and not done]
 
@@ -560,7 +564,8 @@ class CleanupItem:
 @dataclass(frozen=True)
 class McpServerState:
     """One MCP server as the agent of a session last opened it: handed to it, or left out
-    and why (the plan tool's, and the user's from `mcp.toml`)."""
+    and why (the plan tool's, the user's from `mcp.toml`, a repository's from its
+    `.cockpit.toml`)."""
 
     name: str
     transport: str
@@ -568,6 +573,11 @@ class McpServerState:
     handed: bool
     why: str = ""
     """Why it was left out, in words (empty when it was handed)."""
+    repository: str = ""
+    """The checkout whose `.cockpit.toml` asks for it (empty: Cockpit's or the user's)."""
+    approval: str = ""
+    """What approving it approves (`approve_command(repository, "mcp", approval)`), for
+    a repository's server left out only because it is not approved yet."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import secrets
@@ -80,6 +81,7 @@ from cockpit.engine.folders import list_folders
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.mcp.config import McpEntry, mcp_file
 from cockpit.engine.mcp.handing import hand, handing_note, handing_states
+from cockpit.engine.mcp.repository import approvable, hand_repository
 from cockpit.engine.model_calls import model_calls
 from cockpit.engine.permission_broker import AutoAnswer
 from cockpit.engine.plans import PlanKeeper
@@ -130,7 +132,7 @@ from cockpit.engine.worktrees.create import (
     top_of,
 )
 from cockpit.engine.worktrees.git import GitError
-from cockpit.engine.worktrees.preparing import read_project
+from cockpit.engine.worktrees.preparing import read_project, session_project
 from cockpit.engine.worktrees.readying import Readied, ready
 from cockpit.engine.worktrees.settings import (
     WorktreeSettings,
@@ -657,6 +659,7 @@ class Engine:
         except GitError as error:
             raise ValueError(str(error)) from error
         approved = self.approvals.approved
+        servers, refused = approvable(config.mcp)
         return ProjectInfo(
             str(top),
             config.setup,
@@ -665,7 +668,8 @@ class Engine:
             config.test is not None and approved(str(top), "test", config.test),
             config.copy,
             config.ports,
-            config.problems,
+            (*config.problems, *refused),
+            tuple((text, approved(str(top), "mcp", text)) for text in servers),
         )
 
     async def approve_command(self, repository: str, kind: str, command: str) -> None:
@@ -1152,7 +1156,8 @@ class Engine:
         self, session_id: str, capabilities: Mapping[str, Any]
     ) -> list[McpServer]:
         """The MCP servers the session's agent is handed as it opens its session: the plan
-        tool, then the user's (`mcp.toml`, as it is now) that this agent can take, the
+        tool, then the user's (`mcp.toml`, as it is now) that this agent can take, then
+        those its repository's `.cockpit.toml` asks for that the user approved, the
         session saying which and why others were left out. When the plan tool's socket
         cannot be made (its folder is another user's link), the agent starts without it,
         and the session says why."""
@@ -1166,17 +1171,26 @@ class Engine:
             states = [McpServerState(PLAN_SERVER, "stdio", False, describe(error))]
             notes.append(f"The plan tool is off for this start of the agent: {describe(error)}")
         entries = self._current(self._mcp_source)
-        if entries and live is not None:
+        takes = capabilities.get("mcpCapabilities") or {}
+        if live is not None:
             world = self._environment(session_id)
-            handing = hand(
-                entries,
-                live.spec.name,
-                capabilities.get("mcpCapabilities") or {},
-                world.variables if world is not None else {},
-            )
-            servers += handing.servers
+            variables = world.variables if world is not None else {}
+            handing = hand(entries, live.spec.name, takes, variables)
             states += handing_states(entries, handing)
+            servers += handing.servers
             notes += [told] if (told := handing_note(handing)) else []
+            found = await session_project(live.record.cwd, live.record.info)
+            if found is not None and found[1].mcp:
+                top, config = found
+                approved = functools.partial(self.approvals.approved, top, "mcp")
+                taken = {state.name for state in states}
+                theirs, their_states = await asyncio.to_thread(
+                    hand_repository, config.mcp, live.spec.name, takes, top, approved, taken
+                )
+                servers += theirs.servers
+                states += their_states
+                told = handing_note(theirs, "The repository's")
+                notes += [told] if told else []
         self._handed[session_id] = states
         for said in notes:
             if live is not None:

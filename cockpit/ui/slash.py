@@ -22,7 +22,7 @@ from textual.theme import Theme
 from cockpit.api import EngineAPI
 from cockpit.policy_rule import parse_rule
 from cockpit.ui.failures import reported_to
-from cockpit.ui.mcp_list import mcp_lines
+from cockpit.ui.mcp_list import approval_question, approve_servers, approved_note, mcp_lines
 from cockpit.ui.restoring import show_checkpoints
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
@@ -161,7 +161,25 @@ async def _policy(app: SlashTarget, session: str, arguments: str) -> None:
 
 async def _mcp(app: SlashTarget, session: str, arguments: str) -> None:
     servers = await app.engine.mcp_servers(session)
-    app.open_screen(TextScreen("MCP servers", mcp_lines(servers)))
+    if arguments.strip() != "approve":
+        app.open_screen(TextScreen("MCP servers", mcp_lines(servers)))
+        return
+    asked = [server for server in servers if server.approval]
+    if not asked:
+        app.notify("No MCP server of this session's repository waits for approval.", timeout=4)
+        return
+
+    async def answered(approve: bool | None) -> None:
+        if not approve:
+            return
+        try:
+            await approve_servers(app.engine, session, asked)
+        except OSError as error:
+            app.report_failure("Approving the MCP servers", error)
+            return
+        app.notify(approved_note(app.engine.status(session)), timeout=6, markup=False)
+
+    app.open_screen(approval_question(asked), answered)
 
 
 async def _mode(app: SlashTarget, session: str, arguments: str) -> None:
@@ -209,7 +227,12 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("rename", "give this session a title", "title", run=_rename),
     SlashCommand("export", "write this transcript as Markdown", "path", run=_export),
     SlashCommand("theme", "switch the colour theme", "name", run=_theme),
-    SlashCommand("mcp", "the MCP servers the agent was handed, and those left out", run=_mcp),
+    SlashCommand(
+        "mcp",
+        "the MCP servers handed to the agent; `approve`: the repository's",
+        "approve",
+        run=_mcp,
+    ),
     SlashCommand(
         "policy", "a permission rule for this session", "kind allow|ask|reject", run=_policy
     ),

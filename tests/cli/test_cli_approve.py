@@ -38,4 +38,23 @@ def test_a_setup_runs_once_approved_and_the_prompt_waits_for_it(
     (made,) = (cli_home / "worktrees").rglob("setup.txt")  # ended before the run did
     assert made.read_text().startswith("port 2")
     again = run_in(mode, cli_home, "approve", "--yes", "--cwd", str(repo))
-    assert again.stdout.strip() == "Every command of .cockpit.toml is approved."
+    assert again.stdout.strip() == "Everything .cockpit.toml asks is approved."
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_repository_s_mcp_server_is_shown_whole_and_approved(
+    mode: str, cli_home: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {".cockpit.toml": '[mcp.servers.docs]\ncommand = "docs-mcp"\nargs = ["--ro"]\n'},
+    )
+    approved = run_in(mode, cli_home, "approve", "--yes", "--cwd", str(repo))
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout.splitlines() == [
+        f"The MCP server of {repo}:",
+        '    docs: command "docs-mcp" args ["--ro"]',
+        f"Approved: agents of sessions in {repo} are handed it as they next start.",
+    ]
+    again = run_in(mode, cli_home, "approve", "--cwd", str(repo))
+    assert again.stdout.strip() == "Everything .cockpit.toml asks is approved."

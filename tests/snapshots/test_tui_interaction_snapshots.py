@@ -18,10 +18,11 @@ from cockpit.paths import config_dir
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import CompletionMenu, Composer
 from cockpit.ui.permission_prompt import PermissionPrompt
-from cockpit.ui.screens.questions import OptionsScreen
+from cockpit.ui.screens.questions import ConfirmScreen, OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen, TextScreen
 from cockpit.ui.tool_card import ToolCard
 from store import chunk_from_update
+from tests.support.git_repos import make_repo
 from tests.support.ui_helpers import (
     NOW,
     fill_now,
@@ -362,6 +363,27 @@ def test_the_mcp_servers(snap_compare: Snap, tmp_path: Path) -> None:
         await calm(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=listed)
+
+
+def test_approving_a_repository_s_mcp_servers(snap_compare: Snap, tmp_path: Path) -> None:
+    """`/mcp approve` at 80x24: what the repository's `.cockpit.toml` asks agents be
+    handed, each server whole, and that Cockpit does not confine them."""
+    app = live_app(tmp_path, "mcp-approve")
+    make_repo(
+        app.folder,
+        {
+            ".cockpit.toml": '[mcp.servers.docs]\ncommand = "npx"\nargs = ["docs-mcp"]\n\n'
+            '[mcp.servers.tickets]\nurl = "https://tickets.example.com/mcp"\n'
+        },
+    )
+
+    async def asked(pilot: Any) -> None:
+        await ready(app)
+        await send(app, pilot, "/mcp approve")
+        await wait_until(lambda: isinstance(pilot.app.screen, ConfirmScreen))
+        await calm(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=asked)
 
 
 def test_the_mention_popup(snap_compare: Snap, tmp_path: Path) -> None:

@@ -1,16 +1,22 @@
 """`/mcp`, typed as a user does, against the engine in the test's process and through a
-service: once the agent opened its session, the servers it was handed (the plan tool, and
-the user's from `mcp.toml`) and those left out with why; Esc closes it."""
+service: once the agent opened its session, the servers it was handed (the plan tool, the
+user's from `mcp.toml`, the repository's) and those left out with why; Esc closes it.
+`/mcp approve` approves the repository's."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cockpit.paths import config_dir
 from cockpit.ui.app import CockpitApp
+from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
+from tests.support.git_repos import make_repo
 from tests.support.ui_helpers import burst, focused_composer, wait_until
 from tests.support.ui_service_helpers import Engines
 
 SIZE = (100, 30)
+HELPER = '[mcp.servers.helper]\ncommand = "helper-mcp"\nargs = ["--quiet"]\n'
 
 
 def shown(app: CockpitApp) -> str:
@@ -40,3 +46,33 @@ async def test_slash_mcp_lists_what_the_agent_was_handed(engines: Engines) -> No
         ]
         burst(app, "escape")
         await wait_until(lambda: not isinstance(app.screen, TextScreen))
+
+
+async def test_slash_mcp_approve_hands_the_repository_s_servers(
+    engines: Engines, tmp_path: Path
+) -> None:
+    """A repository's server is left out until `/mcp approve` shows it whole and the user
+    says yes; the idle agent is then started again, and handed it."""
+    repo = make_repo(tmp_path / "repo", {".cockpit.toml": HELPER, "README.md": "hi\n"})
+    app = engines.app(repo)
+    async with app.run_test(size=SIZE):
+        await focused_composer(app)
+        burst(app, *"/mcp", "enter")
+        await wait_until(lambda: "Left out" in shown(app), what="/mcp's list")
+        assert shown(app).splitlines()[-1] == (
+            "  helper, the repository's (stdio): not approved yet: `/mcp approve`, or"
+            " `cockpit approve` in the repository"
+        )
+        burst(app, "escape", *"/mcp approve", "enter")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.details[0] == '• helper: command "helper-mcp" args ["--quiet"]'
+        burst(app, "y")
+        await wait_until(
+            lambda: any("started again" in str(n.message) for n in app._notifications),
+            what="the approval",
+        )
+        burst(app, *"/mcp", "enter")
+        await wait_until(lambda: "Handed to the agent" in shown(app), what="/mcp's list")
+        assert "  helper, the repository's (stdio)" in shown(app).splitlines()
+        assert "Left out" not in shown(app)

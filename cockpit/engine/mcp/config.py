@@ -53,21 +53,28 @@ def parse_mcp(text: str, origin: str) -> Parsed[tuple[McpEntry, ...]]:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{origin}:{error_line(error, text)}: not valid TOML: {error}") from None
-    servers = document.get("servers", {})
+    return read_servers(document.get("servers", {}), text, origin)
+
+
+def read_servers(
+    servers: object, text: str, origin: str, table: str = "servers"
+) -> Parsed[tuple[McpEntry, ...]]:
+    """The servers of `servers` (the `table` of the file `origin`, whose `text` gives
+    the lines): a repository's `.cockpit.toml` holds them under `[mcp.servers.NAME]`."""
     if not isinstance(servers, dict):
-        raise ConfigError(f"{origin}: `servers` must be tables: [servers.NAME]")
+        raise ConfigError(f"{origin}: `{table}` must be tables: [{table}.NAME]")
     entries: list[McpEntry] = []
     warnings: list[str] = []
-    for name, table in servers.items():
-        at = where(origin, _table_line(text, name))
+    for name, fields in servers.items():
+        at = where(origin, _table_line(text, table, name))
         if not NAME.match(name):
             raise ConfigError(f"{at}: a server's name is letters, digits, `.`, `-` or `_`")
-        if not isinstance(table, dict):
-            raise ConfigError(f"{at}: [servers.{name}] must be a table")
-        unknown = sorted(set(table) - FIELDS)
+        if not isinstance(fields, dict):
+            raise ConfigError(f"{at}: [{table}.{name}] must be a table")
+        unknown = sorted(set(fields) - FIELDS)
         if unknown:
-            warnings.append(f"{at}: [servers.{name}] has unknown fields, left out: {unknown}")
-        entries.append(_entry(name, table, at))
+            warnings.append(f"{at}: [{table}.{name}] has unknown fields, left out: {unknown}")
+        entries.append(_entry(name, fields, at, f"[{table}.{name}]"))
     return Parsed(tuple(entries), tuple(warnings))
 
 
@@ -82,26 +89,26 @@ def mcp_file(config: Path) -> ConfigFile[tuple[McpEntry, ...]]:
     )
 
 
-def _entry(name: str, table: dict[str, Any], at: str) -> McpEntry:
+def _entry(name: str, table: dict[str, Any], at: str, label: str) -> McpEntry:
     url, command = table.get("url"), table.get("command")
     transport = table.get("transport", "http" if url is not None else "stdio")
     if transport not in TRANSPORTS:
-        raise ConfigError(f"{at}: [servers.{name}] transport must be one of {TRANSPORTS}")
+        raise ConfigError(f"{at}: {label} transport must be one of {TRANSPORTS}")
     agents = table.get("agents")
     if agents is not None and not _strings(agents):
-        raise ConfigError(f"{at}: [servers.{name}] agents must be a list of agent names")
+        raise ConfigError(f"{at}: {label} agents must be a list of agent names")
     chosen = tuple(agents) if agents is not None else None
     if transport == "stdio":
         if not isinstance(command, str) or not command.strip():
-            raise ConfigError(f"{at}: [servers.{name}] needs a `command` (or a `url`)")
+            raise ConfigError(f"{at}: {label} needs a `command` (or a `url`)")
         args = table.get("args", [])
         if not _strings(args):
-            raise ConfigError(f"{at}: [servers.{name}] args must be a list of strings")
-        env = _pairs(table.get("env", {}), f"{at}: [servers.{name}] env")
+            raise ConfigError(f"{at}: {label} args must be a list of strings")
+        env = _pairs(table.get("env", {}), f"{at}: {label} env")
         return McpEntry(name, transport, command, tuple(args), env, agents=chosen)
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{at}: [servers.{name}] needs an http(s) `url`")
-    headers = _pairs(table.get("headers", {}), f"{at}: [servers.{name}] headers")
+        raise ConfigError(f"{at}: {label} needs an http(s) `url`")
+    headers = _pairs(table.get("headers", {}), f"{at}: {label} headers")
     return McpEntry(name, transport, url=url, headers=headers, agents=chosen)
 
 
@@ -115,9 +122,9 @@ def _pairs(value: object, what: str) -> tuple[tuple[str, str], ...]:
     return tuple((str(key), str(item)) for key, item in value.items())
 
 
-def _table_line(text: str, name: str) -> int | None:
-    pattern = re.compile(
-        rf"^[ \t]*\[[ \t]*servers[ \t]*\.[ \t]*[\"']?{re.escape(name)}[\"']?[ \t]*\]", re.M
-    )
-    match = pattern.search(text)
+def _table_line(text: str, table: str, name: str) -> int | None:
+    """The line of `[table.name]` in `text` (the name may be quoted)."""
+    parts = [*(re.escape(part) for part in table.split(".")), rf"[\"']?{re.escape(name)}[\"']?"]
+    dotted = r"[ \t]*\.[ \t]*".join(parts)
+    match = re.compile(rf"^[ \t]*\[[ \t]*{dotted}[ \t]*\]", re.M).search(text)
     return text.count("\n", 0, match.start()) + 1 if match else None

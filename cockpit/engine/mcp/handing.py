@@ -48,7 +48,7 @@ def hand(
             kind = "HTTP" if entry.transport == "http" else "SSE"
             handing.left_out.append((entry.name, f"this agent takes no {kind} servers"))
             continue
-        missing = sorted(set(_named(entry)) - set(variables))
+        missing = sorted(set(named_variables(entry)) - set(variables))
         if missing:
             names = ", ".join(missing)
             handing.left_out.append((entry.name, f"{names} is not set where the agent starts"))
@@ -57,18 +57,19 @@ def hand(
     return handing
 
 
-def handing_note(handing: Handing) -> str | None:
-    """What the session says of the user's servers as the agent opens it (None: there
-    were none for it). Names only: never a value."""
+def handing_note(handing: Handing, whose: str = "Your") -> str | None:
+    """What the session says of `whose` servers (the user's, or "The repository's") as
+    the agent opens it (None: there were none for it). Names only: never a value."""
     if not handing.servers and not handing.left_out:
         return None
     parts = []
     if handing.servers:
         names = ", ".join(server.name for server in handing.servers)
-        parts.append(f"Your MCP servers handed to the agent: {names}.")
+        parts.append(f"{whose} MCP servers handed to the agent: {names}.")
     if handing.left_out:
         reasons = "; ".join(f"{name} ({why})" for name, why in handing.left_out)
-        parts.append(f"Left out: {reasons}.")
+        said = "Left out" if handing.servers else f"{whose} MCP servers left out"
+        parts.append(f"{said}: {reasons}.")
     return " ".join(parts)
 
 
@@ -82,7 +83,7 @@ def handing_states(entries: tuple[McpEntry, ...], handing: Handing) -> list[McpS
     ]  # fmt: skip
 
 
-def _named(entry: McpEntry) -> list[str]:
+def named_variables(entry: McpEntry) -> list[str]:
     """The variables the values of `entry` name."""
     return [name for _, value in (*entry.env, *entry.headers) for name in _REFERENCE.findall(value)]
 

@@ -14,7 +14,8 @@ from cockpit.atomic_file import write_atomically
 
 APPROVALS_NAME = "approved-commands.json"
 """The file, in Cockpit's private data folder."""
-KINDS = ("setup", "test")
+KINDS = ("setup", "test", "mcp")
+"""What may be approved: a setup or test command, or an MCP server (its whole text)."""
 
 
 def approval_key(repository: str, kind: str, command: str) -> str:

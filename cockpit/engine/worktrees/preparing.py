@@ -12,9 +12,10 @@ from pathlib import Path
 
 from cockpit.engine.worktrees import git
 from cockpit.engine.worktrees.copying import copy_in
+from cockpit.engine.worktrees.create import commit_of, top_of
 from cockpit.engine.worktrees.ports import pick_ports
 from cockpit.engine.worktrees.project import PROJECT_FILE, ProjectConfig, parse_project
-from cockpit.records import Worktree
+from cockpit.records import Worktree, read_worktree
 
 PROJECT_LIMIT = 64 * 1024
 """The largest `.cockpit.toml` read (bytes)."""
@@ -31,6 +32,20 @@ async def read_project(top: Path | str, commit: str) -> ProjectConfig:
     if len(data) > PROJECT_LIMIT:
         return ProjectConfig(problems=(f"{PROJECT_FILE} is over {PROJECT_LIMIT} bytes: not read",))
     return parse_project(data.decode("utf-8", "replace"))
+
+
+async def session_project(cwd: str, info: object) -> tuple[str, ProjectConfig] | None:
+    """The checkout a session works in (its top) and what its `.cockpit.toml` asks: as
+    committed at the base for a worktree session, at HEAD for one in the checkout
+    itself. None: the session is in no repository (or git cannot say)."""
+    worktree = read_worktree(info)
+    try:
+        if worktree is not None:
+            return worktree.repo, await read_project(worktree.repo, worktree.base_commit)
+        top = await top_of(Path(cwd))
+        return str(top), await read_project(top, await commit_of(top, "HEAD"))
+    except (ValueError, git.GitError, OSError):
+        return None
 
 
 async def prepare(

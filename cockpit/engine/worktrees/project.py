@@ -6,6 +6,10 @@ from the user's checkout at the session's base (never from the worktree the agen
     test = "npm test"                      # how to test the work, once approved
     ports = 3                              # free ports for the session's servers
 
+    [mcp.servers.docs]                     # MCP servers for its sessions, once approved
+    command = "npx"
+    args = ["docs-mcp"]
+
 A value that is wrong is left out and said; the rest holds."""
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+
+from cockpit.config_file import ConfigError
+from cockpit.engine.mcp.config import McpEntry, read_servers
 
 PROJECT_FILE = ".cockpit.toml"
 """The file, at the top of the repository."""
@@ -32,6 +39,8 @@ class ProjectConfig:
     test: str | None = None
     ports: int = DEFAULT_PORTS
     problems: tuple[str, ...] = ()
+    mcp: tuple[McpEntry, ...] = ()
+    """The MCP servers it asks its sessions' agents be handed (`[mcp.servers.NAME]`)."""
 
 
 def copy_problem(path: str) -> str | None:
@@ -65,9 +74,27 @@ def parse_project(text: str) -> ProjectConfig:
     if not isinstance(ports, int) or isinstance(ports, bool) or not 0 <= ports <= MAX_PORTS:
         problems.append(f"`ports` must be a number from 0 to {MAX_PORTS}")
         ports = DEFAULT_PORTS
-    known = {"copy", "setup", "test", "ports"}
+    mcp = _servers(values.get("mcp", {}), text, problems)
+    known = {"copy", "setup", "test", "ports", "mcp"}
     problems += [f"`{name}` is not a setting Cockpit knows" for name in values if name not in known]
-    return ProjectConfig(tuple(copy), setup, test, ports, tuple(problems))
+    return ProjectConfig(tuple(copy), setup, test, ports, tuple(problems), mcp)
+
+
+def _servers(value: Any, text: str, problems: list[str]) -> tuple[McpEntry, ...]:
+    """The MCP servers of the `[mcp]` table; none when they cannot be read (said)."""
+    if not isinstance(value, dict):
+        problems.append("`mcp` must be a table: [mcp.servers.NAME]")
+        return ()
+    problems += [
+        f"`mcp.{name}` is not a setting Cockpit knows" for name in value if name != "servers"
+    ]
+    try:
+        parsed = read_servers(value.get("servers", {}), text, PROJECT_FILE, "mcp.servers")
+    except ConfigError as error:
+        problems.append(f"no MCP server is read: {error}")
+        return ()
+    problems += parsed.warnings
+    return parsed.value
 
 
 def _copy_list(value: Any, problems: list[str]) -> list[str]:
