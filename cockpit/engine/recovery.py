@@ -1,10 +1,13 @@
 """What the engine finds when it opens: sessions Cockpit left in the middle of a turn (it
 was closed, or it crashed) get a row saying their reply may be cut short, and commands the
-user ran that it left running say they were cut."""
+user ran that it left running say they were cut, and what is left of them is killed."""
 
 from __future__ import annotations
 
+import asyncio
+
 from cockpit.api import Status
+from cockpit.engine.processes import end_marked_group
 from cockpit.engine.unread import Unread
 from store import Row, SessionBusy, note, shell_run
 from store.store import Store
@@ -44,7 +47,8 @@ async def recover(store: Store, unread: Unread) -> None:
 
 async def _cut(store: Store, row: Row) -> None:
     """A command's row that still says it runs, from a Cockpit that stopped (crashed) while
-    it ran: its output stays, and it says how it ended is not known. Not in a session
+    it ran: its output stays, it says how it ended is not known, and what is left of it
+    (its process group, when its leader is still the process it started) is killed. Not in a session
     another Cockpit runs now: there it may well be running."""
     try:
         await store.claim(row.session)
@@ -52,6 +56,7 @@ async def _cut(store: Store, row: Row) -> None:
         return
     try:
         payload = {**(row.payload or {}), "state": "cut"}
+        await asyncio.to_thread(end_marked_group, payload.pop("group", None))
         run_id = row.key.removeprefix("shell:")
         await store.apply(shell_run(row.session, run_id, row.text, **payload))
     finally:

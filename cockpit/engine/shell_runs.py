@@ -21,7 +21,7 @@ from acp.schema import TextContentBlock
 
 from cockpit.api import ATTACHMENT_META, Row, ShellRun, read_shell_run
 from cockpit.engine.inbox import SessionInbox
-from cockpit.engine.processes import end_group, signal_group
+from cockpit.engine.processes import end_group, group_mark, signal_group
 from cockpit.engine.shell_output import ShellOutput, attachment_text, mask, secret_values
 from cockpit.engine.worktrees.ports import port_variables
 from cockpit.environment import Environment
@@ -55,6 +55,9 @@ class _Run:
     """As typed, masked: what the row shows."""
     process: asyncio.subprocess.Process
     output: ShellOutput
+    group: dict[str, int | str] | None
+    """What tells its process group from a later one (`group_mark`), kept in its row
+    while it runs: the next Cockpit ends the group when this one crashed."""
     killed: bool = False
     """True once the user or the session's end killed it."""
     follower: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -109,8 +112,9 @@ class ShellRuns:
                 shell_run(self.session_id, run_id, why, command=shown, state="failed")
             )
             return shell_key(run_id)
-        run = _Run(run_id, shown, process, ShellOutput(hidden))
+        run = _Run(run_id, shown, process, ShellOutput(hidden), group_mark(process.pid))
         self._runs[run_id] = run
+        self._inbox.put(self._row(run))  # its group on disk: a crash leaves no orphan
         run.follower = asyncio.create_task(self._follow(run), name=f"shell {run_id}")
         return shell_key(run_id)
 
@@ -152,6 +156,8 @@ class ShellRuns:
         code = run.process.returncode
         if not ended:
             data["state"] = "running"
+            if run.group is not None:
+                data["group"] = run.group
         elif code is None:  # reading it failed (logged): it is no longer followed
             data["state"] = "failed"
         elif code < 0 or run.killed:

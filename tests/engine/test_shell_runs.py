@@ -193,7 +193,8 @@ async def test_a_command_a_crashed_service_left_running_says_it_was_cut(
     engines: Engines, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """kill -9 of the service while a command runs: the next service finds its row still
-    saying it runs, and says it was cut (its output so far kept)."""
+    saying it runs, says it was cut (its output so far kept) and kills what was left of
+    it: the command's process group."""
     if engines.kind != "service":
         pytest.skip("a crash of the service")
     monkeypatch.setenv("SHELL", "/bin/sh")
@@ -210,12 +211,13 @@ async def test_a_command_a_crashed_service_left_running_says_it_was_cut(
     await engine.close()
     await engines.start_service()
     engine = await engines.factory()()
+    row, run = await run_of(engine, record.id, key)
+    orphan = int(row.text.split()[1])
     try:
-        row, run = await run_of(engine, record.id, key)
         assert run.state == "cut"
         assert row.text.startswith("before-the-crash ")
+        await eventually(lambda: not _alive(orphan), 10, "the command's group killed")
     finally:
         await engine.close()
-        orphan = int(row.text.split()[1])  # a crash leaves the command's group behind
         with contextlib.suppress(ProcessLookupError):
             os.killpg(orphan, signal.SIGKILL)
