@@ -82,7 +82,6 @@ __all__ = [
     "RepositoryInfo",
     "CleanupItem",
     "WorktreeListing",
-    "ChangedFile",
     "MergeResult",
     "McpServerState",
     "WorktreeRequest",
@@ -602,18 +601,23 @@ CHECKPOINT_PHASES = ("start", "end", "restore")
 
 @dataclass(frozen=True)
 class FileChange:
-    """One file a turn changed (or that changed between two turns, `outside` one), with
+    """One file changed: by a worktree session against its base (committed on its branch
+    or not, untracked included), or by a turn (or between two turns, `outside` one), with
     both its texts when it is text under the size bound, for the diff rendering."""
 
     path: str
     status: str
     """"added", "modified" or "deleted"."""
     old_text: str | None = None
+    """The text before (None: added, or not readable)."""
     new_text: str | None = None
+    """The text after (None: deleted, or not readable)."""
+    readable: bool = True
+    """False for a binary file or one over the size bound: no texts are given."""
+    binary: bool = False
+    """True when the file is known to be binary (else an unreadable file is too large)."""
     outside: bool = False
     """True when it changed between the previous turn's end and this turn's start."""
-    readable: bool = True
-    """False for a binary file or one over the bound: no texts are given."""
 
 
 @dataclass(frozen=True)
@@ -629,25 +633,6 @@ class RestorePlan:
     """Files the checkpoint holds that are ignored now: they are left as they are."""
     refusal: str | None = None
     """Why it cannot be done now (a turn or a command runs), else None."""
-
-
-@dataclass(frozen=True)
-class ChangedFile:
-    """One file a worktree session changed against its base (committed on its branch or
-    not, untracked included), with both its texts when it is text under the size bound,
-    for the diff rendering."""
-
-    path: str
-    status: str
-    """"added", "modified" or "deleted"."""
-    old_text: str | None = None
-    """The text at the base (None: added, or not readable)."""
-    new_text: str | None = None
-    """The text in the worktree now (None: deleted, or not readable)."""
-    readable: bool = True
-    """False for a binary file or one over the size bound: no texts are given."""
-    binary: bool = False
-    """True when the file is binary (else an unreadable file is too large)."""
 
 
 @dataclass(frozen=True)
@@ -838,7 +823,7 @@ class EngineAPI(Protocol):
         and archives; one sentence per session. Unmerged work is kept, saying why, unless
         `force`."""
 
-    async def worktree_changes(self, session_id: str) -> list[ChangedFile]:
+    async def worktree_changes(self, session_id: str) -> list[FileChange]:
         """Every file a worktree session changed against where its branch left its base:
         committed on the branch, staged, unstaged and untracked (not ignored), by path.
         ValueError for a session in no worktree, or one git cannot read."""

@@ -60,7 +60,6 @@ RECORDS: dict[str, type[Any]] = {
         api.WorktreeStatus,
         api.WorktreeListing,
         api.CleanupItem,
-        api.ChangedFile,
         api.MergeResult,
         api.Plan,
         api.PlanEntry,

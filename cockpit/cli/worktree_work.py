@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cockpit.api import ChangedFile, EngineAPI, MergeResult
+from cockpit.api import EngineAPI, FileChange, MergeResult
 from cockpit.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SERVICE, EXIT_USAGE
 from cockpit.cli.reaching import reached
 from cockpit.text.diffstat import line_counts
@@ -69,7 +69,7 @@ def add_parsers(commands: Any) -> None:
     )
 
 
-def change_line(change: ChangedFile) -> str:
+def change_line(change: FileChange) -> str:
     """One changed file as `cockpit changes` lists it: its mark, path and line counts."""
     mark = MARKS.get(change.status, "?")
     if not change.readable:
@@ -80,7 +80,7 @@ def change_line(change: ChangedFile) -> str:
     return printable(f"{mark} {change.path}  {counts}")
 
 
-def patch_of(change: ChangedFile) -> str:
+def patch_of(change: FileChange) -> str:
     """A changed file as a unified diff (or a line saying why there is none)."""
     if not change.readable:
         why = "binary" if change.binary else "too large to show"

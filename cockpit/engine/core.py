@@ -34,7 +34,6 @@ from cockpit.api import (
     WORKTREE_INFO,
     AgentInfo,
     AgentSpec,
-    ChangedFile,
     Checkpoint,
     CleanupItem,
     Contender,
@@ -629,7 +628,7 @@ class Engine:
     async def _standing(self, record: SessionRecord, entry: RaceEntry) -> Contender:
         worktree = read_worktree(record.info)
         gone = read_worktree_archive(record.info) is not None
-        changed: list[ChangedFile] = []
+        changed: list[FileChange] = []
         if worktree is not None and not gone:
             with contextlib.suppress(ValueError, GitError):
                 changed = await changes.changes(worktree)
@@ -877,7 +876,7 @@ class Engine:
             raise ValueError(f"A turn runs in this session: wait for it (or cancel it) to {doing}.")
         return worktree
 
-    async def worktree_changes(self, session_id: str) -> list[ChangedFile]:
+    async def worktree_changes(self, session_id: str) -> list[FileChange]:
         """Every file a worktree session changed against its base, committed or not."""
         worktree = await self._worktree(session_id)
         with _git_refusal():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cockpit.api import ChangedFile, Contender, MergeResult, SessionRecord, ShellRun, read_usage
+from cockpit.api import Contender, FileChange, MergeResult, SessionRecord, ShellRun, read_usage
 from cockpit.records import RaceEntry, read_worktree_archive
 from cockpit.text.diffstat import line_counts
 
@@ -39,7 +39,7 @@ def contender(
     record: SessionRecord,
     entry: RaceEntry,
     status: str,
-    changes: Sequence[ChangedFile],
+    changes: Sequence[FileChange],
     test: str,
 ) -> Contender:
     """A contender as the comparison shows it."""

@@ -25,7 +25,6 @@ from cockpit import protocol
 from cockpit.api import (
     AgentInfo,
     AgentSpec,
-    ChangedFile,
     Checkpoint,
     CleanupItem,
     Contender,
@@ -335,7 +334,7 @@ class RemoteEngine:
         said = await self._call("clean_worktrees", session_ids=list(session_ids), force=force)
         return list(said)
 
-    async def worktree_changes(self, session_id: str) -> list[ChangedFile]:
+    async def worktree_changes(self, session_id: str) -> list[FileChange]:
         return list(await self._call("worktree_changes", session_id=session_id))
 
     async def commit_worktree(self, session_id: str, message: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cockpit.api import ChangedFile, Checkpoint, FileChange, MergeResult
+from cockpit.api import Checkpoint, FileChange, MergeResult
 from cockpit.text.review import ReviewComment, place, short_quote
 from cockpit.ui.diffs.model import DiffLine, count_changes, diff_lines
 
@@ -47,7 +47,7 @@ class Target:
     line: int | None = None
 
 
-def file_line(change: ChangedFile, comments: int = 0, *, outside: bool = False) -> str:
+def file_line(change: FileChange, comments: int = 0, *, outside: bool = False) -> str:
     """A changed file in the list: its mark, its path, its counts (or why no diff); in a
     turn's view, a change made between turns says so."""
     mark = MARKS.get(change.status, "?")
@@ -61,7 +61,7 @@ def file_line(change: ChangedFile, comments: int = 0, *, outside: bool = False) 
     return f"{mark} {change.path}  {counts}{between}{noted}"
 
 
-def hunks(change: ChangedFile) -> list[Hunk]:
+def hunks(change: FileChange) -> list[Hunk]:
     """The hunks of a change, in order (none for a file without texts)."""
     if not change.readable:
         return []
@@ -112,7 +112,7 @@ def step_hunk(count: int, at: Target, step: int) -> Target:
     return Target((at.hunk + step) % count if count else 0)
 
 
-def hunk_words(change: ChangedFile | None, at: Target, count: int, turn: int | None = None) -> str:
+def hunk_words(change: FileChange | None, at: Target, count: int, turn: int | None = None) -> str:
     """Where a comment goes now, for the screen's status line."""
     if change is None:
         return "No changes against the base." if turn is None else f"Turn {turn} changed nothing."
@@ -129,7 +129,7 @@ def hunk_words(change: ChangedFile | None, at: Target, count: int, turn: int | N
 
 
 def comment_on(
-    change: ChangedFile, at: Target | None, text: str, turn: int | None = None
+    change: FileChange, at: Target | None, text: str, turn: int | None = None
 ) -> ReviewComment:
     """A comment on what `at` points at in `change`: one changed line, a whole hunk, or
     (None, or no hunk there) the whole file. `turn`: the view it was made in."""
@@ -146,7 +146,7 @@ def comment_on(
 
 
 def marks(
-    change: ChangedFile, at: Target, comments: Iterable[ReviewComment], turn: int | None
+    change: FileChange, at: Target, comments: Iterable[ReviewComment], turn: int | None
 ) -> dict[DiffLine, str]:
     """The gutter marks of `change`'s diff: a comment's lines (made in this view) and the
     lines a comment would go on now."""
@@ -204,14 +204,6 @@ def view_words(turn: int | None, turns: Sequence[int]) -> str:
         shown = f" · t: each of its {len(turns)} turn(s)" if turns else ""
         return f"All changes against the base{shown}"
     return f"Turn {turn} ({turns.index(turn) + 1} of {len(turns)}) · t: next view"
-
-
-def from_turn(change: FileChange) -> ChangedFile:
-    """A turn's change as the diff and the comments read it (why it has no texts is not
-    known: a turn's change only says it has none)."""
-    return ChangedFile(
-        change.path, change.status, change.old_text, change.new_text, change.readable
-    )
 
 
 def merge_question(branch: str, plan: MergeResult) -> str:

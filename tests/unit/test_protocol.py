@@ -100,19 +100,10 @@ values = st.one_of(
     st.builds(api.Checkpoint, text, st.integers(0, 999), text, text, times, st.integers(0, 99)),
     st.builds(
         api.FileChange, text, text, st.none() | text, st.none() | text, st.booleans(),
-        st.booleans(),
+        st.booleans(), st.booleans(),
     ),
     st.builds(
         api.RestorePlan, text, *[st.lists(text, max_size=3).map(tuple)] * 4, st.none() | text
-    ),
-    st.builds(
-        api.ChangedFile,
-        text,
-        text,
-        st.none() | text,
-        st.none() | text,
-        st.booleans(),
-        st.booleans(),
     ),
     st.builds(
         api.MergeResult,

@@ -106,11 +106,12 @@ SAMPLES: dict[str, Any] = {
         True,
     ),
     "Checkpoint": api.Checkpoint("3", 2, "end", "ab" * 20, 1700000007.25, 4),
-    "FileChange": api.FileChange("src/a.py", "modified", "old\n", "new\n", True, True),
+    "FileChange": api.FileChange(
+        "src/a.py", "modified", "old\n", "new\n", readable=True, binary=False, outside=True
+    ),
     "RestorePlan": api.RestorePlan(
         "3", ("a.py",), ("b.py",), ("c.py",), (".env",), "A turn is running in this session."
     ),
-    "ChangedFile": api.ChangedFile("src/app.py", "modified", "old\n", "new\n", True, False),
     "MergeResult": api.MergeResult(
         False, "merge commit", "main", "", ("src/app.py",), "It conflicts: nothing was changed."
     ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.api import ChangedFile, Checkpoint, FileChange
+from cockpit.api import Checkpoint, FileChange
 from cockpit.text.review import ReviewComment, review_prompt
 from cockpit.ui.changes_rules import (
     CHOSEN,
@@ -15,7 +15,6 @@ from cockpit.ui.changes_rules import (
     Target,
     comment_on,
     file_line,
-    from_turn,
     hunk_words,
     hunks,
     marks,
@@ -28,7 +27,7 @@ from cockpit.ui.changes_rules import (
 
 OLD = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n"
 NEW = "a\nB\nc\nd\ne\nf\ng\nh\ni\nj\nk\n"
-CHANGE = ChangedFile("x.py", "modified", OLD, NEW)
+CHANGE = FileChange("x.py", "modified", OLD, NEW)
 
 
 def test_a_hunk_holds_its_changed_lines_in_order() -> None:
@@ -120,7 +119,6 @@ def test_views_go_round_every_change_then_each_turn() -> None:
     assert view_words(3, turns) == "Turn 3 (2 of 2) · t: next view"
 
 
-def test_a_turns_change_reads_as_a_changed_file() -> None:
+def test_a_change_between_turns_says_so() -> None:
     change = FileChange("n.md", "added", None, "hi\n", outside=True)
-    assert from_turn(change) == ChangedFile("n.md", "added", None, "hi\n")
-    assert file_line(from_turn(change), 2, outside=True) == "A n.md  +1 -0  (between turns)  ✎2"
+    assert file_line(change, 2, outside=True) == "A n.md  +1 -0  (between turns)  ✎2"

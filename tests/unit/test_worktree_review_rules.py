@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cockpit.api import ChangedFile
+from cockpit.api import FileChange
 from cockpit.engine.worktrees.changes import TEXT_BYTES, changed_file, name_status, untracked
 from cockpit.engine.worktrees.discarding import discard_ref, last_number
 from cockpit.engine.worktrees.git import MERGE_TREE_VERSION, too_old
@@ -75,12 +75,12 @@ def test_discards_are_numbered_per_session() -> None:
 
 
 def test_a_change_gives_its_texts_or_says_why_not() -> None:
-    assert changed_file("a", "modified", b"one\n", b"two\n") == ChangedFile(
+    assert changed_file("a", "modified", b"one\n", b"two\n") == FileChange(
         "a", "modified", "one\n", "two\n"
     )
-    assert changed_file("n", "added", None, b"new\n") == ChangedFile("n", "added", None, "new\n")
+    assert changed_file("n", "added", None, b"new\n") == FileChange("n", "added", None, "new\n")
     binary = changed_file("p.png", "modified", b"\x89PNG\0", b"text")
-    assert binary == ChangedFile("p.png", "modified", readable=False, binary=True)
+    assert binary == FileChange("p.png", "modified", readable=False, binary=True)
     latin = changed_file("l.txt", "added", None, "café".encode("latin-1"))
     assert latin.binary and not latin.readable
     big = changed_file("big", "added", None, b"x" * (TEXT_BYTES + 1))

@@ -162,8 +162,8 @@ class Checkpoints:
                 STATUS.get(entry.status, "modified"),
                 texts.get(entry.old_blob),
                 texts.get(entry.new_blob),
-                outside,
-                all(blob in texts for blob in _blobs(entry)),
+                readable=all(blob in texts for blob in _blobs(entry)),
+                outside=outside,
             )
             for entry in entries
         ]

@@ -9,7 +9,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from cockpit.api import ChangedFile
+from cockpit.api import FileChange
 from cockpit.engine.worktrees import git
 from cockpit.engine.worktrees.git import GitError
 from cockpit.engine.worktrees.project import keep_out
@@ -48,14 +48,14 @@ def untracked(output: bytes) -> list[str]:
     return [os.fsdecode(name) for name in output.split(b"\0") if name]
 
 
-def changed_file(path: str, status: str, old: bytes | None, new: bytes | None) -> ChangedFile:
+def changed_file(path: str, status: str, old: bytes | None, new: bytes | None) -> FileChange:
     """A change with its texts, or marked unreadable (binary, or too large)."""
     sides = [side for side in (old, new) if side is not None]
     if any(is_binary(side) for side in sides):
-        return ChangedFile(path, status, readable=False, binary=True)
+        return FileChange(path, status, readable=False, binary=True)
     if any(len(side) > TEXT_BYTES for side in sides):
-        return ChangedFile(path, status, readable=False)
-    return ChangedFile(
+        return FileChange(path, status, readable=False)
+    return FileChange(
         path,
         status,
         old.decode("utf-8") if old is not None else None,
@@ -72,7 +72,7 @@ async def merge_base(path: Path, worktree: Worktree) -> str:
     return found if code == 0 and found else worktree.base_commit
 
 
-async def changes(worktree: Worktree) -> list[ChangedFile]:
+async def changes(worktree: Worktree) -> list[FileChange]:
     """Every file the session changed against its merge base with the base, by path
     (ValueError when its worktree is gone)."""
     path = Path(worktree.path)

@@ -18,14 +18,13 @@ from textual.content import Content
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.api import ChangedFile, EngineAPI
+from cockpit.api import EngineAPI, FileChange
 from cockpit.text.review import ReviewComment, review_prompt
 from cockpit.ui.changes_rules import (
     ASK_TO_COMMIT,
     Target,
     comment_on,
     file_line,
-    from_turn,
     hunk_words,
     hunks,
     marks,
@@ -54,7 +53,7 @@ KEYS = (
     "  x discard  u undo  r reread  ! shell (a !command prompt in the worktree)  Esc close"
 )
 
-View = list[tuple[ChangedFile, bool]]
+View = list[tuple[FileChange, bool]]
 """The files a view shows, each with whether it changed between turns (a turn's view)."""
 
 
@@ -138,7 +137,7 @@ class ChangesScreen(Dialog[str | None]):
         self.shown_path: str | None = None
 
     @property
-    def changes(self) -> list[ChangedFile]:
+    def changes(self) -> list[FileChange]:
         """The files of the view shown."""
         return [change for change, _ in self.view]
 
@@ -201,7 +200,7 @@ class ChangesScreen(Dialog[str | None]):
         except (KeyError, ValueError) as error:
             self.say(str(error.args[0] if error.args else error), error=True)
             return None
-        return [(from_turn(change), change.outside) for change in found]
+        return [(change, change.outside) for change in found]
 
     def fill(self) -> None:
         """Show the view's files, on the file chosen before when the view still has it.
@@ -222,12 +221,12 @@ class ChangesScreen(Dialog[str | None]):
             files.highlighted = paths.index(keep) if keep in paths else 0
         self.show()
 
-    def _line(self, change: ChangedFile, outside: bool = False) -> str:
+    def _line(self, change: FileChange, outside: bool = False) -> str:
         noted = sum(c.path == change.path and c.turn == self.turn for c in self.comments)
         return clean_line(file_line(change, noted, outside=outside))
 
     @property
-    def chosen(self) -> ChangedFile | None:
+    def chosen(self) -> FileChange | None:
         index = self.query_one("#files", OptionList).highlighted
         return self.changes[index] if index is not None and index < len(self.view) else None
 
