@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,16 +25,10 @@ import pytest
 from acp import Client, spawn_agent_process
 from acp.core import ClientSideConnection
 from acp.schema import (
-    AgentMessageChunk,
-    AllowedOutcome,
     EnvVariable,
     HttpMcpServer,
     McpServerStdio,
-    RequestPermissionResponse,
     TextContentBlock,
-    ToolCallProgress,
-    ToolCallStart,
-    ToolCallUpdate,
 )
 
 from cockpit.agentkit.claude.mcp_tools import wire_name
@@ -44,6 +38,7 @@ from cockpit.plan_protocol import SERVER_NAME
 from cockpit.remote.engine import RemoteEngine
 from cockpit.service.server import Service
 from store.requests import without_breakpoints
+from tests.support.acp_client import RecordingClient
 from tests.support.checkout import TREE, tree_first
 from tests.support.engine_helpers import open_engine
 from tests.support.fake_anthropic import FakeAnthropic, reply, text, tool
@@ -185,44 +180,6 @@ async def test_the_claude_agent_keeps_the_plan_through_the_tool_in_the_service(
 # -- over ACP: a user's server ----------------------------------------------------------------
 
 
-@dataclass
-class Recording:
-    """The client's end: every session update, and every permission asked (answered with
-    `answer`)."""
-
-    answer: str = "allow"
-    updates: list[Any] = field(default_factory=list)
-    asked: list[ToolCallUpdate] = field(default_factory=list)
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.updates.append(update)
-
-    async def request_permission(
-        self, options: Any, session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
-    ) -> RequestPermissionResponse:
-        self.asked.append(tool_call)
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=self.answer)
-        )
-
-    def reply(self) -> str:
-        return "".join(
-            u.content.text
-            for u in self.updates
-            if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock)
-        )
-
-    def tool_calls(self) -> list[tuple[str, str, str]]:
-        """Each tool call as (title, final status, final text), in the order started."""
-        titles = {u.tool_call_id: u.title for u in self.updates if isinstance(u, ToolCallStart)}
-        ends: dict[str, tuple[str, str]] = {}
-        for update in self.updates:
-            if isinstance(update, ToolCallProgress) and update.status in ("completed", "failed"):
-                block = (update.content or [])[-1]
-                ends[update.tool_call_id] = (update.status, block.content.text)
-        return [(title, *ends[call_id]) for call_id, title in titles.items()]
-
-
 def stdio(name: str, args: list[str], env: dict[str, str]) -> McpServerStdio:
     """A stdio server as a client hands it."""
     return McpServerStdio(
@@ -256,7 +213,9 @@ def handed(tmp_path: Path) -> Handed:
 
 
 @asynccontextmanager
-async def claude_agent(handed: Handed, recording: Recording) -> AsyncIterator[ClientSideConnection]:
+async def claude_agent(
+    handed: Handed, recording: RecordingClient
+) -> AsyncIterator[ClientSideConnection]:
     """The Claude agent over ACP, its stderr (and its servers') kept in a file."""
     env = tree_first(
         {
@@ -302,7 +261,7 @@ async def test_a_user_servers_tool_is_asked_about_then_called_and_its_result_sen
         reply(tool(FAIL, {})),
         reply(text("Echoed.")),
     )
-    recording = Recording()
+    recording = RecordingClient()
     async with claude_agent(handed, recording) as conn:
         session = await conn.new_session(cwd=str(project_dir), mcp_servers=[handed.echo_server()])
         assert await prompt(conn, session.session_id, "echo hello") == "end_turn"
@@ -335,7 +294,7 @@ async def test_a_refused_call_never_reaches_the_server(
     handed: Handed, project_dir: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(tool(ECHO, {"text": "no"})), reply(text("Understood.")))
-    recording = Recording(answer="reject")
+    recording = RecordingClient(answer="reject")
     async with claude_agent(handed, recording) as conn:
         session = await conn.new_session(cwd=str(project_dir), mcp_servers=[handed.echo_server()])
         assert await prompt(conn, session.session_id, "echo no") == "end_turn"
@@ -349,7 +308,7 @@ async def test_plan_mode_refuses_a_user_servers_tool_without_asking(
     handed: Handed, project_dir: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(tool(ECHO, {"text": "no"})), reply(text("I would echo it.")))
-    recording = Recording()
+    recording = RecordingClient()
     async with claude_agent(handed, recording) as conn:
         session = await conn.new_session(cwd=str(project_dir), mcp_servers=[handed.echo_server()])
         await conn.set_session_mode(mode_id="plan", session_id=session.session_id)
@@ -368,7 +327,7 @@ async def test_a_server_that_cannot_start_gives_a_notice_and_the_turn_goes_on(
     )
     remote = HttpMcpServer(type="http", name="remote", url="http://127.0.0.1:9/mcp", headers=[])
     fake.script(reply(tool("list_files", {})), reply(text("One file.")))
-    recording = Recording()
+    recording = RecordingClient()
     async with claude_agent(handed, recording) as conn:
         session = await conn.new_session(
             cwd=str(project_dir), mcp_servers=[broken, remote, handed.echo_server()]
@@ -390,7 +349,7 @@ async def test_the_plan_token_reaches_neither_the_model_nor_a_log(
     handed: Handed, project_dir: Path, fake: FakeAnthropic
 ) -> None:
     fake.script(reply(tool(UPDATE, {"items": ITEMS})), reply(tool(READ, {})), reply(text("Done.")))
-    recording = Recording()
+    recording = RecordingClient()
     async with plan_socket() as socket:
         env = {**socket.environment(session="s-9", token=TOKEN), "COCKPIT_PLAN_TIMEOUT": "5"}
         plan = stdio(SERVER_NAME, ["-m", "cockpit.plan_server"], env)

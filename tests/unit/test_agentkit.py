@@ -12,7 +12,6 @@ from typing import Any, cast
 
 import pytest
 from acp.core import AgentSideConnection, RequestError
-from acp.schema import AllowedOutcome, RequestPermissionResponse
 
 from cockpit.agentkit.claude.config import MAX_STEPS as CLAUDE_MAX_STEPS
 from cockpit.agentkit.claude.config import models as claude_models
@@ -35,6 +34,7 @@ from cockpit.agentkit.scenarios import (
 from cockpit.agentkit.settings import MODES, check_mode, select_option, session_modes
 from cockpit.cli.agents import demo_scenarios
 from store.chunk_log import ChunkLog
+from tests.support.acp_client import RecordingClient
 from tests.support.checkout import tree_first
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,22 +158,6 @@ def test_a_bundled_agent_with_no_client_on_stdin_stops_at_once(script: str, tmp_
     )
     assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
     assert ran.stdout == b""
-
-
-class RecordingClient:
-    """The client's end of a bundled agent's connection: what a turn sent it, and an
-    answer "Allow once" to every permission request."""
-
-    def __init__(self) -> None:
-        self.updates: list[Any] = []
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.updates.append(update)
-
-    async def request_permission(self, **kwargs: Any) -> RequestPermissionResponse:
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id="allow")
-        )
 
 
 async def test_a_claude_turn_alone_stops_at_its_step_limit_without_calling_the_model(

@@ -15,44 +15,15 @@ from typing import Any, cast
 from acp import Client, spawn_agent_process
 from acp.core import ClientSideConnection
 from acp.schema import (
-    AgentMessageChunk,
     EnvVariable,
     McpServerStdio,
     TextContentBlock,
-    ToolCallProgress,
-    ToolCallStart,
 )
 
 from cockpit.plan_protocol import SERVER_NAME, answer_line
+from tests.support.acp_client import RecordingClient
 from tests.support.checkout import TREE, tree_first
 from tests.support.plan_socket import plan_socket
-
-
-class Transcript:
-    """The client's end: every session update, recorded as it arrives."""
-
-    def __init__(self) -> None:
-        self.updates: list[Any] = []
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.updates.append(update)
-
-    def reply(self) -> str:
-        return "".join(
-            u.content.text
-            for u in self.updates
-            if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock)
-        )
-
-    def tool_calls(self) -> list[tuple[str, str, str]]:
-        """Each tool call as (title, final status, final text), in the order started."""
-        titles = {u.tool_call_id: u.title for u in self.updates if isinstance(u, ToolCallStart)}
-        ends: dict[str, tuple[str, str]] = {}
-        for update in self.updates:
-            if isinstance(update, ToolCallProgress) and update.status in ("completed", "failed"):
-                [block] = update.content or []
-                ends[update.tool_call_id] = (update.status, block.content.text)
-        return [(title, *ends[call_id]) for call_id, title in titles.items()]
 
 
 def plan_tool(env: Mapping[str, str]) -> McpServerStdio:
@@ -67,8 +38,8 @@ def plan_tool(env: Mapping[str, str]) -> McpServerStdio:
 
 
 @asynccontextmanager
-async def demo_agent(home: Path) -> AsyncIterator[tuple[ClientSideConnection, Transcript]]:
-    transcript = Transcript()
+async def demo_agent(home: Path) -> AsyncIterator[tuple[ClientSideConnection, RecordingClient]]:
+    transcript = RecordingClient()
     env = tree_first({"HOME": str(home), "COCKPIT_DATA_DIR": str(home / "data")})
     async with spawn_agent_process(
         cast(Client, transcript),
