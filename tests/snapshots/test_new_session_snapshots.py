@@ -6,7 +6,6 @@ test fills, so every run lists the same folders."""
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from cockpit.ui.screens.new_session import NewSessionScreen
 from cockpit.ui.screens.questions import ConfirmScreen
 from tests.snapshots.test_tui_snapshots import app_with, one_existing_session, settle
 from tests.support.git_repos import git, make_repo
+from tests.support.snapshot_folders import snapshot_folder
 from tests.support.ui_helpers import burst, wait_until
 
 Snap = Callable[..., bool]
@@ -64,9 +64,7 @@ def only_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def fresh(name: str) -> Path:
     """A folder for a repository the picture shows: the same path every run."""
-    repo = Path(tempfile.gettempdir()) / "cockpit-snapshots" / name
-    shutil.rmtree(repo, ignore_errors=True)
-    return repo
+    return snapshot_folder(name, made=False)
 
 
 def test_the_worktree_choice_at_80x24(

@@ -7,8 +7,6 @@ the same paths in every run."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from cockpit.ui.screens.reading import PlanScreen, TextScreen
 from cockpit.ui.tool_card import ToolCard
 from store import chunk_from_update
 from tests.support.git_repos import make_repo
+from tests.support.snapshot_folders import snapshot_folder
 from tests.support.ui_helpers import (
     NOW,
     fill_now,
@@ -66,10 +65,7 @@ def main() -> None:
 
 def fixed_folder(name: str) -> Path:
     """A fresh folder whose path is the same in every run (it shows in the pictures)."""
-    folder = Path(tempfile.gettempdir()) / "cockpit-snapshots" / name
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
+    return snapshot_folder(name)
 
 
 async def settle(pilot: Any) -> None:

@@ -5,7 +5,6 @@ of the demo agent starting."""
 from __future__ import annotations
 
 import random
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from cockpit.ui.bubbles import ThoughtBubble
 from cockpit.ui.transcript import TranscriptView
 from store import chunk_from_update, note
 from store.workload import benchmark_reply, markdown_reply, text_update
+from tests.support.snapshot_folders import snapshot_folder
 from tests.support.ui_helpers import (
     add_rows,
     add_session,
@@ -42,9 +42,7 @@ Snap = Callable[..., bool]
 
 def project_of(tmp_path: Path) -> Path:
     """A project folder whose path is the same in every run (it shows in the pictures)."""
-    folder = Path(tempfile.gettempdir()) / "cockpit-snapshots" / "project"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return snapshot_folder("project", fresh=False)
 
 
 def app_with(tmp_path: Path, build: Callable[[Engine, Path], Any] | None = None) -> CockpitApp:

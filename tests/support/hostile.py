@@ -48,7 +48,7 @@ def main() -> int:
     parser.add_argument("--through", default="run,engine,tui", help="run, engine, tui")
     options = parser.parse_args()
     prompt = f"hostile n={options.lines} seed={options.seed} huge={options.huge}"
-    log = Path(tempfile.gettempdir()) / "cockpit-hostile.log"
+    log = Path(tempfile.mkdtemp(prefix="cockpit-hostile-")) / "cockpit.log"  # private
     logging.basicConfig(filename=log, filemode="w", level=logging.WARNING)  # as the app does
     print(f"the engine's and the TUI's log: {log}")
     failed = False
