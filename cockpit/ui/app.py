@@ -79,6 +79,7 @@ from cockpit.ui.engine_messages import (
 from cockpit.ui.failures import reported
 from cockpit.ui.footer import KeyFooter
 from cockpit.ui.held_keys import HeldKeys
+from cockpit.ui.keys_in_order import HandedOn
 from cockpit.ui.live_settings import LiveSettings
 from cockpit.ui.modes_and_options import ModesAndOptions
 from cockpit.ui.one_line import clean_line, short_folder
@@ -320,10 +321,23 @@ class CockpitApp(App[None]):
         """Open a dialog unless the same one is open already: a key pressed twice in one
         burst (Ctrl+O Ctrl+O, a held F1) opens it once. What its callback raises (the
         engine failing to do what the dialog asked) is reported; the app goes on. Returns
-        what waits until the dialog is mounted (None when it was open already)."""
+        what waits until the dialog is mounted (None when it was open already). The keys
+        typed meanwhile (F6 then t, in one burst) are held until it is, and go to it."""
         if any(same_dialog(screen, opened) for opened in self.screen_stack):
             return None
-        return self.push_screen(screen, None if callback is None else self._reporting(callback))
+        opened = self.push_screen(screen, None if callback is None else self._reporting(callback))
+        holding = self.keys.holding  # a hold begun before (the start) is released by its owner
+        if not holding:
+            self.keys.hold_keys()
+            self.run_worker(self._landed(opened), group="dialogs", exit_on_error=False)
+        return opened
+
+    async def _landed(self, opened: Awaitable[Any]) -> None:
+        """Release the keys held while a dialog opened, once it is mounted."""
+        try:
+            await opened
+        finally:
+            self.keys.release_keys()
 
     def _reporting(self, callback: Callable[[Any], Any]) -> Callable[[Any], Awaitable[None]]:
         async def answered(result: Any) -> None:
@@ -360,13 +374,13 @@ class CockpitApp(App[None]):
         if self.use_command_palette and not any(
             isinstance(screen, CommandPalette) for screen in self.screen_stack
         ):
-            self.push_screen(Palette(id="--command-palette"))
+            self.open_screen(Palette(id="--command-palette"))
 
     def search_themes(self) -> None:
         """The palette's "Change theme", in Cockpit's palette: Textual's own, an Enter held
         on a theme chose it twice and the second closed the screen under it (the app died,
         seen under the key monkey)."""
-        self.push_screen(Palette(providers=[ThemeProvider], placeholder="Search for themes…"))
+        self.open_screen(Palette(providers=[ThemeProvider], placeholder="Search for themes…"))
 
     # -- themes -------------------------------------------------------------------------------
 
@@ -638,7 +652,10 @@ class CockpitApp(App[None]):
                 composer.focus()
 
         comments = self.reviews.setdefault(session, [])
-        self.open_screen(ChangesScreen(self.engine, session, worktree.branch, comments), answered)
+        self.open_screen(
+            ChangesScreen(self.engine, session, worktree.branch, comments, self.open_screen),
+            answered,
+        )
 
     def action_help(self) -> None:
         """Show every key, Ctrl+Q as it acts (detach, unless the agents run in Cockpit)."""
@@ -692,6 +709,9 @@ class CockpitApp(App[None]):
     def on_permission_prompt_key_after_answer(
         self, message: PermissionPrompt.KeyAfterAnswer
     ) -> None:
+        self.keys.hold_ahead(message.key, message.character)
+
+    def on_handed_on(self, message: HandedOn) -> None:
         self.keys.hold_ahead(message.key, message.character)
 
     def on_new_session_screen_key_after_choice(

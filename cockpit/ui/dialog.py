@@ -13,6 +13,7 @@ one burst made the session the Esc had cancelled.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from textual import events, on
@@ -28,6 +29,10 @@ from textual.worker import Worker
 from cockpit.ui.keys_in_order import ran_own_binding
 
 Result = TypeVar("Result")
+
+OpenScreen = Callable[[Screen[Any], Any], Awaitable[Any] | None]
+"""How a component opens a dialog: the screen, and what to do with its answer. It returns
+what waits until the dialog is mounted (None when the same one was open already)."""
 
 
 def closed_already(screen: Screen[Any]) -> bool:

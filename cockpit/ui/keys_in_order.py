@@ -12,21 +12,26 @@ letters typed after it arrive).
 from __future__ import annotations
 
 from textual import events
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input
 
 
-async def ran_own_binding(widget: Widget, event: events.Key, *, text: bool = True) -> bool:
+async def ran_own_binding(
+    widget: Widget, event: events.Key, *, text: bool = True, screen: bool = False
+) -> bool:
     """Run the binding `widget` itself has for the key, now (True when it ran); False
     leaves the key to go its usual way (a letter typed, the app's key, or disabled).
     `text`: the widget takes printable keys as text (a field, the prompt), so none of
-    them is looked up (the lookup walks every binding on screen, at each letter)."""
+    them is looked up (the lookup walks every binding on screen, at each letter).
+    `screen`: its screen's bindings are run too (a list whose keys are the screen's)."""
     if text and event.is_printable:
         return False
     active = widget.screen.active_bindings.get(event.key)
-    if active is None or active.node is not widget or not active.enabled:
+    owners = (widget, widget.screen) if screen else (widget,)
+    if active is None or active.node not in owners or not active.enabled:
         return False
-    if not await widget.app.run_action(active.binding.action, widget):
+    if not await widget.app.run_action(active.binding.action, active.node):
         return False
     event.stop()
     event.prevent_default()
@@ -43,6 +48,29 @@ def passed_on(widget: Widget, event: events.Key) -> bool:
     event.stop()
     event.prevent_default()
     widget.app.post_message(events.Key(event.key, event.character))
+    return True
+
+
+class HandedOn(Message):
+    """A key that reached a widget after its screen lost the keyboard to a dialog it
+    opened (`c`, then the comment, in one burst): it belongs to that dialog, ahead of the
+    keys held since it opened."""
+
+    def __init__(self, key: str, character: str | None) -> None:
+        super().__init__()
+        self.key = key
+        self.character = character
+
+
+def handed_on(widget: Widget, event: events.Key) -> bool:
+    """Send a key that reached `widget` while another screen is on top of its own on to
+    that screen (True when it did). Textual queued it at the widget before the dialog
+    opened; there it would act on the screen below, or its Enter on the dialog, alone."""
+    if widget.app.screen is widget.screen:
+        return False
+    event.stop()
+    event.prevent_default()
+    widget.post_message(HandedOn(event.key, event.character))
     return True
 
 

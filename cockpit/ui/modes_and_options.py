@@ -17,13 +17,13 @@ from cockpit.ui.agent_options import (
     named_choice,
     option_choices,
 )
+from cockpit.ui.dialog import OpenScreen
 from cockpit.ui.failures import reported
 from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.questions import OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen
 from cockpit.ui.sessions import Sessions
-from cockpit.ui.switching import OpenScreen
 from store import SessionRecord
 
 

@@ -11,12 +11,12 @@ from typing import Any
 from textual.app import App
 
 from cockpit.api import EngineAPI, SessionRecord, read_race, read_worktree
+from cockpit.ui.dialog import OpenScreen
 from cockpit.ui.failures import reported_to
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.race import RaceScreen
 from cockpit.ui.sessions import Sessions
-from cockpit.ui.switching import OpenScreen
 
 USAGE = "/race AGENTS PROMPT: agents by name with commas (demo,demo), then the prompt."
 

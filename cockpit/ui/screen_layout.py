@@ -10,10 +10,10 @@ from typing import Any
 from textual.app import App
 
 from cockpit.ui.composer import Composer
+from cockpit.ui.dialog import OpenScreen
 from cockpit.ui.rail import SessionRail
 from cockpit.ui.rail_visibility import choice_after_toggle, rail_shown
 from cockpit.ui.screens.help import HelpScreen
-from cockpit.ui.switching import OpenScreen
 from cockpit.ui.transcript import TranscriptView
 from cockpit.ui.welcome import PLACEHOLDER, Welcome
 

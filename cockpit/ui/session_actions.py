@@ -16,6 +16,7 @@ from cockpit.api import DEFAULT_AGENT, AgentSpec, EngineAPI, Status, WorktreeReq
 from cockpit.text.textout import session_title
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
 from cockpit.ui.composer import Composer
+from cockpit.ui.dialog import OpenScreen
 from cockpit.ui.drafts import Drafts
 from cockpit.ui.failures import reported, reported_to
 from cockpit.ui.held_keys import HeldKeys
@@ -28,7 +29,7 @@ from cockpit.ui.session_states import quit_question
 from cockpit.ui.sessions import Sessions
 from cockpit.ui.shell_rules import escape_does, interrupt_does
 from cockpit.ui.shell_runs import ShellRuns
-from cockpit.ui.switching import OpenScreen, Switching
+from cockpit.ui.switching import Switching
 from store import SessionBusy
 
 INTERRUPT_AGAIN = 2.0

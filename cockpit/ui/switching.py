@@ -5,18 +5,18 @@ transcript is read next, once, however many sessions are chosen meanwhile."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from textual.app import App
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import OptionList
 
 from cockpit.api import AgentSpec, EngineAPI, PermissionRequest, WorktreeRequest
 from cockpit.ui.composer import Composer
+from cockpit.ui.dialog import OpenScreen
 from cockpit.ui.drafts import Drafts
 from cockpit.ui.failures import reported, reported_to
 from cockpit.ui.held_keys import HeldKeys
@@ -29,11 +29,6 @@ from cockpit.ui.session_states import next_needing
 from cockpit.ui.sessions import Sessions
 from cockpit.ui.shell_rules import history_entries
 from cockpit.ui.transcript import TranscriptView
-
-OpenScreen = Callable[[Screen[Any], Any], Awaitable[Any] | None]
-"""How a component opens a dialog: the screen, and what to do with its answer. It returns
-what waits until the dialog is mounted (None when the same one was open already)."""
-
 
 SLOW_WORKTREE = 0.4
 """Seconds a worktree may take to make before the user is told it is on its way."""

@@ -11,12 +11,12 @@ from textual.app import App
 
 from cockpit.api import CleanupItem, EngineAPI, read_worktree, read_worktree_archive
 from cockpit.text.textout import session_title
+from cockpit.ui.dialog import OpenScreen
 from cockpit.ui.failures import reported, reported_to
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.cleanup import CleanupScreen, removal_question
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.sessions import Sessions
-from cockpit.ui.switching import OpenScreen
 
 
 class WorktreeActions:

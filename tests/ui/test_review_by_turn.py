@@ -16,7 +16,7 @@ from cockpit.text.review import short_quote
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.screens.changes import ChangesScreen
 from tests.support.git_repos import make_repo
-from tests.support.ui_helpers import ready, send, wait_until
+from tests.support.ui_helpers import burst, ready, send, wait_until
 from tests.support.ui_service_helpers import Engines
 
 
@@ -154,3 +154,22 @@ async def test_a_refresh_while_a_comment_is_typed_loses_nothing(
             return said[-1] == "review:\n- README.md:2: Keep this.\n  > TWO"
 
         await wait_until(reviewed, what="the review prompt")
+
+
+async def test_a_t_typed_as_the_changes_open_shows_the_first_turn(
+    engines: Engines, tmp_path: Path
+) -> None:
+    """F6 then t at once: the `t` waits for the turns to be read instead of finding none."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "one\ntwo\nthree\n"})
+    app = engines.app(repo)
+    app.worktree = True
+    async with app.run_test(size=(100, 30)) as pilot:
+        await two_turns(app, pilot)
+        burst(app, "f6", "t", "c", *"Who reads it?", "enter")
+        await wait_until(lambda: on_changes(app) is not None, what="the changes")
+        screen = on_changes(app)
+        assert screen is not None
+        await wait_until(lambda: len(screen.comments) == 1, what="the comment")
+        assert screen.turn == 1 and [c.path for c in screen.changes] == [NOTES_FILE]
+        assert screen.comments[0].turn == 1 and screen.comments[0].path == NOTES_FILE
+        assert not any("No turn of this session" in str(n.message) for n in app._notifications)

@@ -6,15 +6,17 @@ screen only shows and asks."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, MutableSequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.screen import Screen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -37,10 +39,10 @@ from cockpit.ui.changes_rules import (
     turns_of,
     view_words,
 )
-from cockpit.ui.dialog import Dialog, escape
+from cockpit.ui.dialog import Dialog, OpenScreen, escape
 from cockpit.ui.diffs.palette import diff_styles
 from cockpit.ui.diffs.render import render_diff
-from cockpit.ui.keys_in_order import Field
+from cockpit.ui.keys_in_order import Field, handed_on, ran_own_binding
 from cockpit.ui.one_line import clean_line
 from cockpit.ui.screens.questions import ConfirmScreen
 
@@ -75,6 +77,16 @@ class AskScreen(Dialog[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
+
+
+class FileList(OptionList):
+    """The changed files, where the keyboard is. The screen's keys run as they come, in
+    the order typed (`t` then `c`: the comment is on the turn's view), and a key that
+    comes after `c` opened the comment's field (in one burst) goes on to the field."""
+
+    async def on_key(self, event: events.Key) -> None:
+        if not handed_on(self, event):
+            await ran_own_binding(self, event, text=False, screen=True)
 
 
 class ChangesScreen(Dialog[str | None]):
@@ -121,9 +133,13 @@ class ChangesScreen(Dialog[str | None]):
         session: str,
         branch: str,
         comments: MutableSequence[ReviewComment] | None = None,
+        open_screen: OpenScreen | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
+        self.open_screen: OpenScreen = open_screen or self._push
+        """How a question of this screen is opened: the app's way, which holds the keys
+        typed after `c` until the comment's field is there to take them."""
         self.session = session
         self.branch = branch
         self.comments: MutableSequence[ReviewComment] = comments if comments is not None else []
@@ -135,6 +151,12 @@ class ChangesScreen(Dialog[str | None]):
         self.view: View = []
         self.target = Target()
         self.shown_path: str | None = None
+        self.read = asyncio.Event()
+        """Set once the changes and the turns were first read (or could not be): a `t`
+        typed before waits for them instead of finding no turn."""
+
+    def _push(self, screen: Screen[Any], callback: Any = None) -> Awaitable[Any] | None:
+        return self.app.push_screen(screen, callback)
 
     @property
     def changes(self) -> list[FileChange]:
@@ -144,7 +166,7 @@ class ChangesScreen(Dialog[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self._title(), id="title", classes="dialog-title")
-            yield OptionList(id="files")
+            yield FileList(id="files")
             with VerticalScroll(id="diff"):
                 yield Static(id="diff-body")
             yield Static(id="notes")
@@ -177,6 +199,8 @@ class ChangesScreen(Dialog[str | None]):
         except ValueError as error:
             self.say(str(error), error=True)
             return
+        finally:
+            self.read.set()
         self.views = {None: [(change, False) for change in changes]}
         if self.turn is not None:
             view = await self._read_turn(self.turn) if self.turn in self.turns else None
@@ -292,6 +316,7 @@ class ChangesScreen(Dialog[str | None]):
     async def action_view(self, step: int) -> None:
         """The next view: every change, then each turn's (read as the screen opened; one
         not read yet is read now)."""
+        await self.read.wait()
         if not self.turns:
             self.say("No turn of this session has a checkpoint yet: only its whole work shows.")
             return
@@ -319,7 +344,7 @@ class ChangesScreen(Dialog[str | None]):
                 self._relabel()
                 self.show()
 
-        self.app.push_screen(
+        self.open_screen(
             AskScreen(
                 f"Comment on {change.path}: {self.query_one('#where', Label).content}",
                 "Enter adds it; s sends every comment as one prompt",
@@ -351,7 +376,7 @@ class ChangesScreen(Dialog[str | None]):
                 return
             self.run_engine(self.engine.commit_worktree(self.session, message), reload=True)
 
-        self.app.push_screen(
+        self.open_screen(
             AskScreen(
                 f"Commit everything on {self.branch}", "a message; empty asks the agent to commit"
             ),
@@ -384,9 +409,7 @@ class ChangesScreen(Dialog[str | None]):
                 result = await self.engine.merge_worktree(self.session)
                 self.say(merge_words(result), error=not result.merged)
 
-        self.app.push_screen(
-            ConfirmScreen(merge_question(self.branch, plan), "Merge", "Wait"), merge
-        )
+        self.open_screen(ConfirmScreen(merge_question(self.branch, plan), "Merge", "Wait"), merge)
 
     def action_push(self) -> None:
         self.run_engine(self.engine.push_worktree(self.session))
@@ -400,7 +423,7 @@ class ChangesScreen(Dialog[str | None]):
             f"Discard every change of {self.branch} ({len(self.changes)} file(s))? It is kept"
             " under refs/cockpit: u on this screen brings it back."
         )
-        self.app.push_screen(ConfirmScreen(question, "Discard", "Keep"), discard)
+        self.open_screen(ConfirmScreen(question, "Discard", "Keep"), discard)
 
     def action_undo_discard(self) -> None:
         self.run_engine(self.engine.undo_discard(self.session), reload=True)
