@@ -183,6 +183,39 @@ def keep_timer_delays_positive() -> None:
     Timer.__init__ = init  # type: ignore[method-assign]
 
 
+def spell_out_alt_keys() -> None:
+    """Give Textual's Linux driver a parser that reads Alt+letter in a burst: each read
+    from the terminal goes through `alt_keys_spelled_out` first (it wraps the driver's
+    `XTermParser`, a private module's class the driver names at each start).
+
+    Textual's parser reports ESC w followed, in the same read, by another sequence (Alt+W
+    then Down, typed fast or over SSH) as `^` and `w`: the new-session dialog's Alt+W
+    did not happen and a `w` was typed. Without it Alt keys work only when they come
+    alone. Idempotent."""
+    from textual._xterm_parser import XTermParser
+    from textual.drivers import linux_driver
+
+    from cockpit.text.alt_keys import alt_keys_spelled_out
+
+    if getattr(linux_driver.XTermParser, "cockpit_spells_alt", False):  # type: ignore[attr-defined]
+        return
+
+    class AltKeysParser(XTermParser):
+        """Textual's parser, fed each read with its Alt+letters spelled out."""
+
+        cockpit_spells_alt = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.pasting = False
+
+        def feed(self, data: str) -> Iterable[Any]:
+            spelled, self.pasting = alt_keys_spelled_out(data, self.pasting)
+            return super().feed(spelled)
+
+    linux_driver.XTermParser = AltKeysParser  # type: ignore[attr-defined]
+
+
 # --- the test suite's pilot --------------------------------------------------------------
 
 PILOT_IDLE_WINDOW = 0.002

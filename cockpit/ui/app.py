@@ -54,7 +54,11 @@ from cockpit.api import (
     read_command,
     read_worktree,
 )
-from cockpit.compat.textual_private import keep_timer_delays_positive, widget_is_mounted
+from cockpit.compat.textual_private import (
+    keep_timer_delays_positive,
+    spell_out_alt_keys,
+    widget_is_mounted,
+)
 from cockpit.paths import bundled_dir, config_dir, settings_path
 from cockpit.text.mentions import format_mention
 from cockpit.text.review import ReviewComment
@@ -190,6 +194,7 @@ class CockpitApp(App[None]):
         worktree: bool = False,
     ) -> None:
         keep_timer_delays_positive()  # before any timer: a negative one froze the screen
+        spell_out_alt_keys()  # before the driver starts: Alt+W then Down in one read
         super().__init__()
         self._engine: EngineAPI | None = None if callable(engine) else engine
         self._engine_factory: EngineFactory | None = engine if callable(engine) else None
