@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from cockpit.records import *  # noqa: F403 (the records are part of the contract)
 from cockpit.records import (
+    Form,
     PermissionOption,
     Plan,
     PlanEntry,
@@ -171,6 +172,10 @@ class PermissionRequest:
     tool_call: Mapping[str, Any]
     options: tuple[Mapping[str, Any], ...]
     created: float = field(default_factory=time.time)
+    form: Form | None = None
+    """Set when the agent asks the user to fill a form or open a link (`elicitation/create`)
+    rather than to allow a tool call: it has no options, and is answered with
+    `answer_form`."""
 
     @property
     def tool_call_id(self) -> str:
