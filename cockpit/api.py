@@ -1009,6 +1009,18 @@ class EngineAPI(Protocol):
     ) -> None:
         """Answer a pending request with one of the agent's options (None cancels it)."""
 
+    async def answer_form(
+        self,
+        request_id: str,
+        action: str,
+        values: Mapping[str, Any] | None = None,
+        decided_by: str = "user",
+    ) -> None:
+        """Answer a pending form (a request with a `form`): "accept" with its `values`
+        (text is coerced as the form's schema says), "decline" or "cancel". KeyError when
+        no such form waits; ValueError saying which field is wrong when the values do not
+        fit. Nothing answers a form on its own: `allow_automatically` never does."""
+
     # reading
     async def page(self, session_id: str, before_seq: int | None = None) -> Page:
         """The page of rows before `before_seq` (the tail by default)."""
@@ -1140,6 +1152,7 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "pending_count": CallKind.LOCAL,
         "first_pending": CallKind.LOCAL,
         "answer_permission": CallKind.ONCE,
+        "answer_form": CallKind.ONCE,
         "page": CallKind.READ,
         "rows_after": CallKind.READ,
         "rows": CallKind.READ,

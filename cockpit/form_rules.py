@@ -72,9 +72,6 @@ def read_form(message: object, mode: Mapping[str, Any]) -> Form:
     schema = mode.get("requestedSchema")
     if not isinstance(schema, Mapping):
         raise FormRefused("the form has no schema")
-    size = len(json.dumps(schema, default=str))
-    if size > MAX_SCHEMA:
-        raise FormRefused(f"its schema is {size:,} characters; a form may have {MAX_SCHEMA:,}")
     if schema.get("type", "object") != "object":
         raise FormRefused("its schema is not an object of fields")
     properties = schema.get("properties") or {}
@@ -84,6 +81,9 @@ def read_form(message: object, mode: Mapping[str, Any]) -> Form:
         raise FormRefused(
             f"it has {len(properties):,} fields; Cockpit shows forms of up to {MAX_FIELDS}"
         )
+    size = len(json.dumps(schema, default=str))
+    if size > MAX_SCHEMA:
+        raise FormRefused(f"its schema is {size:,} characters; a form may have {MAX_SCHEMA:,}")
     required = schema.get("required") or []
     if not isinstance(required, list):
         raise FormRefused("its list of required fields is not a list")

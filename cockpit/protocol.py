@@ -21,7 +21,7 @@ from typing import Any
 from cockpit import api
 from store.model import Frame
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 """Bumped whenever a method, a parameter or a record changes shape: a client and a service of
 different versions refuse each other with a message that says so."""
 
@@ -35,6 +35,8 @@ RECORDS: dict[str, type[Any]] = {
         api.Row,
         api.Page,
         api.PermissionRequest,
+        api.Form,
+        api.FormField,
         api.AgentSpec,
         api.AgentInfo,
         api.FileMatch,
@@ -386,6 +388,7 @@ def _sqlite_error(kind: str, message: str, data: Mapping[str, Any]) -> Exception
 _PLAIN_ERRORS: dict[str, type[Exception]] = {
     "KeyError": KeyError,
     "ValueError": ValueError,
+    "FormValueError": ValueError,
     "TypeError": TypeError,
     "SchemaError": api.SchemaError,
 }

@@ -156,6 +156,29 @@ RAW_REQUESTS: dict[str, tuple[tuple[str, Any], ...]] = {
                        "terminal/release")
     ),
     "no-program": (("terminal/create", {"sessionId": "{sid}", "command": "/no/such/program"}),),
+    "bad-forms": tuple(
+        ("elicitation/create", {"sessionId": "{sid}", "message": "m", **mode})
+        for mode in (
+            {"mode": "form", "requestedSchema": {"properties": {"address": {
+                "type": "object", "properties": {"street": {"type": "string"}}}}}},
+            {"mode": "form", "requestedSchema": {"properties": 5}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                f"f{n}": {"type": "string"} for n in range(5000)}}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                "x": {"type": "string", "title": "t" * 300_000}}}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                "x": {"type": "string", "enum": [1, 2]}}}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                "x": {"type": "array", "items": {"type": "object"}}}}},
+            {"mode": "url", "elicitationId": "e1", "url": "javascript:alert(1)"},
+            {"mode": "_custom"},
+        )
+    ),
+    "escape-form": (("elicitation/create", {
+        "sessionId": "{sid}", "mode": "form", "message": "hi \x1b]0;pwned\x07 there",
+        "requestedSchema": {"properties": {"name": {
+            "type": "string", "title": "Name \x1b[31mred\x1b[0m", "description": "\x1b[2J"}}},
+    }),),
 }  # fmt: skip
 """Requests that follow ACP's schema and that Cockpit cannot serve: terminals it never
 made, a program that does not exist."""
