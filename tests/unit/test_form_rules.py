@@ -127,7 +127,7 @@ def test_answers_are_validated_against_the_form() -> None:
         "count": 3,
         "tags": ["a"],
     }
-    for values, why in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({}, "Name is required"),
         ({"name": "a"}, "at least 2 characters"),
         ({"name": "abcdef"}, "at most 5 characters"),
@@ -137,7 +137,8 @@ def test_answers_are_validated_against_the_form() -> None:
         ({"name": "ada", "tags": ["a", "b"]}, "at most 1 choices"),
         ({"name": "ada", "nope": 1}, "no field 'nope'"),
         ({"name": "ada", "ratio": True}, "takes a number"),
-    ]:
+    ]
+    for values, why in cases:
         with pytest.raises(FormValueError, match=why):
             validate(made, values)
 
