@@ -333,6 +333,15 @@ def _plain(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
+def defaults(form: Form) -> dict[str, Any]:
+    """The values the form suggests (its fields' defaults), as a screen fills them in."""
+    return {
+        field.name: list(field.default) if isinstance(field.default, tuple) else field.default
+        for field in form.fields
+        if field.default is not None
+    }
+
+
 def masked(form: Form, content: Mapping[str, Any]) -> dict[str, Any]:
     """`content` as it may be shown and stored: a secret field's value is MASK."""
     secret = {field.name for field in form.fields if field.secret}
