@@ -78,9 +78,9 @@ def form_summary(form: Form) -> Text:
 def form_hint(form: Form) -> Text:
     """The keys of the form."""
     if form.is_link:
-        keys = "Enter: I opened it · c copies the link · Tab to Decline · Esc cancels"
+        keys = "Enter: opened it · c copies it · Tab · Esc cancels"
     else:
-        keys = "Tab next field · Space ticks · Enter sends · Esc cancels"
+        keys = "Tab next · Space ticks · Enter sends · Esc cancels"
     return Text(keys, style="dim")
 
 
@@ -184,6 +184,7 @@ class FormPrompt(Widget):
     FormPrompt .problem {{
         color: $text-error;
         height: auto;
+        display: none;
     }}
     FormPrompt .help, FormPrompt .hint {{
         color: $foreground;
@@ -232,7 +233,8 @@ class FormPrompt(Widget):
             else:
                 yield ButtonPart("Send", id="send", variant="success", compact=True)
             yield ButtonPart("Decline", id="decline", variant="error", compact=True)
-        yield Static("", classes="help")
+        if not self.form.is_link:
+            yield Static("", classes="help")
         yield Static(form_hint(self.form), classes="hint")
 
     def _part(self, field: FormField, number: int) -> Widget:
@@ -278,7 +280,8 @@ class FormPrompt(Widget):
         """Say what the field now focused takes."""
         field = next((f for f in self.form.fields if self._parts.get(f.name) is event.widget), None)
         help_text = field_help(field) if field is not None else ""
-        self.query_one(".help", Static).update(Text(printable(help_text), style="dim"))
+        for shown in self.query(".help").results(Static):
+            shown.update(Text(printable(help_text), style="dim"))
 
     def parts(self) -> list[Widget]:
         """The form's fields and buttons, in Tab's order."""
@@ -362,7 +365,9 @@ class FormPrompt(Widget):
     def show_problem(self, problem: str) -> None:
         """Say why the form was not sent; the user fixes it and sends again."""
         self.answered = False
-        self.query_one(".problem", Static).update(Text(printable(problem)))
+        shown = self.query_one(".problem", Static)
+        shown.update(Text(printable(problem)))
+        shown.display = True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -134,3 +134,18 @@ async def test_forms_of_two_sessions_wait_in_the_inbox(engines: Engines) -> None
         for request in app.engine.pending_permissions():
             await app.engine.answer_form(request.id, "cancel")
         await asyncio.wait_for(asyncio.gather(*turns), 30)
+
+
+async def test_a_link_is_copied_never_opened_and_enter_says_it_was(engines: Engines) -> None:
+    app = engines.app()
+    opened: list[str] = []
+    app.open_url = lambda url, **kwargs: opened.append(url)  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "link")
+        await form_on_screen(app)
+        burst(app, "c")
+        await wait_until(lambda: app.clipboard == "https://example.com/demo/sign-in", 15)
+        burst(app, "enter")
+        said = await agent_said(app, session, "Signed in.")
+        assert said.endswith("Signed in.") and opened == []
