@@ -54,6 +54,15 @@ async def test_a_form_answered_with_fields_and_with_json(
     session = (await engine.create_session("demo", tmp_path)).id
     await form_waits(engine, session)
 
+    now = ok(await in_thread("events", "--json", "--session", session, home=service_home))
+    (question,) = [json.loads(line) for line in now.stdout.splitlines() if '"question"' in line]
+    assert question["kind"] == "form" and question["options"] == []
+    fields = {field["name"]: field for field in question["form"]["fields"]}
+    assert fields["licence"] == {
+        "name": "licence", "kind": "choice", "title": "Licence", "required": True,
+        "values": ["mit", "apache", "gpl"],
+    }  # fmt: skip
+
     option = await in_thread("answer", session, "1", home=service_home)
     assert option.returncode == 2 and "only a form waits" in option.stderr
 
