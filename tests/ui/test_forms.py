@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from cockpit.form_rules import MASK
 from cockpit.ui.app import CockpitApp
@@ -131,6 +131,17 @@ async def test_forms_of_two_sessions_wait_in_the_inbox(engines: Engines) -> None
         shown = [str(preview(item)) for item in inbox.items]
         assert any("Project name" in text and "Enter opens it to answer" in text for text in shown)
         assert any("https://example.com/demo/sign-in" in text for text in shown)
+        # Enter on the form's row opens its session, the keyboard on its first field
+        index = next(n for n, item in enumerate(inbox.items) if item.session == first)
+        listing = inbox.query_one("#inbox-items", OptionList)
+        while listing.highlighted != index:
+            await pilot.press("down" if (listing.highlighted or 0) < index else "up")
+        await pilot.press("enter")
+        await wait_until(lambda: not isinstance(app.screen, InboxScreen), 15, "the inbox closed")
+        await form_on_screen(app)
+        burst(app, *["tab"] * 5, "space", "enter")  # the first licence, the rest as suggested
+        said = await agent_said(app, first, '"workers": 4}')
+        assert '"licence": "mit"' in said
         for request in app.engine.pending_permissions():
             await app.engine.answer_form(request.id, "cancel")
         await asyncio.wait_for(asyncio.gather(*turns), 30)
