@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Input, OptionList, SelectionList, Static
+from textual.widgets import Button, Input, OptionList, Static
 
 from cockpit.api import Form, FormField, PermissionRequest
 from cockpit.form_rules import FormValueError, validate
@@ -50,11 +50,11 @@ def field_help(field: FormField) -> str:
     elif field.kind == "string" and field.max_length is not None:
         parts.append(f"at most {field.max_length:,} characters")
     elif field.kind == "choice":
-        parts.append("↑↓ to pick, Space to choose")
+        parts.append("↑↓ and Space to choose one")
     elif field.kind == "choices":
-        parts.append("↑↓ to move, Space to tick")
+        parts.append("↑↓ and Space to tick any")
     elif field.kind == "boolean":
-        parts.append("Space to tick")
+        parts.append("Space ticks yes")
     if field.required:
         parts.append("required")
     return " · ".join(parts)
@@ -103,44 +103,40 @@ class TextPart(FormPart, Input):
     """A text or number field."""
 
 
-class BoxPart(FormPart, Checkbox):
-    """A yes/no field: Space ticks it (Enter, taken by the form first, sends it)."""
+class PickPart(FormPart, OptionList):
+    """A list to pick from: one of it (a choice), any of it (a multi-select), or a single
+    "yes" to tick (a yes/no field). The arrows move, Space picks, and what is picked is
+    kept here as Space comes, so an Enter typed right after it sends it. Each option says
+    in words whether it is picked ("(•)", "[x]"), not by its colour alone."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "pick", show=False)]
 
-class ChoicePart(FormPart, OptionList):
-    """One of a list: the arrows move, Space chooses (Enter sends the form). The choice is
-    kept here as Space comes, so an Enter typed right after it sends it."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "choose", show=False)]
-
-    def __init__(self, labels: tuple[str, ...], chosen: int | None, **kwargs: Any) -> None:
+    def __init__(
+        self, labels: tuple[str, ...], picked: set[int], *, single: bool, **kwargs: Any
+    ) -> None:
         self.labels = labels
-        self.chosen = chosen
+        self.picked = set(picked)
+        self.single = single
         super().__init__(*(self._prompt(n) for n in range(len(labels))), **kwargs)
-        self.highlighted = chosen if chosen is not None else 0
+        self.highlighted = min(picked) if picked else 0
 
     def _prompt(self, number: int) -> Text:
-        mark = "(•) " if number == self.chosen else "( ) "
+        on = number in self.picked
+        mark = ("(•) " if on else "( ) ") if self.single else ("[x] " if on else "[ ] ")
         return Text(mark + self.labels[number])
 
-    def action_choose(self) -> None:
-        """Choose the highlighted option (the one chosen before is no longer)."""
-        before, self.chosen = self.chosen, self.highlighted
-        for number in {before, self.chosen} - {None}:
-            assert number is not None
-            self.replace_option_prompt_at_index(number, self._prompt(number))
-
-
-class ChoicesPart(FormPart, SelectionList[str]):
-    """Any of a list: the arrows move, Space ticks, at once (an Enter typed right after it
-    sends the tick)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "tick", show=False)]
-
-    def action_tick(self) -> None:
-        """Tick the highlighted option, or untick it."""
-        if self.highlighted is not None:
-            self.toggle(self.get_option_at_index(self.highlighted).value)
+    def action_pick(self) -> None:
+        """Pick the highlighted option (a choice: instead of the one before), or unpick it."""
+        number = self.highlighted
+        if number is None:
+            return
+        before = set(self.picked)
+        if self.single:
+            self.picked = {number}
+        else:
+            self.picked ^= {number}
+        for changed in before ^ self.picked:
+            self.replace_option_prompt_at_index(changed, self._prompt(changed))
 
 
 class ButtonPart(FormPart, Button):
@@ -171,7 +167,7 @@ class FormPrompt(Widget):
     FormPrompt .part {{
         width: 1fr;
     }}
-    FormPrompt OptionList, FormPrompt SelectionList {{
+    FormPrompt OptionList {{
         height: auto;
     }}
     FormPrompt .options {{
@@ -241,22 +237,15 @@ class FormPrompt(Widget):
         """The widget that takes `field`'s value, filled with its default."""
         name = f"field-{number}"
         if field.kind == "boolean":
-            return BoxPart("", bool(field.default), id=name, classes="part", compact=True)
-        if field.kind == "choice":
-            index = field.values.index(field.default) if field.default in field.values else None
+            picked = {0} if field.default is True else set()
+            return PickPart(("yes",), picked, single=False, id=name, classes="part", compact=True)
+        if field.kind in ("choice", "choices"):
+            default = field.default
+            chosen = default if isinstance(default, tuple) else (default,)
+            picked = {n for n, value in enumerate(field.values) if value in chosen}
             labels = tuple(printable(label) for label in field.labels)
-            return ChoicePart(labels, index, id=name, classes="part", compact=True)
-        if field.kind == "choices":
-            chosen = field.default if isinstance(field.default, tuple) else ()
-            return ChoicesPart(
-                *(
-                    (printable(label), value, value in chosen)
-                    for value, label in zip(field.values, field.labels, strict=False)
-                ),
-                id=name,
-                classes="part",
-                compact=True,
-            )
+            single = field.kind == "choice"
+            return PickPart(labels, picked, single=single, id=name, classes="part", compact=True)
         default = field.default
         text = "" if default is None or isinstance(default, tuple) else _text(default)
         kinds = {"integer": "integer", "number": "number"}
@@ -334,13 +323,14 @@ class FormPrompt(Widget):
         values: dict[str, Any] = {}
         for field in self.form.fields:
             part = self._parts[field.name]
-            if isinstance(part, Checkbox):
-                values[field.name] = part.value
-            elif isinstance(part, ChoicePart):
-                index = part.chosen
-                values[field.name] = field.values[index] if index is not None else None
-            elif isinstance(part, SelectionList):
-                values[field.name] = list(part.selected)
+            if isinstance(part, PickPart):
+                picked = sorted(part.picked)
+                if field.kind == "boolean":
+                    values[field.name] = bool(picked)
+                elif field.kind == "choice":
+                    values[field.name] = field.values[picked[0]] if picked else None
+                else:
+                    values[field.name] = [field.values[n] for n in picked]
             elif isinstance(part, Input):
                 values[field.name] = part.value
         return values
