@@ -130,7 +130,7 @@ class Status:
     CANCELLING = "cancelling"
     """The user cancelled the running turn; the agent has not ended it yet."""
     WAITING = "waiting"
-    """A permission request waits for the user."""
+    """A question waits for the user: a permission request, or a form to fill."""
     CLOSED = "closed"
     """No agent process; prompting starts one."""
     EXITED = "exited"

@@ -224,26 +224,25 @@ def coerce(field: FormField, text: str) -> Any:
     text = text.strip() if field.kind != "string" else text
     if field.kind == "string":
         return text
+    typed = "the value typed" if field.secret else repr(shown(text, 40))
     if field.kind == "integer":
         try:
             return int(text)
         except ValueError:
-            raise FormValueError(
-                f"{field.label}: {shown(text, 40)!r} is not a whole number"
-            ) from None
+            raise FormValueError(f"{field.label}: {typed} is not a whole number") from None
     if field.kind == "number":
         try:
             number = float(text)
         except ValueError:
             number = math.nan
         if not math.isfinite(number):
-            raise FormValueError(f"{field.label}: {shown(text, 40)!r} is not a number")
+            raise FormValueError(f"{field.label}: {typed} is not a number")
         return int(number) if number.is_integer() and "." not in text else number
     if field.kind == "boolean":
         word = text.lower()
         if word in _TRUE or word in _FALSE:
             return word in _TRUE
-        raise FormValueError(f"{field.label}: say yes or no, not {shown(text, 40)!r}")
+        raise FormValueError(f"{field.label}: say yes or no, not {typed}")
     if field.kind == "choice":
         return _choice(field, text)
     return [_choice(field, part.strip()) for part in text.split(",") if part.strip()]

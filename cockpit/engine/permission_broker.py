@@ -3,7 +3,9 @@ is answered (a remembered "always", the caller's policy, Cockpit's permission ru
 the user), with its decision row committed before the agent hears the answer.
 
 Commands the agent wants run in a terminal go through the same rules: one it asked for
-this turn, and was allowed, runs without a second question.
+this turn, and was allowed, runs without a second question. The forms the agent asks
+(`FormQuestions`) wait among its requests, in the order they came, and are closed with
+them (a cancel, the agent's exit); no rule answers them.
 """
 
 from __future__ import annotations

@@ -49,8 +49,9 @@ async def replies(engine: EngineAPI, session: str) -> list[str]:
 
 
 def database(home: Path) -> bytes:
-    """Every byte of the home's store (the database and its write-ahead log)."""
-    return b"".join(path.read_bytes() for path in sorted(home.rglob("cockpit.db*")))
+    """Every byte of the home's files: the store (the database and its write-ahead log),
+    the logs, the config."""
+    return b"".join(path.read_bytes() for path in sorted(home.rglob("*")) if path.is_file())
 
 
 async def test_a_form_of_each_kind_is_answered_with_typed_values(engines: Engines) -> None:
@@ -211,7 +212,8 @@ async def test_escape_sequences_in_a_form_never_reach_the_screen(engines: Engine
 
 def test_the_database_file_is_readable(tmp_path: Path) -> None:
     """`database` reads what sqlite wrote (a guard for the secret search above)."""
-    path = tmp_path / "cockpit.db"
+    path = tmp_path / "store" / "cockpit.db"
+    path.parent.mkdir()
     with sqlite3.connect(path) as db:
         db.execute("create table t (x)")
         db.execute("insert into t values ('findme')")

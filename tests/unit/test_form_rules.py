@@ -214,3 +214,10 @@ def test_an_integer_is_accepted_exactly_when_inside_its_bounds(
 def test_choices_coerced_from_text_round_trip(chosen: list[str]) -> None:
     field = FormField("t", "choices", values=("a", "b", "c"), labels=("A", "B", "C"))
     assert coerce(field, ",".join(chosen)) == chosen
+
+
+def test_a_refused_secret_is_not_repeated_in_the_message() -> None:
+    field = FormField("pin", "integer", title="Password", secret=True)
+    with pytest.raises(FormValueError) as refused:
+        coerce(field, "hunter2")
+    assert "hunter2" not in str(refused.value) and "not a whole number" in str(refused.value)
