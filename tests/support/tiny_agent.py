@@ -180,8 +180,11 @@ RAW_REQUESTS: dict[str, tuple[tuple[str, Any], ...]] = {
             "type": "string", "title": "Name \x1b[31mred\x1b[0m", "description": "\x1b[2J"}}},
     }),),
 }  # fmt: skip
-"""Requests that follow ACP's schema and that Cockpit cannot serve: terminals it never
-made, a program that does not exist."""
+"""Requests Cockpit cannot serve: terminals it never made, a program that does not exist
+(both follow ACP's schema); forms it refuses (`bad-forms`: off the schema, a nested
+object, 5,000 fields, a 300 KB title, a list of objects, a link that is not a web
+address, a mode of no known kind); and a form whose texts hold escape sequences
+(`escape-form`), which waits for its answer."""
 
 
 def hostile_lines(seed: int, session_id: str, count: int, huge: int) -> list[bytes]:
