@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -65,10 +65,24 @@ class FormQuestions:
         self._session = session
         self._answered_links: OrderedDict[str, Form] = OrderedDict()
         """Links answered, by the agent's id, whose completion may still come."""
+        self._arrived: deque[Any] = deque()
+        """The JSON-RPC ids of the forms the transport saw, in arrival order, not yet
+        asked: the SDK hands each to `ask` in that order, without its id."""
+        self._by_request: dict[Any, PendingRequest] = {}
+        """The forms waiting, by the agent's JSON-RPC id (its `$/cancel_request` names it)."""
+
+    def arrived(self, request_id: Any) -> None:
+        """The transport saw an `elicitation/create` with this id (it reaches `ask` next)."""
+        self._arrived.append(request_id)
+
+    def withdrawn(self, request_id: Any) -> PendingRequest | None:
+        """The form the agent's request `request_id` asked, when it still waits."""
+        return self._by_request.pop(request_id, None)
 
     async def ask(self, message: str, mode: Mapping[str, Any]) -> CreateElicitationResponse:
         """`elicitation/create`: show the form (or the link), and answer the agent with the
         user's answer once its row is stored."""
+        request_id = self._arrived.popleft() if self._arrived else None
         try:
             form = read_form(message, mode)
         except FormRefused as refused:
@@ -108,7 +122,13 @@ class FormQuestions:
             await self.decide(pending, "cancel", None, "exit", reason="the agent exited")
         else:
             self._broker.hold(pending)
-        result = await pending.answer
+            if request_id is not None:
+                self._by_request[request_id] = pending
+        try:
+            result = await pending.answer
+        finally:
+            if request_id is not None and self._by_request.get(request_id) is pending:
+                del self._by_request[request_id]
         action, content = result if isinstance(result, tuple) else ("cancel", None)
         if action == "accept":
             return AcceptElicitationResponse(action="accept", content=content)

@@ -304,7 +304,8 @@ class PermissionBroker:
         for that tool call is closed, with a row saying the agent cancelled it."""
         tool_call_id = self._permission_ids.pop(request_id, None)
         asked = self._pending_by_tool.get(tool_call_id, {}) if tool_call_id is not None else {}
-        for pending in list(asked.values()):
+        form = self.forms.withdrawn(request_id)
+        for pending in [*asked.values(), *([form] if form is not None else [])]:
             if not pending.answer.done():
                 task = asyncio.ensure_future(self._decide(pending, None, "agent"))
                 self._background.add(task)

@@ -235,3 +235,22 @@ async def test_the_sdk_says_nothing_of_unstable_methods(
             assert await asyncio.wait_for(turn, 30) == "end_turn"
         assert [str(w.message) for w in caught if "unstable" in str(w.message)] == []
         assert (await replies(engine, record.id))[-1].endswith("Link decline.")
+
+
+async def test_a_form_the_agent_withdraws_goes_away(engines: Engines) -> None:
+    """`$/cancel_request` naming a form's request: the form leaves the session and the
+    inbox, with a row saying the agent cancelled it, and the agent hears "cancel"."""
+    engines.project.mkdir(parents=True, exist_ok=True)
+    engine = await engines.factory()()
+    try:
+        spec = AgentSpec(name="tiny", command=(sys.executable, TINY))
+        record = await engine.create_session(spec, engines.project)
+        turn = asyncio.create_task(engine.prompt(record.id, "withdraw-form after=2"))
+        await asked(engine, record.id)
+        assert await asyncio.wait_for(turn, 30) == "end_turn"
+        assert (await replies(engine, record.id))[-1] == "withdrawn: {'action': 'cancel'}"
+        assert engine.pending_permissions() == []
+        rows = [r for r in await engine.rows(record.id) if r.kind == "permission"]
+        assert len(rows) == 1 and rows[0].text.startswith("Cancelled the form “Your name?” (agent)")
+    finally:
+        await engine.close()
