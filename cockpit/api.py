@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from cockpit.records import *  # noqa: F403 (the records are part of the contract)
 from cockpit.records import (
+    Form,
     PermissionOption,
     Plan,
     PlanEntry,
@@ -128,7 +129,7 @@ class Status:
     CANCELLING = "cancelling"
     """The user cancelled the running turn; the agent has not ended it yet."""
     WAITING = "waiting"
-    """A permission request waits for the user."""
+    """A question waits for the user: a permission request, or a form to fill."""
     CLOSED = "closed"
     """No agent process; prompting starts one."""
     EXITED = "exited"
@@ -170,6 +171,10 @@ class PermissionRequest:
     tool_call: Mapping[str, Any]
     options: tuple[Mapping[str, Any], ...]
     created: float = field(default_factory=time.time)
+    form: Form | None = None
+    """Set when the agent asks the user to fill a form or open a link (`elicitation/create`)
+    rather than to allow a tool call: it has no options, and is answered with
+    `answer_form`."""
 
     @property
     def tool_call_id(self) -> str:
@@ -999,6 +1004,18 @@ class EngineAPI(Protocol):
     ) -> None:
         """Answer a pending request with one of the agent's options (None cancels it)."""
 
+    async def answer_form(
+        self,
+        request_id: str,
+        action: str,
+        values: Mapping[str, Any] | None = None,
+        decided_by: str = "user",
+    ) -> None:
+        """Answer a pending form (a request with a `form`): "accept" with its `values`
+        (text is coerced as the form's schema says), "decline" or "cancel". KeyError when
+        no such form waits; ValueError saying which field is wrong when the values do not
+        fit. Nothing answers a form on its own: `allow_automatically` never does."""
+
     # reading
     async def page(self, session_id: str, before_seq: int | None = None) -> Page:
         """The page of rows before `before_seq` (the tail by default)."""
@@ -1130,6 +1147,7 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "pending_count": CallKind.LOCAL,
         "first_pending": CallKind.LOCAL,
         "answer_permission": CallKind.ONCE,
+        "answer_form": CallKind.ONCE,
         "page": CallKind.READ,
         "rows_after": CallKind.READ,
         "rows": CallKind.READ,

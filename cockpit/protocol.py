@@ -35,6 +35,8 @@ RECORDS: dict[str, type[Any]] = {
         api.Row,
         api.Page,
         api.PermissionRequest,
+        api.Form,
+        api.FormField,
         api.AgentSpec,
         api.AgentInfo,
         api.FileMatch,
@@ -385,6 +387,7 @@ def _sqlite_error(kind: str, message: str, data: Mapping[str, Any]) -> Exception
 _PLAIN_ERRORS: dict[str, type[Exception]] = {
     "KeyError": KeyError,
     "ValueError": ValueError,
+    "FormValueError": ValueError,
     "TypeError": TypeError,
     "SchemaError": api.SchemaError,
 }

@@ -23,6 +23,7 @@ from cockpit.text.command_line import readable_command
 __all__ = [
     "ARCHIVED",
     "ATTACHMENT_META",
+    "FIELD_KINDS",
     "RACE_INFO",
     "REMOVED",
     "SHELL_STATES",
@@ -35,6 +36,8 @@ __all__ = [
     "Cost",
     "DiffContent",
     "ExitStatus",
+    "Form",
+    "FormField",
     "Location",
     "Mode",
     "Modes",
@@ -337,6 +340,66 @@ def read_permission_option(value: object) -> PermissionOption | Unknown:
 
 
 # -- modes, config options, commands ------------------------------------------------------------
+
+
+FIELD_KINDS = ("string", "number", "integer", "boolean", "choice", "choices")
+"""What a form field takes: text, a number, a whole number, yes or no, one of a list, or
+any of a list."""
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One field of a form an agent asks the user to fill (`elicitation/create`), read
+    from the JSON schema it sent (`cockpit.form_rules.read_form`), its text made safe to
+    show."""
+
+    name: str
+    """The key its value is sent back under."""
+    kind: str
+    """One of FIELD_KINDS."""
+    title: str = ""
+    description: str = ""
+    required: bool = False
+    default: str | float | bool | tuple[str, ...] | None = None
+    minimum: float | None = None
+    """The least value of a number."""
+    maximum: float | None = None
+    """The greatest value of a number."""
+    min_length: int | None = None
+    max_length: int | None = None
+    min_items: int | None = None
+    """The fewest values a multi-select takes."""
+    max_items: int | None = None
+    values: tuple[str, ...] = ()
+    """What a choice may be, as sent back."""
+    labels: tuple[str, ...] = ()
+    """What each of `values` is called on screen (the value itself when it has no title)."""
+    secret: bool = False
+    """True when its name or title says it holds a secret: masked on screen and in rows."""
+
+    @property
+    def label(self) -> str:
+        """What the field is called on screen."""
+        return self.title or self.name
+
+
+@dataclass(frozen=True)
+class Form:
+    """What an agent asks the user (`elicitation/create`): a form to fill, or a link to
+    open (`url`, never opened without the user)."""
+
+    message: str
+    fields: tuple[FormField, ...] = ()
+    url: str = ""
+    """The link of a URL-mode question; empty for a form."""
+    elicitation_id: str = ""
+    """The agent's id of a URL-mode question, which its `elicitation/complete` names."""
+    title: str = ""
+
+    @property
+    def is_link(self) -> bool:
+        """True for a link to open rather than a form to fill."""
+        return bool(self.url)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from cockpit.cli.exits import (
     service_gone,
     system_error_message,
 )
+from cockpit.cli.form_answers import answer_form, form_lines, oldest_form
 from cockpit.client import open_engine
 from cockpit.text.sanitize import printable
 from cockpit.text.undecodable import decode_bytes, prompt_words, replaced_notice
@@ -100,11 +101,33 @@ def add_parsers(commands: Any) -> None:
         ),
     )
     wait.add_argument("--timeout", type=float, help="give up after this many seconds (exit 124)")
-    answer = commands.add_parser("answer", help="answer the oldest question a session asks")
+    answer = commands.add_parser(
+        "answer",
+        help="answer the oldest question a session asks (or, with --field or --json, its "
+        "oldest form)",
+    )
     answer.add_argument("session", help="a session id, or the start of one")
     answer.add_argument(
-        "option", help="the option: its number, its id, its name, or its kind (allow_once...)"
+        "option",
+        nargs="?",
+        help="the option: its number, its id, its name, or its kind (allow_once...)",
     )
+    answer.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value of the oldest form (repeat it; text is read as the field's schema says)",
+    )
+    answer.add_argument(
+        "--json", metavar="FILE", help="the form's values as a JSON object (- reads stdin)"
+    )
+    form_actions = answer.add_mutually_exclusive_group()
+    form_actions.add_argument(
+        "--accept", action="store_true", help="accept the oldest form as it is (a link: opened)"
+    )
+    form_actions.add_argument("--decline", action="store_true", help="decline the oldest form")
+    form_actions.add_argument("--cancel", action="store_true", help="cancel the oldest form")
     events = commands.add_parser(
         "events",
         help="the service's events as JSON lines",
@@ -196,7 +219,7 @@ async def command(engine: EngineAPI, args: argparse.Namespace) -> int:
     commands: dict[str, Callable[[], Awaitable[int]]] = {
         "send": lambda: send(engine, session, args),
         "wait": lambda: wait(engine, session, args.until, args.timeout),
-        "answer": lambda: answer(engine, session, args.option),
+        "answer": lambda: answer_command(engine, session, args),
         "events": lambda: events(engine, session, args.follow, args.frames),
     }
     return await commands[args.command]()
@@ -311,6 +334,13 @@ async def send_and_follow(engine: EngineAPI, session: str, text: str) -> int:
             isinstance(event, PermissionEvent)
             and not event.resolved
             and event.request.session == session
+            and event.request.form is not None
+        ):
+            print("\n" + "\n".join(form_lines(session, event.request.form)), file=sys.stderr)
+        elif (
+            isinstance(event, PermissionEvent)
+            and not event.resolved
+            and event.request.session == session
         ):
             print(
                 printable(
@@ -401,9 +431,36 @@ def option_names(request: PermissionRequest) -> list[str]:
     return [f"{n}. {o.get('name')} ({o.get('kind')})" for n, o in enumerate(request.options, 1)]
 
 
+async def answer_command(engine: EngineAPI, session: str, args: argparse.Namespace) -> int:
+    """`cockpit answer`: an OPTION answers the oldest permission question; form values
+    (or --accept, --decline, --cancel) the oldest form."""
+    about_form = bool(args.field or args.json or args.accept or args.decline or args.cancel)
+    if about_form and args.option is not None:
+        print("cockpit: give an OPTION or a form's answer, not both", file=sys.stderr)
+        return EXIT_USAGE
+    if about_form:
+        action = "decline" if args.decline else "cancel" if args.cancel else "accept"
+        return await answer_form(engine, session, args.field, args.json, action)
+    if args.option is None:
+        form = oldest_form(engine, session)
+        if form is not None and form.form is not None:
+            print("\n".join(form_lines(session, form.form)), file=sys.stderr)
+        else:
+            print("cockpit: say which option (its number, id, name or kind)", file=sys.stderr)
+        return EXIT_USAGE
+    return await answer(engine, session, args.option)
+
+
 async def answer(engine: EngineAPI, session: str, wanted: str) -> int:
-    request = engine.first_pending(session)
+    """Answer the session's oldest permission question (not a form) with option `wanted`."""
+    request = next((r for r in engine.pending_permissions(session) if r.form is None), None)
     if request is None:
+        if oldest_form(engine, session) is not None:
+            print(
+                f"cockpit: only a form waits in {session}: answer it with --field NAME=VALUE",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
         print(f"cockpit: no question waits in {session}", file=sys.stderr)
         return EXIT_USAGE
     option = chosen_option(request, wanted)

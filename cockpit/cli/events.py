@@ -15,6 +15,7 @@ from cockpit.api import (
     AttentionEvent,
     EngineAPI,
     EngineEvent,
+    Form,
     Frame,
     FramesEvent,
     PermissionEvent,
@@ -54,7 +55,7 @@ def event_json(event: EngineEvent) -> dict[str, Any] | None:
                 "request": request.id,
                 "option": event.option_id,
             }
-        return {
+        question: dict[str, Any] = {
             "type": "question",
             "session": request.session,
             "request": request.id,
@@ -62,6 +63,9 @@ def event_json(event: EngineEvent) -> dict[str, Any] | None:
             "kind": request.kind,
             "options": [dict(option) for option in request.options],
         }
+        if request.form is not None:  # what `cockpit answer --field` fills
+            question["form"] = form_json(request.form)
+        return question
     if isinstance(event, AttentionEvent):
         return {"type": "attention", "session": event.session, "unread": event.unread}
     if isinstance(event, SessionEvent):
@@ -71,6 +75,26 @@ def event_json(event: EngineEvent) -> dict[str, Any] | None:
     if isinstance(event, ResyncEvent):
         return {"type": "resync", "session": None, "reason": event.reason}
     return None
+
+
+def form_json(form: Form) -> dict[str, Any]:
+    """A form as `events --json` says it: its message, and each field with what it takes
+    (a link: its address)."""
+    if form.is_link:
+        return {"message": form.message, "url": form.url}
+    return {
+        "message": form.message,
+        "fields": [
+            {
+                "name": field.name,
+                "kind": field.kind,
+                "title": field.title,
+                "required": field.required,
+                **({"values": list(field.values)} if field.values else {}),
+            }
+            for field in form.fields
+        ],
+    }
 
 
 def frame_json(frame: Frame) -> dict[str, Any]:

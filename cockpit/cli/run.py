@@ -42,6 +42,7 @@ from cockpit.cli.exits import (
     saving_message,
     service_gone,
 )
+from cockpit.cli.form_answers import form_lines
 from cockpit.cli.worktrees import worktree_request
 from cockpit.client import open_engine
 from cockpit.text.sanitize import StreamCleaner, printable
@@ -171,6 +172,10 @@ async def ask_on_terminal(
     async with turn:
         if request.id not in {pending.id for pending in engine.pending_permissions()}:
             return  # answered meanwhile (the turn was cancelled...)
+        if request.form is not None:  # answered from another terminal (or the TUI)
+            lines = form_lines(request.session, request.form)
+            sys.stderr.write(printable("\n" + "\n".join(lines) + "\n"))
+            return
         lines = [f"? The agent asks to: {request.title} [{request.kind}]"]
         lines += [f"  would change {diff.get('path')}" for diff in request.diffs()]
         lines += [

@@ -9,7 +9,7 @@ answers the agent with null instead of "method not found".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp import RequestError
 from acp.interfaces import Agent
@@ -140,19 +140,12 @@ class ClientAdapter:
         """An extension notification: ignored."""
         return None
 
-    if TYPE_CHECKING:
-        # Elicitation, which Cockpit does not offer (it does not say it can), is declared
-        # for the type checker only. The SDK routes a method to a client only when the
-        # client has it, so at run time these stay absent and the agent hears "method not
-        # found", as it always did; defined, they would make the SDK warn on the terminal,
-        # for each request, that elicitation is unstable.
+    async def create_elicitation(
+        self, message: str, mode: ElicitationMode, **kwargs: Any
+    ) -> CreateElicitationResponse:
+        """`elicitation/create`: a form for the user to fill, or a link to open."""
+        return await self._broker.forms.ask(message, mode.model_dump(by_alias=True, mode="json"))
 
-        async def create_elicitation(
-            self, message: str, mode: ElicitationMode, **kwargs: Any
-        ) -> CreateElicitationResponse:
-            """`elicitation/create` (not served)."""
-            raise RequestError.method_not_found(CLIENT_METHODS["elicitation_create"])
-
-        async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
-            """`elicitation/complete` (not served)."""
-            raise RequestError.method_not_found(CLIENT_METHODS["elicitation_complete"])
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        """`elicitation/complete`: the agent says the task behind a link is done."""
+        await self._broker.forms.completed(elicitation_id)

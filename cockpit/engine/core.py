@@ -1431,6 +1431,20 @@ class Engine:
                 return
         raise KeyError(f"no pending permission request {request_id!r}")
 
+    async def answer_form(
+        self,
+        request_id: str,
+        action: str,
+        values: Mapping[str, Any] | None = None,
+        decided_by: str = "user",
+    ) -> None:
+        """Answer a pending form: "accept" with its values, "decline" or "cancel"."""
+        for live in self._live.values():
+            if request_id in live.pending:
+                await live.broker.forms.answer(request_id, action, values, decided_by)
+                return
+        raise KeyError(f"no pending form {request_id!r}")
+
     # -- reading ------------------------------------------------------------------------------
 
     async def page(

@@ -22,7 +22,14 @@ from typing import Any, NoReturn, Protocol
 from acp import PROTOCOL_VERSION, RequestError
 from acp.core import ClientSideConnection
 from acp.interfaces import Client
-from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+from acp.schema import (
+    ClientCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+)
 from pydantic import ValidationError
 
 from cockpit import __version__
@@ -84,7 +91,9 @@ def sdk_connection(
     transport: Transport = AgentTransport(
         stdout, stdin, tap=tap, on_dropped=on_dropped, screen=screen
     )
-    return ClientSideConnection(client, transport)
+    # Elicitation (the agent's forms) is still "unstable" in the SDK: Cockpit opts in, so
+    # the SDK routes it instead of warning on the terminal and refusing it.
+    return ClientSideConnection(client, transport, use_unstable_protocol=True)
 
 
 class RunningTurn(Protocol):
@@ -325,6 +334,9 @@ class AgentLifecycle:
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
                 terminal=True,
+                elicitation=ElicitationCapabilities(
+                    form=ElicitationFormCapabilities(), url=ElicitationUrlCapabilities()
+                ),
             ),
             client_info=Implementation(name="cockpit", title="Cockpit", version=__version__),
         )

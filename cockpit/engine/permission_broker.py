@@ -3,7 +3,9 @@ is answered (a remembered "always", the caller's policy, Cockpit's permission ru
 the user), with its decision row committed before the agent hears the answer.
 
 Commands the agent wants run in a terminal go through the same rules: one it asked for
-this turn, and was allowed, runs without a second question.
+this turn, and was allowed, runs without a second question. The forms the agent asks
+(`FormQuestions`) wait among its requests, in the order they came, and are closed with
+them (a cancel, the agent's exit); no rule answers them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from cockpit.api import (
     policy_choice,
 )
 from cockpit.engine.errors import describe
+from cockpit.engine.form_questions import FormQuestions
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.permission_rules import (
     REFUSED,
@@ -37,6 +40,7 @@ from cockpit.engine.permission_rules import (
     remembered_key,
 )
 from cockpit.engine.policy import Policy, decide
+from cockpit.engine.questions import PendingRequest
 from cockpit.engine.refusals import RefusedRequests
 from cockpit.engine.terminals import command_lines
 from cockpit.text.command_line import readable_command
@@ -63,18 +67,6 @@ class SessionState:
     """True while a cancel or a stop is under way: nothing more is asked."""
     agent_gone: Callable[[], bool]
     """True once the agent exited (or none runs): nobody would hear an answer."""
-
-
-@dataclass
-class PendingRequest:
-    """A permission request waiting for its answer."""
-
-    request: PermissionRequest
-    answer: asyncio.Future[str | None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-    deciding: bool = False
-    """True once an answer is being recorded: a second one (a cancel meanwhile) waits out."""
 
 
 class PermissionBroker:
@@ -113,9 +105,15 @@ class PermissionBroker:
         self._permission_ids: dict[Any, str] = {}
         """The tool call of each permission request, by the agent's JSON-RPC request id."""
         self._background: set[asyncio.Future[None]] = set()
+        self.forms = FormQuestions(self, session_id, inbox, session)
+        """The forms the agent asks the user to fill (`elicitation/create`)."""
         self.refused = RefusedRequests(session_id, inbox)
         """Every request of the agent's that is refused (a question with ambiguous options,
         one off ACP's schema, a file outside the root...), counted in its turn."""
+
+    def now(self) -> float:
+        """The store's clock, which dates every question."""
+        return self._store.now()
 
     async def ask(
         self, tool_call: dict[str, Any], options: list[dict[str, Any]]
@@ -138,10 +136,7 @@ class PermissionBroker:
         elif self._session.agent_gone():
             await self._decide(pending, None, "exit", reason="the agent exited")
         else:
-            self.pending[request.id] = pending
-            self._pending_by_tool.setdefault(request.tool_call_id, {})[request.id] = pending
-            self._session.set_status(Status.WAITING, request.title)
-            self._emit(PermissionEvent(request, resolved=False))
+            self.hold(pending)
         option_id = await pending.answer
         if option_id is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -182,6 +177,8 @@ class PermissionBroker:
         pending = self.pending.get(request_id)
         if pending is None:
             raise KeyError(f"no pending permission request {request_id!r}")
+        if pending.request.form is not None and option_id is not None:
+            raise ValueError("a form is answered with its values, not with an option")
         if option_id is not None and find_option(pending.request.options, option_id) is None:
             raise ValueError(f"the agent offered no option {option_id!r}")
         await self._decide(pending, option_id, decided_by)
@@ -197,6 +194,10 @@ class PermissionBroker:
     ) -> None:
         """Write the decision row, THEN answer the agent. `reason` says why a request was
         cancelled when it was not the user's cancel (the agent exited...)."""
+        if pending.request.form is not None:
+            action = "cancel" if option_id is None else option_id
+            await self.forms.decide(pending, action, None, decided_by, reason=reason)
+            return
         if pending.answer.done() or pending.deciding:
             return
         pending.deciding = True
@@ -245,8 +246,23 @@ class PermissionBroker:
         allowed = option is not None and str(option.get("kind")).startswith("allow")
         if allowed and (line := command_of(request.tool_call)) is not None:
             self._allowed_commands.append(line)
+        self.settle(pending, option_id, option_id)
+
+    def hold(self, pending: PendingRequest) -> None:
+        """Keep a question for the user: it is listed, the session waits, clients hear."""
+        request = pending.request
+        self.pending[request.id] = pending
+        if request.form is None:
+            self._pending_by_tool.setdefault(request.tool_call_id, {})[request.id] = pending
+        self._session.set_status(Status.WAITING, request.title)
+        self._emit(PermissionEvent(request, resolved=False))
+
+    def settle(self, pending: PendingRequest, result: Any, option_id: str | None = None) -> None:
+        """A question's answer is recorded: the agent hears `result`, and the question is
+        no longer listed (the session works again once none waits)."""
+        request = pending.request
         if not pending.answer.done():
-            pending.answer.set_result(option_id)
+            pending.answer.set_result(result)
         if self.pending.pop(request.id, None) is not None:
             asked = self._pending_by_tool.get(request.tool_call_id, {})
             asked.pop(request.id, None)
@@ -288,7 +304,8 @@ class PermissionBroker:
         for that tool call is closed, with a row saying the agent cancelled it."""
         tool_call_id = self._permission_ids.pop(request_id, None)
         asked = self._pending_by_tool.get(tool_call_id, {}) if tool_call_id is not None else {}
-        for pending in list(asked.values()):
+        form = self.forms.withdrawn(request_id)
+        for pending in [*asked.values(), *([form] if form is not None else [])]:
             if not pending.answer.done():
                 task = asyncio.ensure_future(self._decide(pending, None, "agent"))
                 self._background.add(task)

@@ -25,6 +25,7 @@ from typing import Any, Final
 from acp import RequestError
 from acp.meta import CLIENT_METHODS
 from acp.schema import (
+    CreateElicitationRequest,
     CreateTerminalRequest,
     KillTerminalRequest,
     ReadTextFileRequest,
@@ -34,7 +35,7 @@ from acp.schema import (
     WaitForTerminalExitRequest,
     WriteTextFileRequest,
 )
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
 from cockpit.engine.inbox import SessionInbox, received
 from cockpit.engine.permission_rules import REFUSED
@@ -49,6 +50,17 @@ COUNT_ID: Final = "refused-requests"
 """The id of the row that counts a turn's refusals past `LISTED` (one per turn)."""
 
 PERMISSION: Final = CLIENT_METHODS["session_request_permission"]
+ELICITATION: Final = CLIENT_METHODS["elicitation_create"]
+
+
+class ElicitationRequest(RootModel[CreateElicitationRequest]):
+    """`elicitation/create`'s params, which the SDK checks as one of its three shapes."""
+
+    @property
+    def known_mode(self) -> bool:
+        """True for a form or a link: the SDK refuses any other mode by itself."""
+        return getattr(self.root, "mode", None) in ("form", "url")
+
 
 REQUEST_SCHEMAS: Final[Mapping[str, type[BaseModel]]] = {
     PERMISSION: RequestPermissionRequest,
@@ -59,9 +71,13 @@ REQUEST_SCHEMAS: Final[Mapping[str, type[BaseModel]]] = {
     CLIENT_METHODS["terminal_wait_for_exit"]: WaitForTerminalExitRequest,
     CLIENT_METHODS["terminal_kill"]: KillTerminalRequest,
     CLIENT_METHODS["terminal_release"]: ReleaseTerminalRequest,
+    ELICITATION: ElicitationRequest,
 }
 """The requests Cockpit serves (`ClientAdapter`), and the SDK's model that each one's params
 must follow. The SDK answers any other request "Method not found"."""
+
+META_NAMES: Final[Mapping[str, frozenset[str]]] = {ELICITATION: frozenset({"message", "mode"})}
+"""The arguments the SDK passes for a request whose model does not list them as fields."""
 
 INVALID_PARAMS: Final = str(RequestError.invalid_params())
 METHOD_NOT_FOUND: Final = str(RequestError.method_not_found(""))
@@ -98,7 +114,7 @@ def refusal(message: Mapping[str, Any]) -> Refusal | None:
         reason = "Cockpit serves no such request"
         return Refusal(shown(method), f"{shown(method)} request", reason, METHOD_NOT_FOUND, params)
     try:
-        schema.model_validate(params)
+        checked = schema.model_validate(params)
     except ValidationError as error:
         if params is None:
             problem = "it has no params"
@@ -107,6 +123,9 @@ def refusal(message: Mapping[str, Any]) -> Refusal | None:
         else:
             problem = shown(first_problem(error))
         reason = f"not a valid ACP request: {problem}"
+        return Refusal(method, subject_of(method, params), reason, INVALID_PARAMS, params)
+    if isinstance(checked, ElicitationRequest) and not checked.known_mode:
+        reason = "Cockpit shows forms and links, not this kind of question"
         return Refusal(method, subject_of(method, params), reason, INVALID_PARAMS, params)
     return None
 
@@ -121,7 +140,8 @@ def overriding_meta(message: Mapping[str, Any]) -> list[str]:
     meta = params.get("_meta") if isinstance(params, dict) else None
     if schema is None or not isinstance(meta, dict):
         return []
-    names = {name for name in schema.model_fields if name != "field_meta"} | {"self"}
+    fields = META_NAMES.get(str(method)) or {n for n in schema.model_fields if n != "field_meta"}
+    names = set(fields) | {"self"}
     return [key for key in meta if key in names]
 
 
@@ -143,6 +163,8 @@ def subject_of(method: str, params: Any) -> str:
         return named("path", "write of {}", "file write")
     if method == CLIENT_METHODS["terminal_create"]:
         return named("command", "command {}", "command")
+    if method == ELICITATION:
+        return named("message", "form {}", "form")
     return f"{method} request"
 
 
@@ -219,6 +241,11 @@ class RefusedRequests:
         found = refusal(message)
         if found is not None:
             await self.tell(refusal_row(self.session_id, found))
+            if found.method == ELICITATION:
+                # The SDK's error for some malformed forms carries a Python exception in its
+                # data, which it cannot send: the agent would wait for good. Params it
+                # refuses with a plain error stand in (the row keeps what was sent).
+                message["params"] = {}
             return True
         if ignored := overriding_meta(message):
             params = message["params"]

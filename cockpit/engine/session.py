@@ -51,14 +51,10 @@ from cockpit.engine.client_adapter import ClientAdapter
 from cockpit.engine.errors import describe
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.lifecycle import AgentLifecycle, LifecycleNeeds, sdk_connection
-from cockpit.engine.permission_broker import (
-    AutoAnswer,
-    PendingRequest,
-    PermissionBroker,
-    SessionState,
-)
+from cockpit.engine.permission_broker import AutoAnswer, PermissionBroker, SessionState
 from cockpit.engine.plans.keeper import McpServer
 from cockpit.engine.policy import Policy
+from cockpit.engine.questions import PendingRequest
 from cockpit.engine.shell_runs import ShellRuns
 from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap

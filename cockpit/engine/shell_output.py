@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Mapping
 
-from cockpit.engine.terminals import is_secret
+from cockpit.text.secret_names import is_secret
 from cockpit.text.textout import fence_for
 
 OUTPUT_HEAD = 32_000

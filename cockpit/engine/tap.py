@@ -113,6 +113,8 @@ class AgentTap:
                 # some agents ask before they ever send the tool call itself.
                 self._inbox.put({**tool_call, "sessionUpdate": "tool_call_update"})
                 self._broker.asked(message.get("id"), tool_call["toolCallId"])
+        elif method == "elicitation/create" and "id" in message:
+            self._broker.forms.arrived(message["id"])  # a `$/cancel_request` may name it
         elif method == "$/cancel_request":
             self._broker.withdrawn(params.get("requestId"))
         return False

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -19,6 +18,7 @@ from cockpit.engine.files import confine
 from cockpit.engine.priority import lower_priority
 from cockpit.engine.processes import end_group, signal_group
 from cockpit.text.command_line import readable_command
+from cockpit.text.secret_names import is_secret
 
 UNBOUNDED_OUTPUT = 8 * 1024 * 1024
 """Output kept when the agent sets no limit, so a chatty command cannot fill memory."""
@@ -202,18 +202,6 @@ class Terminals:
             if not terminal.released:
                 await self._end(terminal)
         self._terminals.clear()
-
-
-SECRET_NAME = re.compile(
-    r"(^|_)(API_?KEY|ACCESS_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_?KEY)(_|$)",
-    re.IGNORECASE,
-)
-"""Names of variables that hold keys: ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY..."""
-
-
-def is_secret(name: str) -> bool:
-    """True for a variable name that says it holds a key, a token or a password."""
-    return SECRET_NAME.search(name) is not None
 
 
 def terminal_env(environ: Mapping[str, str], keep: Collection[str] = ()) -> dict[str, str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -471,6 +471,21 @@ class RemoteEngine:
     ) -> None:
         await self._call(
             "answer_permission", request_id=request_id, option_id=option_id, decided_by=decided_by
+        )
+
+    async def answer_form(
+        self,
+        request_id: str,
+        action: str,
+        values: Mapping[str, Any] | None = None,
+        decided_by: str = "user",
+    ) -> None:
+        await self._call(
+            "answer_form",
+            request_id=request_id,
+            action=action,
+            values=dict(values) if values is not None else None,
+            decided_by=decided_by,
         )
 
     async def page(self, session_id: str, before_seq: int | None = None) -> Page:

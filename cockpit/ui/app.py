@@ -82,6 +82,7 @@ from cockpit.ui.engine_messages import (
 )
 from cockpit.ui.failures import reported
 from cockpit.ui.footer import KeyFooter
+from cockpit.ui.form_prompt import FormPrompt
 from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.keys_in_order import HandedOn
 from cockpit.ui.live_settings import LiveSettings
@@ -710,6 +711,9 @@ class CockpitApp(App[None]):
 
     async def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
         await self.requests.answered(message)
+
+    async def on_form_prompt_answered(self, message: FormPrompt.Answered) -> None:
+        await self.requests.form_answered(message)
 
     def on_permission_prompt_key_after_answer(
         self, message: PermissionPrompt.KeyAfterAnswer

@@ -14,6 +14,7 @@ from textual.message import Message
 from cockpit.api import EngineAPI, PermissionEvent
 from cockpit.ui.composer import Composer
 from cockpit.ui.failures import reported
+from cockpit.ui.form_prompt import FormPrompt
 from cockpit.ui.held_keys import HeldKeys
 from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screen_rules import focused_prompt
@@ -105,6 +106,31 @@ class RequestsOnScreen:
                 await self._engine().answer_permission(message.request.id, message.option_id)
         except Exception:  # not answered (the engine failed): it can be answered again
             for prompt in self.app.query(PermissionPrompt):
+                if prompt.request.id == message.request.id:
+                    prompt.answered = False
+            raise
+        finally:
+            self.app.query_one(Composer).focus()
+            self._keys.release_keys()
+
+    @reported("answer the form")
+    async def form_answered(self, message: FormPrompt.Answered) -> None:
+        """The user answered the form on screen: tell the engine. Values the engine refuses
+        (the form changed its mind about nothing, but check anyway) are said in the form,
+        which can be answered again."""
+        self._keys.hold_keys()  # the keys typed after the answer go to the composer, in order
+        try:
+            with contextlib.suppress(KeyError):  # already answered (cancelled meanwhile)
+                await self._engine().answer_form(
+                    message.request.id, message.action, message.content
+                )
+        except ValueError as problem:
+            for prompt in self.app.query(FormPrompt):
+                if prompt.request.id == message.request.id:
+                    prompt.show_problem(str(problem))
+            return
+        except Exception:
+            for prompt in self.app.query(FormPrompt):
                 if prompt.request.id == message.request.id:
                     prompt.answered = False
             raise

@@ -8,6 +8,7 @@ from typing import Any
 from textual.screen import Screen
 from textual.widget import Widget
 
+from cockpit.ui.form_prompt import FormPrompt
 from cockpit.ui.permission_prompt import PermissionPrompt
 
 
@@ -19,8 +20,10 @@ def same_dialog(screen: Screen[Any], opened: Screen[Any]) -> bool:
     )
 
 
-def focused_prompt(focused: Widget | None) -> PermissionPrompt | None:
-    """The permission prompt that holds the keyboard (itself or one of its parts)."""
+def focused_prompt(focused: Widget | None) -> PermissionPrompt | FormPrompt | None:
+    """The question (a permission prompt or a form) that holds the keyboard (itself or one
+    of its parts)."""
     if focused is None:
         return None
-    return next((n for n in (focused, *focused.ancestors) if isinstance(n, PermissionPrompt)), None)
+    prompts = (PermissionPrompt, FormPrompt)
+    return next((n for n in (focused, *focused.ancestors) if isinstance(n, prompts)), None)

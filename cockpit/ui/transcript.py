@@ -30,6 +30,7 @@ from cockpit.compat.textual_private import anchor_released, release_style_caches
 from cockpit.ui.bubble_kinds import make_bubble
 from cockpit.ui.bubble_scroll import Anchor, BubbleScroll
 from cockpit.ui.bubbles import AgentBubble, BubbleWidget
+from cockpit.ui.form_prompt import FormPrompt
 from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.transcript_rules import after_eviction, pinned_seqs, takes_frame
 from cockpit.ui.transcript_window import evict
@@ -97,7 +98,7 @@ class TranscriptView(BubbleScroll):
         self._follow_wanted = False
         """The user sent a prompt while the window was changing: back to the newest
         output once the change is done."""
-        self.prompts: dict[str, PermissionPrompt] = {}
+        self.prompts: dict[str, PermissionPrompt | FormPrompt] = {}
         """Pending permission requests of this session, shown after its bubbles."""
 
     # -- what is mounted ---------------------------------------------------------------------
@@ -346,7 +347,7 @@ class TranscriptView(BubbleScroll):
 
     async def show_permissions(
         self, first: PermissionRequest | None, waiting: int = 0
-    ) -> PermissionPrompt | None:
+    ) -> PermissionPrompt | FormPrompt | None:
         """Show the session's oldest pending request (`first`; None when nothing waits) as
         its one prompt, which says how many wait in all (`waiting`): a thousand requests
         cost one widget, not a thousand, and answering the one shown brings the next.
@@ -360,7 +361,12 @@ class TranscriptView(BubbleScroll):
             await shown.remove()
         if first is None:
             return None
-        added = self.prompts[first.id] = PermissionPrompt(first, waiting)
+        added: PermissionPrompt | FormPrompt = (
+            FormPrompt(first, waiting)
+            if first.form is not None
+            else PermissionPrompt(first, waiting)
+        )
+        self.prompts[first.id] = added
         await self.mount(added)
         if self.following or self.at_bottom:
             self.scroll_end(animate=False)

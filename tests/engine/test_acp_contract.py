@@ -239,13 +239,14 @@ async def test_a_recorded_agent_through_the_sdk_connection_leaves_the_rows_it_im
 
 
 @pytest.mark.filterwarnings("error")  # the SDK warns of unstable methods a client has
-async def test_requests_cockpit_does_not_serve_are_answered_method_not_found(
+async def test_extensions_are_method_not_found_and_elicitation_is_served_without_a_warning(
     store: Store, tmp_path: Path, socket_pair: Any
 ) -> None:
-    """Elicitation (Cockpit does not advertise it) and extension methods: the client
-    adapter answers them "method not found", as an SDK client without them does, and
-    nothing is written on the terminal (the SDK warns when a client has an unstable
-    method, which would land across the TUI)."""
+    """Extension methods: the client adapter answers them "method not found", as an SDK
+    client without them does. Elicitation (unstable in the SDK) is served, since Cockpit
+    opts in: it reaches Cockpit (no agent runs here, so the question is cancelled at
+    once), and nothing is written on the terminal (the SDK warns when a client has an
+    unstable method it did not opt in to, which would land across the TUI)."""
     (reader, writer), (agent_reader, agent_writer) = socket_pair
     session = await store.create_session(agent="x", command=["x"], cwd=str(tmp_path))
     live = LiveSession(
@@ -272,7 +273,10 @@ async def test_requests_cockpit_does_not_serve_are_answered_method_not_found(
             agent_writer.write(json.dumps(request).encode() + b"\n")
             answer = json.loads(await asyncio.wait_for(agent_reader.readline(), 10))
             assert answer["id"] == number
-            assert answer["error"]["code"] == -32601, f"{method}: {answer}"
+            if method == "elicitation/create":
+                assert answer.get("result") == {"action": "cancel"}, answer
+            else:
+                assert answer["error"]["code"] == -32601, f"{method}: {answer}"
     finally:
         assert live.conn is not None
         await live.conn.close()

@@ -20,8 +20,9 @@ from cockpit.api import AgentSpec
 from cockpit.engine.files import CockpitsOwn, confine, read_text, write_text
 from cockpit.engine.policy import Policy, decide, title_paths
 from cockpit.engine.registry import parse_agents
-from cockpit.engine.terminals import command_lines, is_secret, terminal_env
+from cockpit.engine.terminals import command_lines, terminal_env
 from cockpit.paths import config_dir, own_folders, runtime_dir
+from cockpit.text.secret_names import is_secret
 from tests.engine.test_engine_restart import TINY
 from tests.support.engine_helpers import allow_all, open_engine, rows_of
 

@@ -59,6 +59,9 @@ Words in the prompt pick what a turn does (the reply is "ok" otherwise):
   "answers: -32601 x2, -32602 x11; stored before their answer: 13/13".
 - `raw=NAME`: the raw requests `RAW_REQUESTS[NAME]`, and the error codes of their
   answers: "answers: [-32602, -32602]".
+- `withdraw-form [after=S]`: asks a form (`RAW_REQUESTS["a-form"]`), withdraws it S
+  seconds later (1 by default) with `$/cancel_request`, and says what it was answered:
+  "withdrawn: {'action': 'cancel'}".
 - `meta-read=PATH`: reads PATH (relative to the session's folder) in a raw request whose
   `_meta` names the request's own params (`path`, and `self`), and says what came back.
 """
@@ -156,9 +159,39 @@ RAW_REQUESTS: dict[str, tuple[tuple[str, Any], ...]] = {
                        "terminal/release")
     ),
     "no-program": (("terminal/create", {"sessionId": "{sid}", "command": "/no/such/program"}),),
+    "bad-forms": tuple(
+        ("elicitation/create", {"sessionId": "{sid}", "message": "m", **mode})
+        for mode in (
+            {"mode": "form", "requestedSchema": {"properties": {"address": {
+                "type": "object", "properties": {"street": {"type": "string"}}}}}},
+            {"mode": "form", "requestedSchema": {"properties": 5}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                f"f{n}": {"type": "string"} for n in range(5000)}}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                "x": {"type": "string", "title": "t" * 300_000}}}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                "x": {"type": "string", "enum": [1, 2]}}}},
+            {"mode": "form", "requestedSchema": {"properties": {
+                "x": {"type": "array", "items": {"type": "object"}}}}},
+            {"mode": "url", "elicitationId": "e1", "url": "javascript:alert(1)"},
+            {"mode": "_custom"},
+        )
+    ),
+    "a-form": (("elicitation/create", {
+        "sessionId": "{sid}", "mode": "form", "message": "Your name?",
+        "requestedSchema": {"properties": {"name": {"type": "string"}}},
+    }),),
+    "escape-form": (("elicitation/create", {
+        "sessionId": "{sid}", "mode": "form", "message": "hi \x1b]0;pwned\x07 there",
+        "requestedSchema": {"properties": {"name": {
+            "type": "string", "title": "Name \x1b[31mred\x1b[0m", "description": "\x1b[2J"}}},
+    }),),
 }  # fmt: skip
-"""Requests that follow ACP's schema and that Cockpit cannot serve: terminals it never
-made, a program that does not exist."""
+"""Requests Cockpit cannot serve: terminals it never made, a program that does not exist
+(both follow ACP's schema); forms it refuses (`bad-forms`: off the schema, a nested
+object, 5,000 fields, a 300 KB title, a list of objects, a link that is not a web
+address, a mode of no known kind); and a form whose texts hold escape sequences
+(`escape-form`), which waits for its answer."""
 
 
 def hostile_lines(seed: int, session_id: str, count: int, huge: int) -> list[bytes]:
@@ -612,6 +645,16 @@ class TinyAgent:
             return PromptResponse(stop_reason="end_turn")
         if "term" in settings or "ask-term" in settings:
             await self.say(session_id, await self.run_terminal(session_id, settings))
+            return PromptResponse(stop_reason="end_turn")
+        if "withdraw-form" in words:  # a form asked, then withdrawn with $/cancel_request
+            asking = asyncio.ensure_future(self.send_raw(session_id, RAW_REQUESTS["a-form"]))
+            await asyncio.sleep(float(settings.get("after", "1")))
+            withdraw = {"jsonrpc": "2.0", "method": "$/cancel_request",
+                        "params": {"requestId": "raw-0"}}  # fmt: skip
+            self.writer.write(json.dumps(withdraw).encode() + b"\n")
+            await self.writer.drain()
+            (withdrawn,) = await asking
+            await self.say(session_id, f"withdrawn: {(withdrawn or {}).get('result')}")
             return PromptResponse(stop_reason="end_turn")
         if "fail" in words:
             raise RequestError.internal_error({"reason": "the tiny agent fails this turn"})

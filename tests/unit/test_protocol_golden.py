@@ -39,9 +39,14 @@ RECORD = api.SessionRecord(
     1700000000.0, 1700000009.0, {"currentModeId": "ask"}, ({"id": "model", "currentValue": "m"},),
     ({"name": "plan"}, {"name": "help"}), {"used": 10}, {"run": True}, True, "a draft",
 )  # fmt: skip
+FIELD = api.FormField(
+    "targets", "choices", "Targets", "where it runs", True, ("linux",), 0.5, 9.5, 1, 40, 1, 2,
+    ("linux", "macos"), ("Linux", "macOS"), True,
+)  # fmt: skip
+FORM = api.Form("Tell me", (FIELD,), "https://example.com/a", "e-1", "Setup")
 REQUEST = api.PermissionRequest(
     "p-1", "s-1", {"toolCallId": "t1", "title": "Edit a.py", "kind": "edit"},
-    ({"optionId": "allow", "name": "Allow", "kind": "allow_once"},), 1700000004.0,
+    ({"optionId": "allow", "name": "Allow", "kind": "allow_once"},), 1700000004.0, FORM,
 )  # fmt: skip
 SPEC = api.AgentSpec(
     "demo", ("python", "demo.py"), "Demo", {"DEMO": "1"}, "the bundled demo", "pip install x",
@@ -60,6 +65,8 @@ SAMPLES: dict[str, Any] = {
     "Row": TOOL_ROW,
     "Page": api.Page((ROW, TOOL_ROW), True),
     "PermissionRequest": REQUEST,
+    "Form": FORM,
+    "FormField": FIELD,
     "AgentSpec": SPEC,
     "AgentInfo": api.AgentInfo(SPEC, False),
     "FileMatch": api.FileMatch("src/a.py", (0, 4, 5)),

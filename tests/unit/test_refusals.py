@@ -34,6 +34,8 @@ VALID: dict[str, dict[str, Any]] = {
     "terminal/wait_for_exit": {"sessionId": "s", "terminalId": "t"},
     "terminal/kill": {"sessionId": "s", "terminalId": "t"},
     "terminal/release": {"sessionId": "s", "terminalId": "t"},
+    "elicitation/create": {"sessionId": "s", "message": "m", "mode": "form",
+                           "requestedSchema": {"properties": {"a": {"type": "string"}}}},
 }  # fmt: skip
 """A request of each method Cockpit serves, as an agent that follows ACP sends it."""
 
@@ -54,8 +56,8 @@ class Client:
     """Whatever the SDK calls, it reached the client."""
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("create_elicitation", "complete_elicitation"):
-            raise AttributeError(name)  # Cockpit offers no elicitation either
+        if name.startswith("__"):
+            raise AttributeError(name)
 
         async def reached(*args: Any, **kwargs: Any) -> None:
             if name == "ext_method":  # as `ClientAdapter.ext_method` answers
@@ -65,7 +67,7 @@ class Client:
         return reached
 
 
-ROUTER = build_client_router(Client())
+ROUTER = build_client_router(Client(), use_unstable_protocol=True)  # as Cockpit opts in
 
 
 def sdk_refuses(method: str, params: Any) -> bool:

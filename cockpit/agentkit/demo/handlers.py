@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from cockpit.agentkit.demo.forms import run_form, run_link
 from cockpit.agentkit.demo.plan_tool import run_plan_tool
 from cockpit.agentkit.demo.replies import (
     run_bench,
@@ -42,6 +43,8 @@ HANDLERS: dict[str, Callable[[Turn], Awaitable[None]]] = {
     "build": run_build,
     "flood": run_flood,
     "permission": run_permission,
+    "form": run_form,
+    "link": run_link,
     "commands": run_commands,
     "modes": run_modes,
     "escape": run_escape,

@@ -162,6 +162,16 @@ def preview(item: InboxItem) -> Text:
         text.append(" finished a turn: Enter opens it.")
         return text
     text.append(title, style="bold")
+    form = request.form
+    if form is not None:
+        text.append(f" asks: {printable(clean_line(form.message))}")
+        if form.is_link:
+            text.append(f"\nto open {printable(form.url)}", style="bold")
+        else:
+            names = ", ".join(printable(clean_line(field.label)) for field in form.fields)
+            text.append(f"\n{names}" if names else "\nno fields", style="bold")
+        text.append("\nEnter opens it to answer.", style="dim")
+        return text
     text.append(f" asks: {printable(clean_line(request.title))}")
     command = request.call.command
     if command:
