@@ -21,7 +21,7 @@ from typing import Any
 from cockpit import api
 from store.model import Frame
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 """Bumped whenever a method, a parameter or a record changes shape: a client and a service of
 different versions refuse each other with a message that says so."""
 
@@ -65,6 +65,8 @@ RECORDS: dict[str, type[Any]] = {
         api.Plan,
         api.PlanEntry,
         api.McpServerState,
+        api.SignIn,
+        api.SignInMethod,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""
