@@ -4,8 +4,8 @@ name instead of a raw error, and a key typed for one session found nowhere on di
 
 from __future__ import annotations
 
+import asyncio
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -109,15 +109,14 @@ async def test_a_terminal_login_that_failed_then_worked(
         assert again is not None and "failed" in again.message
         # The login the method names, run where the agent runs, then a sign-in that works.
         spec = engine.agent_of(await engine.session(record.id))
-        done = subprocess.run(
-            method.login(spec.command),
+        login = await asyncio.create_subprocess_exec(
+            *method.login(spec.command),
             cwd=project_dir,
             env={**os.environ, **(method.env or {})},
-            capture_output=True,
-            text=True,
-            check=True,
+            stdout=asyncio.subprocess.PIPE,
         )
-        assert "logged in" in done.stdout
+        out, _ = await login.communicate()
+        assert login.returncode == 0 and b"logged in" in out
         assert (project_dir / "tiny-login").read_text() == "yes"
         await engine.authenticate(record.id, method.id)
         assert await engine.prompt(record.id, "hello") == "end_turn"

@@ -66,7 +66,9 @@ def test_a_key_method_sends_its_key_in_the_request_and_nothing_in_the_environmen
 
 def test_an_env_var_method_fills_the_agents_environment_only_with_its_variables() -> None:
     sign_in = SessionSignIn("s-1")
-    sign_in.offer(initialize_result("codex-acp-text.jsonl")["authMethods"], {"auth": {"logout": {}}})
+    sign_in.offer(
+        initialize_result("codex-acp-text.jsonl")["authMethods"], {"auth": {"logout": {}}}
+    )
     assert sign_in.logout
     sign_in.choose("openai-api-key", {"OPENAI_API_KEY": "k-2", "PATH": "/evil"})
     assert sign_in.variables == {"OPENAI_API_KEY": "k-2"}
