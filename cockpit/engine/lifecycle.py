@@ -379,8 +379,12 @@ class AgentLifecycle:
         if method is None:
             return
         assert self.conn is not None
-        if self._start_watch is not None and method.kind in ("agent", "terminal"):
-            self._start_watch.allow(LOAD_ALLOWANCE)  # the user signs in meanwhile
+        watch = self._start_watch
+        if watch is not None and method.kind == "agent":  # the user signs in meanwhile
+            watch.allow(LOAD_ALLOWANCE)
+            watch.user_waited_on = True
+        if self.process is not None:  # what it printed before it signs in is no sign-in's
+            self._addresses.update(web_addresses(self.process.stderr_tail()))
         watching = asyncio.create_task(self._show_addresses())
         try:
             await self.conn.authenticate(method_id=method.id, **sign_in.request_meta())
@@ -393,6 +397,8 @@ class AgentLifecycle:
                 stop=True,
             )
         finally:
+            if watch is not None:
+                watch.user_waited_on = False
             watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watching
@@ -414,8 +420,7 @@ class AgentLifecycle:
                 self._addresses.add(address)
                 said = (
                     f"To sign in, open this address in your browser: {address}\n\n"
-                    "Cockpit does not open it for you. Paste a code the page gives you where "
-                    "the agent asks for it."
+                    "Cockpit does not open it for you."
                 )
                 await self._needs.inbox.tell(note(self._needs.session_id, "notice", said))
 

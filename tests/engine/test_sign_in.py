@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import AgentSpec, EngineAPI, SignIn, StartError
+from cockpit.engine.core import Engine
 from tests.support.ui_service_helpers import Engines
 
 TINY = str(Path(__file__).resolve().parents[1] / "support" / "tiny_agent.py")
@@ -180,5 +181,22 @@ async def test_cockpit_declares_terminal_sign_in(engines: Engines, project_dir: 
         assert await engine.prompt(record.id, "client-caps") == "end_turn"
         said = await texts(engine, record.id)
         assert '"auth": {"terminal": true}' in said and '"terminal-auth": true' in said
+    finally:
+        await engine.close()
+
+
+async def test_a_browser_sign_in_may_wait_on_the_user_past_the_stall_limit(
+    data_home: Path, project_dir: Path
+) -> None:
+    """An agent waiting for the user to finish in the browser does nothing (no CPU, no
+    output): that is no hung start."""
+    engine = await Engine.open(data_home, stall_limit=1.0, handshake_timeout=15)
+    try:
+        spec = tiny("--auth", "browser")
+        spec = AgentSpec(spec.name, spec.command, spec.title, {"TINY_BROWSER_WAIT": "3"})
+        record = await engine.create_session(spec, project_dir)
+        await asked(engine, record.id)
+        await engine.authenticate(record.id, "tiny-browser")
+        assert await engine.prompt(record.id, "hello") == "end_turn"
     finally:
         await engine.close()

@@ -17,7 +17,8 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
   answers -32000 until `authenticate` succeeded in this process), offering one way: an
   `env_var` method reading VAR (it fails unless VAR is in its environment), a `terminal`
   method whose login (this program with `--login`) writes `tiny-login` in the session's
-  folder, a browser sign-in (it prints an address on stderr, then succeeds), or a method
+  folder, a browser sign-in (it prints an address on stderr, then waits doing nothing for
+  `TINY_BROWSER_WAIT` seconds, 0.3 by default, and succeeds), or a method
   whose sign-in always fails. `--auth-at prompt` asks at the first prompt instead.
 - `--login`: the terminal login: writes `tiny-login` in the current folder (with the
   value of `TINY_LOGIN` in the environment) and exits.
@@ -416,7 +417,7 @@ class TinyAgent:
         if kind == "browser":
             print("open https://login.example.com/device?code=TINY to sign in", file=sys.stderr)
             sys.stderr.flush()
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(float(os.environ.get("TINY_BROWSER_WAIT", "0.3")))
         if kind == "fails":
             raise RequestError.internal_error({"message": "the sign-in server said no"})
         self.signed_in = True
