@@ -1054,7 +1054,7 @@ class EngineAPI(Protocol):
 
     async def logout(self, session_id: str) -> str:
         """Sign the session's agent out; a sentence. ValueError when it offers no
-        sign-out."""
+        sign-out, or refused it."""
 
     async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
         """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""

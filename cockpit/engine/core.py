@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection, Coroutine, Iterator, Mapping, 
 from pathlib import Path
 from typing import Any, TypeVar
 
+from acp import RequestError
+
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
     ARCHIVED,
@@ -1231,7 +1233,10 @@ class Engine:
                 "`auth.logout`): sign out with the agent's own program."
             )
         assert live.conn is not None
-        await send_request(live.conn, "logout", {})
+        try:
+            await send_request(live.conn, "logout", {})
+        except RequestError as error:
+            raise ValueError(f"The agent did not sign out: {describe(error)}") from error
         live.sign_in.forget()
         said = "Signed out: the agent asks you to sign in again on its next start."
         await live.inbox.tell(note(session_id, "notice", said))
