@@ -832,6 +832,8 @@ class CockpitApp(App[None]):
                 self.keys.release_keys()
 
     def on_composer_key_after_command(self, message: Composer.KeyAfterCommand) -> None:
+        if not self.keys.holding:  # no dialog waits for it (the command never ran)
+            self.query_one(Composer).handing_over = False
         self.keys.hold_ahead(message.key, message.character)
 
     @reported("complete that", default=[])
