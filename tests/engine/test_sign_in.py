@@ -200,3 +200,20 @@ async def test_a_browser_sign_in_may_wait_on_the_user_past_the_stall_limit(
         assert await engine.prompt(record.id, "hello") == "end_turn"
     finally:
         await engine.close()
+
+
+async def test_a_key_method_sends_the_key_in_the_request_only(
+    engines: Engines, project_dir: Path
+) -> None:
+    """gemini-cli's way: the key goes in `authenticate`, not in the environment."""
+    engine = await engines.factory()()
+    try:
+        record = await engine.create_session(tiny("--auth", "key"), project_dir)
+        (method,) = (await asked(engine, record.id)).methods
+        assert (method.kind, method.fields) == ("key", ("api-key",))
+        await engine.authenticate(record.id, method.id, {"api-key": SECRET})
+        assert await engine.prompt(record.id, "key-length") == "end_turn"
+        assert f"key: {len(SECRET)} characters" in await texts(engine, record.id)
+    finally:
+        await engine.close()
+    assert files_holding(engines.home, SECRET.encode()) == []

@@ -13,12 +13,14 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
   of its own, so that the agent's process group uses no CPU meanwhile: only what it
   writes shows it is alive.
 - `--load ...`: the same, before it answers `session/load`.
-- `--auth env:VAR | terminal | browser | fails`: it asks to be signed in (session/new
+- `--auth env:VAR | terminal | browser | key | fails`: it asks to be signed in (session/new
   answers -32000 until `authenticate` succeeded in this process), offering one way: an
   `env_var` method reading VAR (it fails unless VAR is in its environment), a `terminal`
   method whose login (this program with `--login`) writes `tiny-login` in the session's
   folder, a browser sign-in (it prints an address on stderr, then waits doing nothing for
-  `TINY_BROWSER_WAIT` seconds, 0.3 by default, and succeeds), or a method
+  `TINY_BROWSER_WAIT` seconds, 0.3 by default, and succeeds), a key method (gemini-cli's
+  `_meta["api-key"]`: the key comes in the request; `key-length` says how long it was),
+  or a method
   whose sign-in always fails. `--auth-at prompt` asks at the first prompt instead.
 - `--login`: the terminal login: writes `tiny-login` in the current folder (with the
   value of `TINY_LOGIN` in the environment) and exits.
@@ -318,6 +320,8 @@ class TinyAgent:
         self.auth = options.auth
         self.auth_at = options.auth_at
         self.signed_in = not options.auth
+        self.key_length = 0
+        """How long the key a key sign-in brought was (the key itself is not kept)."""
         self.cwd = os.getcwd()
 
     def observe(self, event: StreamEvent) -> None:
@@ -406,6 +410,11 @@ class TinyAgent:
             )]  # fmt: skip
         if kind == "fails":
             return [AuthMethodAgent(id="tiny-fails", name="Never works")]
+        if kind == "key":  # as gemini-cli offers its API key
+            return [AuthMethodAgent(
+                id="tiny-api-key", name="Tiny API key", description="Paste your key.",
+                field_meta={"api-key": {"provider": "tiny"}},
+            )]  # fmt: skip
         return []
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
@@ -420,6 +429,11 @@ class TinyAgent:
             await asyncio.sleep(float(os.environ.get("TINY_BROWSER_WAIT", "0.3")))
         if kind == "fails":
             raise RequestError.internal_error({"message": "the sign-in server said no"})
+        if kind == "key":
+            key = str(kwargs.get("api-key") or "")
+            if not key:
+                raise RequestError.auth_required({"message": "no key came with the request"})
+            self.key_length = len(key)
         self.signed_in = True
         return AuthenticateResponse()
 
@@ -558,6 +572,9 @@ class TinyAgent:
         words = " ".join(getattr(block, "text", "") for block in prompt).split()
         if words and words[0].startswith("/"):
             await self.say(session_id, f"command: {' '.join(words)}")
+            return PromptResponse(stop_reason="end_turn")
+        if "key-length" in words:
+            await self.say(session_id, f"key: {self.key_length} characters")
             return PromptResponse(stop_reason="end_turn")
         if "client-caps" in words:  # what the client said in `initialize` it can do
             await self.say(session_id, json.dumps(self.client_caps, sort_keys=True))
