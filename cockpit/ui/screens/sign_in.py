@@ -66,7 +66,8 @@ class SignInScreen(Dialog[SignInAnswer | None]):
     DEFAULT_CSS = """
     SignInScreen .fields { height: auto; display: none; }
     SignInScreen .fields.shown { display: block; }
-    SignInScreen .message { color: $text-muted; margin-bottom: 1; }
+    SignInScreen .message { color: $text-muted; }
+    SignInScreen .way-hint { color: $text-muted; margin-bottom: 1; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [escape("Cancel")]
@@ -81,6 +82,7 @@ class SignInScreen(Dialog[SignInAnswer | None]):
         with Vertical(id="dialog"):
             yield Label(Content(clean_line(f"Sign in to {self.agent}")), classes="dialog-title")
             yield Static(Content(clean_line(self.sign_in.message)), classes="message")
+            yield Static("", id="way-hint", classes="way-hint")
             yield WayList(
                 *(Option(Content(clean_line(m.label))) for m in self.sign_in.methods),
                 id="ways",
@@ -91,7 +93,6 @@ class SignInScreen(Dialog[SignInAnswer | None]):
                         for name in method.fields:
                             yield Label(Content(clean_line(name)))
                             yield Field(password=True, placeholder="not shown, never stored")
-            yield Static("", id="way-hint", classes="hint")
 
     def on_mount(self) -> None:
         self.query_one("#ways", WayList).focus()
