@@ -28,6 +28,7 @@ from cockpit.records import (
     PermissionOption,
     Plan,
     PlanEntry,
+    SignIn,
     ToolCall,
     read_permission_option,
     read_tool_call,
@@ -1048,6 +1049,25 @@ class EngineAPI(Protocol):
         """The MCP servers the session's agent was handed when it last opened its session
         since Cockpit started, and those left out with why (none before that)."""
 
+    # signing the agent in
+    async def sign_in(self, session_id: str) -> SignIn | None:
+        """How the session's agent asks the user to sign in, while it does: its words and
+        the ways it offers (None when it asks nothing)."""
+
+    async def authenticate(
+        self, session_id: str, method_id: str, values: Mapping[str, str] | None = None
+    ) -> str:
+        """Sign the session's agent in the way `method_id` names, with the values its
+        fields need (`SignInMethod.fields`), kept in memory for this session only and
+        never stored; the agent starts again, signs in and opens its session. A sentence
+        saying so; ValueError for a way not offered or a value left out, StartError (with
+        a row saying why) when the sign-in fails. A `terminal` method's login command
+        (`SignInMethod.login`) is the client's to run first, where the agents run."""
+
+    async def logout(self, session_id: str) -> str:
+        """Sign the session's agent out; a sentence. ValueError when it offers no
+        sign-out, or refused it."""
+
     async def model_calls(self, session: str, call: int | None = None) -> ModelCalls:
         """What the built-in Claude agent sent the model (see `ReaderAPI.model_calls`)."""
 
@@ -1156,6 +1176,9 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "read_plan": CallKind.READ,
         "update_plan": CallKind.ONCE,
         "mcp_servers": CallKind.READ,
+        "sign_in": CallKind.READ,
+        "authenticate": CallKind.START,
+        "logout": CallKind.START,
         "model_calls": CallKind.READ,
     }
 )

@@ -66,6 +66,8 @@ RECORDS: dict[str, type[Any]] = {
         api.Plan,
         api.PlanEntry,
         api.McpServerState,
+        api.SignIn,
+        api.SignInMethod,
     )
 }
 """Every dataclass that may cross the wire, by the name that tags it."""

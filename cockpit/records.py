@@ -14,7 +14,7 @@ Part of the contract (`cockpit.api` re-exports it): no Textual, no SDK, no engin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,9 +24,11 @@ __all__ = [
     "ARCHIVED",
     "ATTACHMENT_META",
     "FIELD_KINDS",
+    "KEY_FIELD",
     "RACE_INFO",
     "REMOVED",
     "SHELL_STATES",
+    "SIGN_IN_KINDS",
     "WORKTREE_ARCHIVE_INFO",
     "WORKTREE_INFO",
     "AgentCommand",
@@ -47,6 +49,8 @@ __all__ = [
     "RaceEntry",
     "RawOutput",
     "ShellRun",
+    "SignIn",
+    "SignInMethod",
     "TerminalContent",
     "TerminalOutput",
     "TextContent",
@@ -65,6 +69,8 @@ __all__ = [
     "read_plan",
     "read_race",
     "read_shell_run",
+    "read_sign_in_method",
+    "read_sign_in_methods",
     "read_tool_call",
     "read_usage",
     "read_worktree",
@@ -827,3 +833,101 @@ def read_race(info: object) -> RaceEntry | None:
         return None
     ended, test = _number(value.get("ended")), value.get("test")
     return RaceEntry(race, prompt, at, ended, test if isinstance(test, str) and test else None)
+
+
+# -- signing the agent in -------------------------------------------------------------------------
+
+SIGN_IN_KINDS = ("agent", "env_var", "terminal", "key")
+"""How a sign-in method works: the agent does it itself (a browser sign-in), it reads
+variables from its environment, it runs its own login command in a terminal, or it takes a
+key in the request (gemini-cli's `_meta["api-key"]`)."""
+
+KEY_FIELD = "api-key"
+"""The name a key method's secret goes under, in `authenticate`'s values and on the wire to
+the agent."""
+
+
+@dataclass(frozen=True)
+class SignInMethod:
+    """One way the agent offers to sign in, as its `initialize` answer lists it."""
+
+    id: str
+    name: str
+    description: str = ""
+    kind: str = "agent"
+    """One of `SIGN_IN_KINDS`."""
+    variables: tuple[str, ...] = ()
+    """The environment variables an `env_var` method reads (the user gives their values)."""
+    args: tuple[str, ...] = ()
+    """What a `terminal` method adds to the agent's command to run its login."""
+    env: Mapping[str, str] | None = None
+    """What a `terminal` method adds to the environment of that login."""
+    link: str = ""
+    """Where the user gets the credentials, when the agent says."""
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The values the user types for this method: its variables, or the key."""
+        return (KEY_FIELD,) if self.kind == "key" else self.variables
+
+    def login(self, command: Sequence[str]) -> tuple[str, ...]:
+        """The login a `terminal` method runs: the agent's own command with its `args`
+        (its `env` goes on top of the user's environment)."""
+        return (*command, *self.args)
+
+    @property
+    def label(self) -> str:
+        """The method in a line: its name, and its description when it has one."""
+        return f"{self.name}: {self.description}" if self.description else self.name
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """A session whose agent asks the user to sign in: the agent's own words and the ways
+    it offers, in its order."""
+
+    session: str
+    message: str
+    methods: tuple[SignInMethod, ...]
+    logout: bool = False
+    """The agent can also sign out (`/logout`)."""
+
+    def method(self, method_id: str) -> SignInMethod | None:
+        """The method with this id, if the agent offers one."""
+        return next((m for m in self.methods if m.id == method_id), None)
+
+
+def read_sign_in_method(data: object) -> SignInMethod | None:
+    """One entry of an `initialize` answer's `authMethods`; None for one without an id
+    (no `authenticate` could name it). A type Cockpit does not know reads as "agent": the
+    agent then does what it needs itself."""
+    if not isinstance(data, Mapping) or not _text(data.get("id")):
+        return None
+    meta = data.get("_meta")
+    kind = str(data.get("type") or "agent")
+    if kind not in SIGN_IN_KINDS:
+        kind = "agent"
+    if kind == "agent" and isinstance(meta, Mapping) and "api-key" in meta:
+        kind = "key"
+    variables = tuple(
+        str(entry["name"])
+        for entry in _items(data.get("vars"))
+        if isinstance(entry, Mapping) and _text(entry.get("name"))
+    )
+    env = data.get("env")
+    return SignInMethod(
+        str(data["id"]),
+        _text(data.get("name")) or str(data["id"]),
+        _text(data.get("description")) or "",
+        kind,
+        variables,
+        tuple(str(arg) for arg in _items(data.get("args"))),
+        {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else None,
+        _text(data.get("link")) or "",
+    )
+
+
+def read_sign_in_methods(data: object) -> tuple[SignInMethod, ...]:
+    """The methods of an `initialize` answer's `authMethods`, the unreadable left out."""
+    read = (read_sign_in_method(entry) for entry in _items(data))
+    return tuple(method for method in read if method is not None)

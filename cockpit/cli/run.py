@@ -33,6 +33,7 @@ from cockpit.api import (
 )
 from cockpit.cli.arguments import reach_of, resolve_agent
 from cockpit.cli.exits import (
+    EXIT_AGENT,
     EXIT_OK,
     EXIT_SERVICE,
     EXIT_STORE,
@@ -43,6 +44,7 @@ from cockpit.cli.exits import (
     service_gone,
 )
 from cockpit.cli.form_answers import form_lines
+from cockpit.cli.sign_in import sign_in_on_terminal, ways
 from cockpit.cli.worktrees import worktree_request
 from cockpit.client import open_engine
 from cockpit.text.sanitize import StreamCleaner, printable
@@ -277,10 +279,25 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             engine.allow_automatically(record.id, allowed)
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGINT, cancel, record.id)
+        here = interactive and not reach_of(args).via  # a login runs where the agents run
+
+        async def signed_in() -> bool:
+            """The agent asks to sign in, and the user did, on this terminal."""
+            needed = await engine.sign_in(record.id) if interactive else None
+            return needed is not None and await sign_in_on_terminal(
+                engine, record.id, needed, here=here
+            )
+
         try:
-            await engine.start(record.id, handshake_timeout=args.timeout)
+            try:
+                await engine.start(record.id, handshake_timeout=args.timeout)
+            except StartError:
+                if not await signed_in():
+                    raise
             # The engine stops the agent once the turn ends, even if this client is gone.
             stop_reason = await engine.prompt(record.id, prompt, then_stop=not args.keep)
+            if stop_reason == "error" and await signed_in():  # it asked at the prompt
+                stop_reason = await engine.prompt(record.id, prompt, then_stop=not args.keep)
         except (StartError, NotSaved):  # a prompt that could not be stored was never sent
             stop_reason = "error"
         printer.finish()
@@ -290,6 +307,9 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
             agent_alive=status not in (Status.EXITED, Status.ERROR),
             interrupted=interrupted,
         )
+        signing = await engine.sign_in(record.id) if code else None
+        if signing is not None:
+            code = EXIT_AGENT  # the agent cannot work until the user signs in
         failure = await engine.last_row(record.id, "error") if code else None
         print(f"cockpit: session {record.id}", file=sys.stderr) if args.verbose else None
     except ConnectionError as error:  # the service went away mid-run (killed, stopped)
@@ -315,7 +335,9 @@ async def run_command(args: argparse.Namespace, home: Path) -> int:
         lost = engine.unwritten() if last_write is not None else (0, 0)
         print(f"cockpit: {printable(saving_message(why, lost))}", file=sys.stderr)
         return EXIT_STORE
-    if code != EXIT_OK:
+    if signing is not None:
+        print(f"cockpit: {printable(ways(signing))}", file=sys.stderr)
+    elif code != EXIT_OK:
         message = exit_message(code, stop_reason, failure.text if failure else "")
         print(f"cockpit: {printable(message)}", file=sys.stderr)
     return code

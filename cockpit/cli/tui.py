@@ -87,7 +87,14 @@ def tui_command(args: argparse.Namespace, home: Path) -> int:
         print(f"cockpit: {unknown}", file=sys.stderr)
         return EXIT_USAGE
     freeze_startup_objects()
-    if run_screen(CockpitApp(engine, folder=folder, agent=chosen, worktree=args.worktree)):
+    app = CockpitApp(
+        engine,
+        folder=folder,
+        agent=chosen,
+        worktree=args.worktree,
+        agents_elsewhere=bool(reach.via),
+    )
+    if run_screen(app):
         return interrupts.say_interrupted()
     if not reach.local:
         print(

@@ -8,9 +8,10 @@ with agent-client-protocol 0.12.1 (`TESTED_WITH`) and Python 3.11.
 from __future__ import annotations
 
 import asyncio
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from acp import _transport
+from acp.core import ClientSideConnection
 
 TESTED_WITH = "0.12.1"
 """The agent-client-protocol version these uses were checked against."""
@@ -40,3 +41,10 @@ async def agent_stdout_writer(pipe: BinaryIO) -> asyncio.StreamWriter:
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
     return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+async def send_request(conn: ClientSideConnection, method: str, params: dict[str, Any]) -> Any:
+    """Send a request the SDK's client connection has no method for (`logout`: ACP has it
+    since 0.13.3, SDK 0.12.1 does not), through the connection's own JSON-RPC layer
+    (`ClientSideConnection._conn`), so its answer and errors come back as the SDK's."""
+    return await conn._conn.send_request(method, params)

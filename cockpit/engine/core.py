@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection, Coroutine, Iterator, Mapping, 
 from pathlib import Path
 from typing import Any, TypeVar
 
+from acp import RequestError
+
 from cockpit.acp_types import ContentBlock
 from cockpit.api import (
     ARCHIVED,
@@ -57,6 +59,7 @@ from cockpit.api import (
     ServiceStopped,
     SessionEvent,
     ShellRun,
+    SignIn,
     Status,
     Worktree,
     WorktreeArchive,
@@ -69,6 +72,7 @@ from cockpit.api import (
     read_worktree_archive,
 )
 from cockpit.bounds import draft_refusal, draft_too_long
+from cockpit.compat.acp_private import send_request
 from cockpit.config_file import Fixed, Source
 from cockpit.engine.automatic_answers import AutomaticAnswers
 from cockpit.engine.checkpoints import Checkpoints
@@ -1200,6 +1204,56 @@ class Engine:
         """The MCP servers the session's agent was handed as it last opened its session."""
         await self.session(session_id)  # UnknownSession for no such session
         return list(self._handed.get(session_id, ()))
+
+    # -- signing the agent in -----------------------------------------------------------------
+
+    async def sign_in(self, session_id: str) -> SignIn | None:
+        """How the session's agent asks the user to sign in, while it does (None else)."""
+        await self.session(session_id)  # UnknownSession for no such session
+        live = self._live.get(session_id)
+        return live.sign_in.needed if live is not None else None
+
+    async def authenticate(
+        self,
+        session_id: str,
+        method_id: str,
+        values: Mapping[str, str] | None = None,
+        *,
+        env: Environment | None = None,
+    ) -> str:
+        """Sign the session's agent in the way `method_id` names, with the values it needs
+        (an `env_var` method's variables, a key method's key): kept in memory for this
+        session only, never stored. The agent starts again, signs in, and opens its session;
+        what happened, in a sentence. ValueError for a way the agent does not offer or a
+        value left out; StartError (with a row saying why) when signing in fails."""
+        self._remember(session_id, env)
+        live = await self._live_session(session_id)
+        method = live.sign_in.choose(method_id, values or {})
+        if live.running:
+            await live.stop("the agent signs in again")
+        await live.start()
+        said = f"Signed in with {method.name}."
+        await live.inbox.tell(note(session_id, "notice", said))
+        return said
+
+    async def logout(self, session_id: str, *, env: Environment | None = None) -> str:
+        """Sign the session's agent out, where the agent offers it; what happened, in a
+        sentence. ValueError when the agent offers no sign-out."""
+        live = await self._running(session_id, env)
+        if not live.sign_in.logout:
+            raise ValueError(
+                "This agent offers no sign-out (its `initialize` answer does not list "
+                "`auth.logout`): sign out with the agent's own program."
+            )
+        assert live.conn is not None
+        try:
+            await send_request(live.conn, "logout", {})
+        except RequestError as error:
+            raise ValueError(f"The agent did not sign out: {describe(error)}") from error
+        live.sign_in.forget()
+        said = "Signed out: the agent asks you to sign in again on its next start."
+        await live.inbox.tell(note(session_id, "notice", said))
+        return said
 
     async def _inbox_of(self, session_id: str) -> SessionInbox:
         """Where a row Cockpit writes in a session goes (its live session's inbox)."""

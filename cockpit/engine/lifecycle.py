@@ -23,6 +23,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.core import ClientSideConnection
 from acp.interfaces import Client
 from acp.schema import (
+    AuthCapabilities,
     ClientCapabilities,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
@@ -40,6 +41,7 @@ from cockpit.engine.errors import describe
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.plans.keeper import McpServer
 from cockpit.engine.processes import describe_exit
+from cockpit.engine.sign_in import SessionSignIn, asks_sign_in, sign_in_words, web_addresses
 from cockpit.engine.start_watch import StartWatch
 from cockpit.engine.transport import AgentTransport
 from cockpit.environment import Environment, agent_variables, runs_our_python
@@ -58,6 +60,9 @@ environment is a stale copy of the user's, never used for an agent."""
 STOP_GRACE = 2.0
 """Seconds a stopping session gives a running turn to end (and say so) before the agent
 is killed, and then to record how it ended."""
+
+ADDRESS_POLL = 0.2
+"""Seconds between two looks at what a signing-in agent printed, for an address to show."""
 
 LOAD_ALLOWANCE = 4
 """How many times its ceiling a start that reloads the agent's session may take in all:
@@ -159,6 +164,8 @@ class LifecycleNeeds:
     """The MCP servers the agent is handed as it opens its session, given what it
     advertised (the plan tool, with a token minted for this start; the user's servers
     it can take)."""
+    sign_in: SessionSignIn
+    """How the agent signs in: what it offers, and the way the user chose."""
 
 
 class AgentLifecycle:
@@ -186,6 +193,8 @@ class AgentLifecycle:
         self._stop_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
         self._start_watch: StartWatch | None = None
+        self._addresses: set[str] = set()
+        """The sign-in addresses the session was shown already."""
 
     @property
     def running(self) -> bool:
@@ -250,6 +259,8 @@ class AgentLifecycle:
             bundled=runs_our_python(spec.command),
             extra={"COCKPIT_DATA_DIR": str(needs.data_dir)},
         )
+        # A key the user typed to sign in reaches the agent alone, not its terminals.
+        variables.update(needs.sign_in.variables)
         needs.use_environment(world)
         try:
             process = await AgentProcess.spawn(spec, needs.root, log_path, variables, world.umask)
@@ -280,6 +291,8 @@ class AgentLifecycle:
                 message = f"The agent did not answer within {watch.ceiling:g} s while starting."
             await self.fail(message, stop=True)
         except (RequestError, ValidationError, ConnectionError, OSError) as error:
+            if asks_sign_in(error):
+                await self.fail(sign_in_words(needs.sign_in.need(describe(error))), stop=True)
             await self.fail(f"The agent failed while starting: {describe(error)}", stop=True)
         except Exception as error:  # a store error, or a bug: the session says so and goes on
             log.exception("session %s did not start", needs.session_id)
@@ -287,6 +300,7 @@ class AgentLifecycle:
         finally:
             self._start_watch = None
         self.ready = True
+        needs.sign_in.signed_in()
         needs.set_status(Status.READY, "")
 
     def connect(
@@ -337,6 +351,10 @@ class AgentLifecycle:
                 elicitation=ElicitationCapabilities(
                     form=ElicitationFormCapabilities(), url=ElicitationUrlCapabilities()
                 ),
+                # Cockpit runs an agent's own login command (a `terminal` sign-in method):
+                # claude-agent-acp offers its methods only to a client that says so.
+                auth=AuthCapabilities(terminal=True),
+                field_meta={"terminal-auth": True},
             ),
             client_info=Implementation(name="cockpit", title="Cockpit", version=__version__),
         )
@@ -351,12 +369,73 @@ class AgentLifecycle:
             if init.agent_capabilities
             else {}
         )
+        self._needs.sign_in.offer(init.auth_methods, self.capabilities)
+        await self._sign_in()
         # Once a start, and before a load's replay window: what it says is not a replay.
         servers = await self._needs.mcp_servers(self.capabilities)
         if self.agent_session_id is None:
             await self._new_session(servers)
         else:
             await self._reopen(servers)
+
+    async def _sign_in(self) -> None:
+        """Sign in the way the user chose, if they chose one (each start does: a key lives
+        in the agent's environment, which a new process has anew). A refusal ends the
+        start, and the agent asks again."""
+        sign_in = self._needs.sign_in
+        method = sign_in.chosen
+        if method is None:
+            return
+        assert self.conn is not None
+        watch = self._start_watch
+        if watch is not None and method.kind == "agent":  # the user signs in meanwhile
+            watch.allow(LOAD_ALLOWANCE)
+            watch.user_waited_on = True
+        if self.process is not None:  # what it printed before it signs in is no sign-in's
+            self._addresses.update(web_addresses(self.process.stderr_tail()))
+        watching = asyncio.create_task(self._show_addresses())
+        try:
+            await self.conn.authenticate(method_id=method.id, **sign_in.request_meta())
+        except RequestError as error:
+            sign_in.forget()
+            sign_in.need(f"signing in with {method.name} failed: {describe(error)}")
+            await self.fail(
+                f"Signing in with {method.name} failed: {describe(error)}. Choose a way "
+                "again with /login.",
+                stop=True,
+            )
+        finally:
+            if watch is not None:
+                watch.user_waited_on = False
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+            await self._tell_addresses()
+
+    async def _show_addresses(self) -> None:
+        """While the agent signs in, show each web address it prints (a browser sign-in
+        asks the user to open one): Cockpit never opens it itself."""
+        while True:
+            await self._tell_addresses()
+            await asyncio.sleep(ADDRESS_POLL)
+
+    async def _tell_addresses(self) -> None:
+        process = self.process
+        if process is None:
+            return
+        for address in web_addresses(process.stderr_tail()):
+            if address not in self._addresses:
+                self._addresses.add(address)
+                said = (
+                    f"To sign in, open this address in your browser: {address}\n\n"
+                    "Cockpit does not open it for you."
+                )
+                await self._needs.inbox.tell(note(self._needs.session_id, "notice", said))
+
+    def sign_in_needed(self, error: BaseException) -> str:
+        """A prompt was refused because the user must sign in: the row that says so and
+        how (the session waits for /login)."""
+        return sign_in_words(self._needs.sign_in.need(describe(error)))
 
     async def _new_session(self, servers: list[McpServer]) -> None:
         needs = self._needs

@@ -56,6 +56,7 @@ from cockpit.engine.plans.keeper import McpServer
 from cockpit.engine.policy import Policy
 from cockpit.engine.questions import PendingRequest
 from cockpit.engine.shell_runs import ShellRuns
+from cockpit.engine.sign_in import SessionSignIn
 from cockpit.engine.stall import STALL_LIMIT
 from cockpit.engine.tap import AgentTap
 from cockpit.engine.turns import TurnNeeds, Turns
@@ -126,6 +127,8 @@ class LiveSession:
             self.broker,
             in_worktree=_in_worktree(record),
         )
+        self.sign_in = SessionSignIn(self.id)
+        """How its agent signs in (in memory only: a key typed for it is never stored)."""
         self.tap = AgentTap(
             self.id, self.inbox, self.broker, lambda: self.lifecycle.agent_session_id
         )
@@ -156,6 +159,7 @@ class LiveSession:
                 close_terminals=self.requests.close,
                 turn=lambda: self.turns,
                 mcp_servers=mcp_servers or _none,
+                sign_in=self.sign_in,
             ),
             record.agent_session_id,
         )

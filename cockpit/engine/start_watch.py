@@ -45,6 +45,9 @@ class StartWatch:
         """Seconds the agent may do nothing (no CPU time, no output) before it has failed."""
         self.stalled = False
         """True once the start ended because the agent did nothing."""
+        self.user_waited_on = False
+        """True while the agent waits on the user (a browser sign-in): doing nothing then
+        is no stall, and only the ceiling ends the start."""
         self._began = 0.0
         self._timeout: asyncio.Timeout | None = None
         self._sampler: asyncio.Task[None] | None = None
@@ -88,6 +91,9 @@ class StartWatch:
         while True:
             await asyncio.sleep(every)
             sample = await self._probe(loop)
+            if self.user_waited_on:
+                anchor = sample
+                continue
             if stalled([anchor, sample], self.stall_limit):
                 assert self._timeout is not None
                 if not self._timeout.expired():  # else the ceiling came first

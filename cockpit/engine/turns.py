@@ -27,6 +27,7 @@ from cockpit.engine.agent_process import AgentProcess
 from cockpit.engine.errors import describe
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.mention_blocks import mention_blocks
+from cockpit.engine.sign_in import asks_sign_in
 from cockpit.text.mentions import find_mentions
 from cockpit.text.undecodable import replace_undecodable, replaced_notice
 from store import Chunk, note
@@ -93,6 +94,10 @@ class Agent(Protocol):
 
     async def claim(self) -> None:
         """Become the session's only writer (SessionBusy when another Cockpit is)."""
+
+    def sign_in_needed(self, error: BaseException) -> str:
+        """The agent refused a prompt until the user signs in: the row saying how."""
+        ...
 
     async def start(self) -> None:
         """Start the agent unless it is up (StartError when it fails)."""
@@ -264,9 +269,12 @@ class Turns:
         except (RequestError, ValidationError) as error:
             stop_reason = "error"
             await needs.inbox.settle()
-            await needs.inbox.tell(
-                note(needs.session_id, "error", f"The agent failed the turn: {describe(error)}")
+            said = (
+                needs.agent.sign_in_needed(error)
+                if asks_sign_in(error)
+                else f"The agent failed the turn: {describe(error)}"
             )
+            await needs.inbox.tell(note(needs.session_id, "error", said))
         except Exception as error:  # a store error, or a bug: the turn fails visibly
             stop_reason = "error"
             log.exception("the turn of session %s failed", needs.session_id)

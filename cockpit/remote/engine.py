@@ -47,6 +47,7 @@ from cockpit.api import (
     Row,
     ServiceStopped,
     SessionRecord,
+    SignIn,
     Status,
     WorktreeListing,
     WorktreeRequest,
@@ -518,6 +519,22 @@ class RemoteEngine:
     async def mcp_servers(self, session_id: str) -> list[McpServerState]:
         servers: list[McpServerState] = await self._call("mcp_servers", session_id=session_id)
         return servers
+
+    async def sign_in(self, session_id: str) -> SignIn | None:
+        needed: SignIn | None = await self._call("sign_in", session_id=session_id)
+        return needed
+
+    async def authenticate(
+        self, session_id: str, method_id: str, values: Mapping[str, str] | None = None
+    ) -> str:
+        said: str = await self._call(
+            "authenticate", session_id=session_id, method_id=method_id, values=dict(values or {})
+        )
+        return said
+
+    async def logout(self, session_id: str) -> str:
+        said: str = await self._call("logout", session_id=session_id)
+        return said
 
     async def update_plan(
         self, session_id: str, entries: Sequence[PlanEntry], explanation: str | None = None

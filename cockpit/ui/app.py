@@ -193,6 +193,7 @@ class CockpitApp(App[None]):
         settings_file: Path | None = None,
         themes_dir: Path | None = None,
         worktree: bool = False,
+        agents_elsewhere: bool = False,
     ) -> None:
         keep_timer_delays_positive()  # before any timer: a negative one froze the screen
         spell_out_alt_keys()  # before the driver starts: Alt+W then Down in one read
@@ -203,6 +204,9 @@ class CockpitApp(App[None]):
         self.agent = agent.name if isinstance(agent, AgentSpec) else agent
         """The agent Cockpit was opened with (`--agent`), by name."""
         self.worktree = worktree
+        self.agents_elsewhere = agents_elsewhere
+        """The agents run on another machine (`--remote`, `--via`): an agent's own login
+        cannot run in this terminal."""
         """Opened with `--worktree`: a new session in a worktree of its own, from HEAD."""
         self.clock = clock
         self.blink = blink
@@ -823,6 +827,11 @@ class CockpitApp(App[None]):
             return
         command = parse_slash(message.text)
         if command is not None and command[0] in COCKPIT_NAMED:
+            if COCKPIT_NAMED[command[0]].takes_keys:
+                # The keys typed behind it wait for its dialog (the composer hands back
+                # those it got first, in order: `on_composer_key_after_command`).
+                self.keys.hold_keys()
+                self.query_one(Composer).handing_over = False
             work = self.run_slash(session, *command)
             self.run_worker(work, group="slash", exit_on_error=False)
             return
@@ -841,11 +850,20 @@ class CockpitApp(App[None]):
 
     @reported("run that command")
     async def run_slash(self, session: str, name: str, arguments: str) -> None:
-        """Run one of Cockpit's own commands (its row of `COCKPIT_COMMANDS` says how)."""
+        """Run one of Cockpit's own commands (its row of `COCKPIT_COMMANDS` says how); the
+        keys held for its dialog go on once it is up (or it said why there is none)."""
         command = COCKPIT_NAMED.get(name)
-        if command is None or command.run is None:
-            return
-        await command.run(self, session, arguments)
+        try:
+            if command is not None and command.run is not None:
+                await command.run(self, session, arguments)
+        finally:
+            if command is not None and command.takes_keys:
+                self.keys.release_keys()
+
+    def on_composer_key_after_command(self, message: Composer.KeyAfterCommand) -> None:
+        if not self.keys.holding:  # no dialog waits for it (the command never ran)
+            self.query_one(Composer).handing_over = False
+        self.keys.hold_ahead(message.key, message.character)
 
     @reported("complete that", default=[])
     async def _complete(self, session: str, token: CompletionToken) -> list[Candidate]:

@@ -30,6 +30,7 @@ from cockpit.ui.one_line import clean_line
 from cockpit.ui.prompt_history import PromptHistory, PromptSearch
 from cockpit.ui.shell_chips import ChipShelf
 from cockpit.ui.shell_rules import BLANK_COMMAND, blank_command
+from cockpit.ui.slash import takes_keys
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter"})
 TRANSCRIPT_KEYS = {"pageup": "page_up", "pagedown": "page_down", "ctrl+home": "jump_start"}
@@ -121,6 +122,15 @@ class Composer(TextArea):
     class DraftShown(Asked):
         """The prompt holds another session's draft now (its chips show above it)."""
 
+    class KeyAfterCommand(Message):
+        """A key typed after a command whose dialog takes the keys that follow (`/login`),
+        in the same burst: it goes to that dialog, never into the prompt."""
+
+        def __init__(self, key: str, character: str | None) -> None:
+            super().__init__()
+            self.key = key
+            self.character = character
+
     class BlankSubmitted(Asked):
         """The user pressed Enter on a blank prompt (it starts a stopped service again)."""
 
@@ -138,6 +148,9 @@ class Composer(TextArea):
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.cursor_blink = blink
         self.prompts = PromptHistory()
+        self.handing_over = False
+        """True from a command whose dialog takes the keys typed after it (`/login`) until
+        the app holds the keys for that dialog: those typed meanwhile go there."""
         self.session: str | None = None
         """The session whose draft this is: what is typed, sent or asked is its."""
         self.menu: CompletionMenu | None = None
@@ -155,6 +168,11 @@ class Composer(TextArea):
         """The prompt's own keys, before the text area's (a private method of Textual's,
         named in `cockpit.compat.textual_private.OVERRIDDEN`)."""
         key = event.key
+        if self.handing_over:  # typed behind a command whose dialog takes them
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.KeyAfterCommand(key, event.character))
+            return
         if self.search is not None and self._search_key(event):
             event.stop()
             event.prevent_default()
@@ -250,6 +268,7 @@ class Composer(TextArea):
         self.prompts.add(text)
         self.text = ""
         self._close_menu()
+        self.handing_over = takes_keys(text)
         attach = self.chips.keys(self.session) if self.chips is not None else ()
         self.post_message(self.Submitted(self.session, text, attach))
 

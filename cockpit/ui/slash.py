@@ -12,6 +12,7 @@ public means), the session it was typed in and the words after the name."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,6 +27,7 @@ from cockpit.ui.mcp_list import approval_question, approve_servers, approved_not
 from cockpit.ui.restoring import show_checkpoints
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
+from cockpit.ui.signing_in import login, logout
 
 
 class SlashTarget(Protocol):
@@ -81,6 +83,10 @@ class SlashTarget(Protocol):
 
     def session_title(self, session: str) -> str: ...
 
+    agents_elsewhere: bool
+
+    def suspend(self) -> AbstractContextManager[None]: ...
+
 
 SlashRun = Callable[[SlashTarget, str, str], Awaitable[None]]
 """How Cockpit runs one of its commands: (what it may do, the session it was typed in, the
@@ -98,6 +104,9 @@ class SlashCommand:
     """True for Cockpit's own; False for one the agent advertised."""
     run: SlashRun | None = field(default=None, compare=False, repr=False)
     """How Cockpit runs it (its own commands); None for the agent's, which go to the agent."""
+    takes_keys: bool = False
+    """Its dialog takes the keys typed after it in the same burst (a key typed for
+    `/login` must never land in the prompt, and go to the agent with the next Enter)."""
 
 
 async def _new(app: SlashTarget, session: str, arguments: str) -> None:
@@ -233,6 +242,8 @@ COCKPIT_COMMANDS: tuple[SlashCommand, ...] = (
         "approve",
         run=_mcp,
     ),
+    SlashCommand("login", "sign the agent in, the ways it offers", run=login, takes_keys=True),
+    SlashCommand("logout", "sign the agent out, where it offers that", run=logout),
     SlashCommand(
         "policy", "a permission rule for this session", "kind allow|ask|reject", run=_policy
     ),
@@ -268,6 +279,13 @@ def parse_slash(text: str) -> tuple[str, str] | None:
         return None
     name, *rest = body.split(maxsplit=1)
     return name, rest[0].strip() if rest else ""
+
+
+def takes_keys(text: str) -> bool:
+    """True when `text` runs a Cockpit command whose dialog takes the keys typed after it."""
+    command = parse_slash(text)
+    named = COCKPIT_NAMED.get(command[0]) if command is not None else None
+    return named is not None and named.takes_keys
 
 
 def for_agent(text: str) -> str:

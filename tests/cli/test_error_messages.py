@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from cockpit.agentkit.claude.config import NO_KEY, no_key
 from cockpit.agentkit.claude.failures import ModelFailure, api_request_error
-from cockpit.cli.exits import EXIT_AGENT, EXIT_FAILED
+from cockpit.cli.exits import EXIT_AGENT
 from cockpit.engine.errors import describe, request_error_line
 from tests.support.cli_modes import MODES, run_in
 from tests.support.fake_anthropic import FakeAnthropic, http_error
@@ -93,7 +93,8 @@ def test_the_claude_agent_without_a_key_says_what_to_set(
     assert "Authentication required: Set ANTHROPIC_API_KEY to an Anthropic API key" in (
         result.stderr
     )
-    assert "ERROR: The agent failed while starting: Authentication required: Set" in result.stdout
+    assert "ERROR: The agent asks you to sign in (Authentication required: Set" in result.stdout
+    assert "it offers: Anthropic API key (anthropic-api-key, env_var)" in result.stderr
     for raw in RAW:
         assert raw not in result.stdout + result.stderr
 
@@ -110,12 +111,13 @@ def test_a_refused_key_fails_the_turn_in_one_sentence(
             *("run", "--cwd", str(project_dir), "--agent", "claude", "hi"),
             env_extra={"ANTHROPIC_API_KEY": "sk-refused", "ANTHROPIC_BASE_URL": fake.url},
         )
-    assert result.returncode == EXIT_FAILED, result.stderr
+    # A refused key asks the user to sign in again (exit 3, the agent's ways named).
+    assert result.returncode == EXIT_AGENT, result.stderr
     line = (
-        "cockpit: The agent failed the turn: Authentication required: The Anthropic API failed "
-        "(authentication_error, HTTP 401): invalid x-api-key. Set ANTHROPIC_API_KEY"
+        "cockpit: the agent asks you to sign in (Authentication required: The Anthropic API "
+        "failed (authentication_error, HTTP 401): invalid x-api-key. Set ANTHROPIC_API_KEY"
     )
     assert line in result.stderr
-    assert result.stderr.lower().count("the agent failed the turn") == 1
+    assert result.stderr.count("the agent asks you to sign in") == 1
     for raw in RAW:
         assert raw not in result.stdout + result.stderr

@@ -28,6 +28,7 @@ from cockpit.api import AgentSpec, StartError, Status
 from cockpit.engine.inbox import SessionInbox
 from cockpit.engine.lifecycle import NO_ENVIRONMENT, AgentLifecycle, LifecycleNeeds
 from cockpit.engine.permission_broker import PermissionBroker, SessionState
+from cockpit.engine.sign_in import SessionSignIn
 from cockpit.engine.turns import RUN_ENDED, TurnNeeds, Turns
 from store import SessionRecord
 from store.store import Store
@@ -167,6 +168,7 @@ def lifecycle_of(
         close_terminals=session.close_terminals,
         turn=lambda: turn,
         mcp_servers=no_servers,
+        sign_in=SessionSignIn(parts.record.id),
     )
 
 
@@ -255,6 +257,10 @@ class FakeAgent:
 
     async def report_exit(self, code: int) -> None:
         self.asked.append(f"exit {code}")
+
+    def sign_in_needed(self, error: BaseException) -> str:
+        self.asked.append("sign in")
+        return "sign in, please"
 
 
 async def test_a_turn_cut_at_the_token_limit_says_so_and_the_session_is_ready_again(

@@ -13,6 +13,18 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
   of its own, so that the agent's process group uses no CPU meanwhile: only what it
   writes shows it is alive.
 - `--load ...`: the same, before it answers `session/load`.
+- `--auth env:VAR | terminal | browser | key | fails`: it asks to be signed in (session/new
+  answers -32000 until `authenticate` succeeded in this process), offering one way: an
+  `env_var` method reading VAR (it fails unless VAR is in its environment), a `terminal`
+  method whose login (this program with `--login`) writes `tiny-login` in the session's
+  folder, a browser sign-in (it prints an address on stderr, then waits doing nothing for
+  `TINY_BROWSER_WAIT` seconds, 0.3 by default, and succeeds), a key method (gemini-cli's
+  `_meta["api-key"]`: the key comes in the request; `key-length` says how long it was),
+  or a method
+  whose sign-in always fails. `--auth-at prompt` asks at the first prompt instead.
+- `--login`: the terminal login: writes `tiny-login` in the current folder (with the
+  value of `TINY_LOGIN` in the environment) and exits.
+- `client-caps` (a prompt word): says the client's capabilities, as JSON.
 - `--commands NAME,...`: the slash commands it announces just after a new session (as
   gemini announces its `/help`); a prompt that starts with `/` is answered "command: "
   and the prompt as it came.
@@ -88,7 +100,11 @@ from acp.core import Agent, AgentSideConnection, RequestError, run_agent
 from acp.helpers import start_tool_call, update_agent_message_text, update_available_commands
 from acp.schema import (
     AgentCapabilities,
+    AuthenticateResponse,
+    AuthEnvVar,
+    AuthMethodAgent,
     AvailableCommand,
+    EnvVarAuthMethod,
     InitializeResponse,
     LoadSessionResponse,
     McpCapabilities,
@@ -99,6 +115,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionResumeCapabilities,
+    TerminalAuthMethod,
     ToolCallUpdate,
     Usage,
 )
@@ -333,6 +350,12 @@ class TinyAgent:
         self.answered = asyncio.Event()
         self.stored_first: dict[str, int] = {}
         """How many refused requests Cockpit's database held as each answer came."""
+        self.auth = options.auth
+        self.auth_at = options.auth_at
+        self.signed_in = not options.auth
+        self.key_length = 0
+        """How long the key a key sign-in brought was (the key itself is not kept)."""
+        self.cwd = os.getcwd()
 
     def observe(self, event: StreamEvent) -> None:
         """The SDK shows this agent every message; the answers to its raw requests are
@@ -400,9 +423,64 @@ class TinyAgent:
     def on_connect(self, conn: AgentSideConnection) -> None:
         self.conn = conn
 
+    def auth_methods(self) -> list[Any]:
+        """The one way `--auth` offers."""
+        kind, _, variable = self.auth.partition(":")
+        if kind == "env":
+            return [EnvVarAuthMethod(
+                type="env_var", id="tiny-key", name=f"Use {variable}",
+                description=f"Set {variable} to your key.", vars=[AuthEnvVar(name=variable)],
+            )]  # fmt: skip
+        if kind == "terminal":
+            return [TerminalAuthMethod(
+                type="terminal", id="tiny-terminal", name="Log in in a terminal",
+                description="Runs the tiny agent's own login.", args=["--login"],
+                env={"TINY_LOGIN": "yes"},
+            )]  # fmt: skip
+        if kind == "browser":
+            return [AuthMethodAgent(
+                id="tiny-browser", name="Log in with a browser", description="Opens a page."
+            )]  # fmt: skip
+        if kind == "fails":
+            return [AuthMethodAgent(id="tiny-fails", name="Never works")]
+        if kind == "key":  # as gemini-cli offers its API key
+            return [AuthMethodAgent(
+                id="tiny-api-key", name="Tiny API key", description="Paste your key.",
+                field_meta={"api-key": {"provider": "tiny"}},
+            )]  # fmt: skip
+        return []
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        kind, _, variable = self.auth.partition(":")
+        if kind == "env" and not os.environ.get(variable):
+            raise RequestError.auth_required({"message": f"{variable} is not set"})
+        if kind == "terminal" and not (Path(self.cwd) / "tiny-login").exists():
+            raise RequestError.auth_required({"message": "run the login first"})
+        if kind == "browser":
+            print("open https://login.example.com/device?code=TINY to sign in", file=sys.stderr)
+            sys.stderr.flush()
+            await asyncio.sleep(float(os.environ.get("TINY_BROWSER_WAIT", "0.3")))
+        if kind == "fails":
+            raise RequestError.internal_error({"message": "the sign-in server said no"})
+        if kind == "key":
+            key = str(kwargs.get("api-key") or "")
+            if not key:
+                raise RequestError.auth_required({"message": "no key came with the request"})
+            self.key_length = len(key)
+        self.signed_in = True
+        return AuthenticateResponse()
+
+    def must_sign_in(self, at: str) -> None:
+        """-32000 while `--auth` waits for a sign-in at this point (`--auth-at`)."""
+        if not self.signed_in and self.auth_at == at:
+            raise RequestError.auth_required({"message": "sign in to use the tiny agent"})
+
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         await self.first(self.start)
+        caps = kwargs.get("client_capabilities")
+        self.client_caps = caps.model_dump(by_alias=True, exclude_none=True) if caps else {}
         return InitializeResponse(
+            auth_methods=self.auth_methods(),
             protocol_version=min(protocol_version, 1),
             agent_capabilities=AgentCapabilities(
                 mcp_capabilities=McpCapabilities(
@@ -430,6 +508,7 @@ class TinyAgent:
             await helper.wait()
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        self.must_sign_in("start")
         session_id = uuid.uuid4().hex
         self.folders[session_id] = cwd
         self.servers[session_id] = list(kwargs.get("mcp_servers") or [])
@@ -448,6 +527,7 @@ class TinyAgent:
         )
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        self.must_sign_in("start")
         self.servers[session_id] = list(kwargs.get("mcp_servers") or [])
         await self.first(self.load)
         return LoadSessionResponse()  # it says yes, and replays nothing
@@ -521,9 +601,16 @@ class TinyAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         assert self.conn is not None
+        self.must_sign_in("prompt")
         words = " ".join(getattr(block, "text", "") for block in prompt).split()
         if words and words[0].startswith("/"):
             await self.say(session_id, f"command: {' '.join(words)}")
+            return PromptResponse(stop_reason="end_turn")
+        if "key-length" in words:
+            await self.say(session_id, f"key: {self.key_length} characters")
+            return PromptResponse(stop_reason="end_turn")
+        if "client-caps" in words:  # what the client said in `initialize` it can do
+            await self.say(session_id, json.dumps(self.client_caps, sort_keys=True))
             return PromptResponse(stop_reason="end_turn")
         if "mcp-servers" in words:  # the MCP servers it was handed: name, type, env names
             await self.say(session_id, "; ".join(map(described, self.servers.get(session_id, []))))
@@ -752,7 +839,15 @@ def main() -> None:
     parser.add_argument("--start", default="")
     parser.add_argument("--load", default="")
     parser.add_argument("--commands", default="")
-    asyncio.run(serve(parser.parse_known_args()[0]))  # other arguments (`--acp`...) are ignored
+    parser.add_argument("--auth", default="")
+    parser.add_argument("--auth-at", default="start")
+    parser.add_argument("--login", action="store_true")
+    options = parser.parse_known_args()[0]
+    if options.login:
+        Path("tiny-login").write_text(os.environ.get("TINY_LOGIN", ""), encoding="utf-8")
+        print("logged in")
+        return
+    asyncio.run(serve(options))  # other arguments (`--acp`...) are ignored
 
 
 if __name__ == "__main__":

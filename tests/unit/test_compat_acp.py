@@ -11,15 +11,17 @@ import inspect
 import json
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
 from acp.core import ClientSideConnection
 
-from cockpit.compat.acp_private import TESTED_WITH, Transport, agent_stdout_writer
+from cockpit.compat.acp_private import TESTED_WITH, Transport, agent_stdout_writer, send_request
 from cockpit.engine.transport import AgentTransport
 
 WHERE = "see cockpit/compat/acp_private.py"
@@ -178,3 +180,23 @@ async def test_an_agents_stdout_writer_writes_and_drains_through_a_pipe() -> Non
             ) from error
         assert await asyncio.wait_for(reading, 10) == line
         writer.close()
+
+
+# -- ClientSideConnection._conn.send_request (logout) -------------------------------------------
+
+
+async def test_a_request_the_sdk_has_no_method_for_still_reaches_the_agent() -> None:
+    """`logout` goes out through the connection's JSON-RPC layer: the tiny agent (whose SDK
+    routes no `logout`) answers it "method not found", naming it."""
+    tiny = Path(__file__).parents[1] / "support" / "tiny_agent.py"
+
+    class Quiet:
+        def __getattr__(self, name: str) -> Any:
+            raise AttributeError(name)
+
+    async with spawn_agent_process(Quiet(), sys.executable, str(tiny)) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        with pytest.raises(RequestError) as refused:
+            await send_request(conn, "logout", {})
+    assert refused.value.code == -32601, f"logout did not reach the agent; {WHERE}"
+    assert "logout" in str(refused.value.data)

@@ -58,6 +58,11 @@ MODEL_CALL = api.ModelCall(
     {"input_tokens": 10}, {"messages": []}, {"content": []}, None,
 )  # fmt: skip
 
+SIGN_IN_METHOD = api.SignInMethod(
+    "login", "Log in", "in your terminal", "terminal", ("TOKEN",), ("--login",), {"NO_BROWSER": "1"},
+    "https://example.com/keys",
+)  # fmt: skip
+
 WORKTREE_STATUS = api.WorktreeStatus("cockpit/t-s-1", 3, 2, 1, False)
 
 SAMPLES: dict[str, Any] = {
@@ -130,6 +135,8 @@ SAMPLES: dict[str, Any] = {
     ),
     "PlanEntry": api.PlanEntry("ship it", "pending", "low"),
     "McpServerState": api.McpServerState("docs", "sse", False, "this agent takes no SSE servers"),
+    "SignInMethod": SIGN_IN_METHOD,
+    "SignIn": api.SignIn("s-1", "Authentication required", (SIGN_IN_METHOD,), True),
 }
 """One value of each record the wire carries, every field set."""
 

@@ -1,0 +1,78 @@
+"""Signing an agent in from the screen, typed as a user does (keys in bursts), against the
+engine in the test's process and through a service: `/login`, Enter on the agent's way
+and the key typed at once land in the masked field, the agent restarts signed in, and the
+key is on no screen, in no draft, in no prompt history and in no file of the store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from textual import events
+from textual.widgets import Input
+
+from cockpit.api import AgentSpec, Status
+from cockpit.ui.app import CockpitApp
+from cockpit.ui.composer import Composer
+from cockpit.ui.screens.sign_in import SignInScreen
+from tests.engine.test_engine_restart import TINY
+from tests.support.ui_helpers import burst, focused_composer, wait_until
+from tests.support.ui_service_helpers import Engines
+
+SIZE = (80, 24)
+SECRET = "sk-ui-2b6f0e9d41c7a358"
+ASKING = AgentSpec("tiny", (sys.executable, TINY, "--auth", "env:TINY_KEY"), title="tiny")
+
+
+def slash_command(app: CockpitApp, name: str, *then: str) -> None:
+    """`/name`, Enter and the keys `then`, in one burst (a slash has no key name that
+    Textual turns back into its character)."""
+    app.post_message(events.Key("slash", "/"))
+    burst(app, *name, "enter", *then)
+
+
+def files_holding(folder: Path, secret: bytes) -> list[str]:
+    return [
+        str(path) for path in folder.rglob("*") if path.is_file() and secret in path.read_bytes()
+    ]
+
+
+async def asking_to_sign_in(app: CockpitApp) -> str:
+    session, _ = await focused_composer(app, ready_first=False)
+    await wait_until(lambda: app.engine.status(session) == Status.ERROR, what="the failed start")
+    return session
+
+
+async def test_login_with_a_key_typed_in_one_burst(engines: Engines) -> None:
+    app = engines.app(agent=ASKING)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await asking_to_sign_in(app)
+        slash_command(app, "login", "enter", *SECRET, "enter")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY, what="the agent signed in"
+        )
+        assert await app.engine.sign_in(session) is None
+        assert not isinstance(app.screen, SignInScreen)
+        rows = "\n".join(row.text for row in await app.engine.rows(session))
+        assert "Signed in with Use TINY_KEY." in rows and SECRET not in rows
+        assert all(SECRET not in box.value for box in app.query(Input))
+        record = await app.engine.session(session)
+        assert SECRET not in (record.draft or "")
+        composer = app.query_one(Composer)
+        assert composer.text == "" and all(SECRET not in e for e in composer.prompts.entries)
+        await pilot.pause()
+    assert files_holding(engines.home, SECRET.encode()) == []
+
+
+async def test_login_when_the_agent_asks_nothing_says_so(engines: Engines) -> None:
+    app = engines.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await focused_composer(app)
+        slash_command(app, "login")
+        await wait_until(
+            lambda: any(
+                "does not ask you to sign in" in str(n.message) for n in app._notifications
+            ),
+            what="the notice",
+        )
+        await pilot.pause()
