@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
 from rich.cells import cell_len
-from textual import events
+from textual import events, work
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
@@ -164,13 +164,11 @@ class FolderField(Field):
         if names is not None:
             self._complete(typed, names)
         else:
-            self.run_worker(
-                self._complete_once_listed(typed),
-                group="complete",
-                exclusive=True,
-                exit_on_error=False,  # a late answer must never end the app
-            )
+            self._complete_once_listed(typed)
 
+    # A late answer must never end the app; and as a worker made by `work`, one cut before
+    # it ran leaves no coroutine never awaited.
+    @work(group="complete", exclusive=True, exit_on_error=False)
     async def _complete_once_listed(self, typed: str) -> None:
         names = await self.lookup.names(typed)
         if typed == self.value and self.has_focus:
