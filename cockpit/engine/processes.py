@@ -9,6 +9,7 @@ import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from cockpit.engine.group_cpu import stat_fields
 
@@ -18,6 +19,44 @@ BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 """What tells one boot of the machine from the next (Linux)."""
 STARTED_FIELD = 19
 """Where a process's start time (proc(5)'s field 22) is in `stat_fields`."""
+
+
+SPAWN_CUT_WAIT = 1.0
+"""Seconds a cut creation of a process is given to end by itself."""
+
+
+async def spawn(*command: str, **options: Any) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec(*command, **options)`, safe to cancel.
+
+    Python 3.11's asyncio never ends a creation cancelled before the process's pipes
+    were connected: it kills the process, then waits for pipes that never report. A
+    cancel as Cockpit closes (every task cut at once) then hung the close for good; a
+    checkpoint's refresh of git's index, cut as a test ended, hung the test suite. The
+    creation runs apart: a cancel of the caller lets it end and kills what it made, and
+    a creation still stuck after SPAWN_CUT_WAIT is cancelled once more, which ends the
+    wait (the process was killed already)."""
+    creating = asyncio.ensure_future(asyncio.create_subprocess_exec(*command, **options))
+    try:
+        return await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        await _cut_creation(creating)
+        raise
+
+
+async def _cut_creation(creating: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """End a creation whose caller went away, and the process it made."""
+    for _ in range(2):
+        await asyncio.wait({creating}, timeout=SPAWN_CUT_WAIT)
+        if creating.done():
+            break
+        creating.cancel()
+    if creating.done() and not creating.cancelled() and creating.exception() is None:
+        process = creating.result()
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SPAWN_CUT_WAIT):
+                await process.wait()
 
 
 def signal_group(pid: int, sig: signal.Signals) -> None:

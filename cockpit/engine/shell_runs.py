@@ -21,7 +21,7 @@ from acp.schema import TextContentBlock
 
 from cockpit.api import ATTACHMENT_META, Row, ShellRun, read_shell_run
 from cockpit.engine.inbox import SessionInbox
-from cockpit.engine.processes import end_group, group_mark, signal_group
+from cockpit.engine.processes import end_group, group_mark, signal_group, spawn
 from cockpit.engine.shell_output import ShellOutput, attachment_text, mask, secret_values
 from cockpit.engine.worktrees.ports import port_variables
 from cockpit.environment import Environment
@@ -94,7 +94,7 @@ class ShellRuns:
         )
         shell = user_shell(world.variables)
         try:
-            process = await asyncio.create_subprocess_exec(
+            process = await spawn(
                 shell,
                 "-c",
                 command,

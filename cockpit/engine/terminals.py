@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cockpit.engine.files import confine
 from cockpit.engine.priority import lower_priority
-from cockpit.engine.processes import end_group, signal_group
+from cockpit.engine.processes import end_group, signal_group, spawn
 from cockpit.text.command_line import readable_command
 from cockpit.text.secret_names import is_secret
 
@@ -136,7 +136,7 @@ class Terminals:
         """Start a command; its working folder must lie inside the session's root."""
         folder = confine(self.root, cwd, self.own, self.allowed) if cwd else self.root
         argv = shell_command(command, args)
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn(
             *argv,
             cwd=folder,
             env={**self.env, **(env or {})},

@@ -25,6 +25,13 @@ def on_changes(app: CockpitApp) -> ChangesScreen | None:
     return screen if isinstance(screen, ChangesScreen) and screen.changes else None
 
 
+def worktree_app(engines: Engines, tmp_path: Path) -> CockpitApp:
+    """An app on a new repository whose sessions each work in a worktree."""
+    app = engines.app(make_repo(tmp_path / "repo", {"README.md": "one\ntwo\nthree\n"}))
+    app.worktree = True
+    return app
+
+
 async def two_turns(app: CockpitApp, pilot: Any) -> tuple[str, Path]:
     """A worktree session whose first turn wrote the notes; README.md edited by hand
     between it and a second turn that changed nothing."""
@@ -58,9 +65,7 @@ async def users(app: CockpitApp, session: str) -> list[str]:
 async def test_comments_per_turn_and_per_line_go_as_one_prompt(
     engines: Engines, tmp_path: Path
 ) -> None:
-    repo = make_repo(tmp_path / "repo", {"README.md": "one\ntwo\nthree\n"})
-    app = engines.app(repo)
-    app.worktree = True
+    app = worktree_app(engines, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         session, _ = await two_turns(app, pilot)
         await pilot.press("f6")
@@ -115,9 +120,7 @@ async def test_comments_per_turn_and_per_line_go_as_one_prompt(
 async def test_a_refresh_while_a_comment_is_typed_loses_nothing(
     engines: Engines, tmp_path: Path
 ) -> None:
-    repo = make_repo(tmp_path / "repo", {"README.md": "one\ntwo\nthree\n"})
-    app = engines.app(repo)
-    app.worktree = True
+    app = worktree_app(engines, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         session, path = await two_turns(app, pilot)
         await pilot.press("f6")
@@ -160,9 +163,7 @@ async def test_a_t_typed_as_the_changes_open_shows_the_first_turn(
     engines: Engines, tmp_path: Path
 ) -> None:
     """F6 then t at once: the `t` waits for the turns to be read instead of finding none."""
-    repo = make_repo(tmp_path / "repo", {"README.md": "one\ntwo\nthree\n"})
-    app = engines.app(repo)
-    app.worktree = True
+    app = worktree_app(engines, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await two_turns(app, pilot)
         burst(app, "f6", "t", "c", *"Who reads it?", "enter")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cockpit.engine.file_index.gitignore import IgnoreRules, is_ignored
+from cockpit.engine.processes import spawn
 from cockpit.inside_root import under
 
 MAX_FILES = 200_000
@@ -115,7 +116,7 @@ async def _git(root: Path, *options: str) -> bytes | None:
     """The output of `git ls-files -z OPTIONS` in `root`, or None if it cannot run or fails."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn(
             "git",
             "ls-files",
             "-z",

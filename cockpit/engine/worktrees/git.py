@@ -12,6 +12,8 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
+from cockpit.engine.processes import spawn
+
 MIN_VERSION = (2, 25)
 """The oldest git worktree sessions are made and read with (2.25, January 2020): every
 command they use has the options they use there."""
@@ -183,7 +185,7 @@ async def _spawn(
     if not locks:
         variables["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        return await asyncio.create_subprocess_exec(
+        return await spawn(
             "git",
             *args,
             cwd=cwd,
