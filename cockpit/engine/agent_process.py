@@ -15,7 +15,7 @@ from typing import Any
 
 from cockpit.api import AgentSpec
 from cockpit.engine.priority import lower_priority
-from cockpit.engine.processes import GRACE, end_group, signal_group
+from cockpit.engine.processes import GRACE, created, end_group, signal_group
 
 STDOUT_LIMIT = 1024 * 1024
 """StreamReader buffer for the agent's stdout; longer lines are read in parts."""
@@ -42,12 +42,20 @@ class CountingProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 async def create_counted_subprocess(
     *command: str, limit: int, **options: Any
 ) -> tuple[asyncio.subprocess.Process, CountingProtocol]:
-    """`asyncio.create_subprocess_exec`, with the protocol that counts the child's output."""
+    """`asyncio.create_subprocess_exec`, with the protocol that counts the child's output
+    (safe to cancel: `created`)."""
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: CountingProtocol(limit=limit, loop=loop), *command, **options
-    )
-    return asyncio.subprocess.Process(transport, protocol, loop), protocol
+
+    async def create() -> tuple[asyncio.subprocess.Process, CountingProtocol]:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: CountingProtocol(limit=limit, loop=loop), *command, **options
+        )
+        return asyncio.subprocess.Process(transport, protocol, loop), protocol
+
+    async def end(made: tuple[asyncio.subprocess.Process, CountingProtocol]) -> None:
+        await end_group(made[0], grace=0)
+
+    return await created(create(), end)
 
 
 class AgentProcess:

@@ -11,14 +11,20 @@ import textwrap
 SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
+    from cockpit.engine.agent_process import create_counted_subprocess
     from cockpit.engine.processes import spawn
 
     made = []
 
     async def main():
         pipe = asyncio.subprocess.PIPE
-        for _ in range(8):
+        for _ in range(6):
             made.append(asyncio.ensure_future(spawn("sleep", "30", stdout=pipe, stderr=pipe)))
+        for _ in range(3):  # an agent's
+            agent = create_counted_subprocess(
+                "sleep", "30", limit=1000, stdout=pipe, stderr=pipe, start_new_session=True
+            )
+            made.append(asyncio.ensure_future(agent))
         await asyncio.sleep(0)  # each creation now waits for its pipes
 
     runner = asyncio.Runner()
