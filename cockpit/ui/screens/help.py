@@ -26,6 +26,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Shift+Tab", "next mode of the agent (in the prompt)"),
     ("Ctrl+T", "the agent's modes and options (model, thinking...)"),
     ("1-9", "answer the agent's question with that option"),
+    ("Tab / Space", "in the agent's form: next field / tick; Enter sends, Esc cancels"),
     ("Ctrl+O", "inbox: everything waiting for you, in every session"),
     ("Ctrl+G", "this session's question, else the next session that needs you"),
     ("Ctrl+N", "new session"),
