@@ -15,7 +15,8 @@ from typing import Any
 
 from cockpit.api import AgentSpec
 from cockpit.engine.priority import lower_priority
-from cockpit.engine.processes import GRACE, created, end_group, signal_group
+from cockpit.engine.processes import GRACE, end_group, signal_group
+from cockpit.spawning import created
 
 STDOUT_LIMIT = 1024 * 1024
 """StreamReader buffer for the agent's stdout; longer lines are read in parts."""

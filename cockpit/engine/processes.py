@@ -7,9 +7,8 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
 
 from cockpit.engine.group_cpu import stat_fields
 
@@ -19,52 +18,6 @@ BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 """What tells one boot of the machine from the next (Linux)."""
 STARTED_FIELD = 19
 """Where a process's start time (proc(5)'s field 22) is in `stat_fields`."""
-
-
-Made = TypeVar("Made")
-
-SPAWN_CUT_WAIT = 1.0
-"""Seconds a cut creation of a process is given to end by itself."""
-
-
-async def spawn(*command: str, **options: Any) -> asyncio.subprocess.Process:
-    """`asyncio.create_subprocess_exec(*command, **options)`, safe to cancel (`created`)."""
-    return await created(asyncio.create_subprocess_exec(*command, **options), _ended)
-
-
-async def created(
-    creation: Coroutine[Any, Any, Made], end: Callable[[Made], Awaitable[None]]
-) -> Made:
-    """What `creation` (of a process) makes, safe to cancel.
-
-    Python 3.11's asyncio never ends a creation cancelled before the process's pipes
-    were connected: it kills the process, then waits for pipes that never report. A
-    cancel as Cockpit closes (every task cut at once) then hung the close for good; a
-    checkpoint's refresh of git's index, cut as a test ended, hung the test suite. The
-    creation runs apart: a cancel of the caller lets it end and `end`s what it made, and
-    a creation still stuck after SPAWN_CUT_WAIT is cancelled once more, which ends the
-    wait (the process was killed already)."""
-    creating = asyncio.ensure_future(creation)
-    try:
-        return await asyncio.shield(creating)
-    except asyncio.CancelledError:
-        for _ in range(2):
-            await asyncio.wait({creating}, timeout=SPAWN_CUT_WAIT)
-            if creating.done():
-                break
-            creating.cancel()
-        if creating.done() and not creating.cancelled() and creating.exception() is None:
-            await end(creating.result())
-        raise
-
-
-async def _ended(process: asyncio.subprocess.Process) -> None:
-    """Kill a process made for a caller that went away, and reap it."""
-    with contextlib.suppress(ProcessLookupError):
-        process.kill()
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(SPAWN_CUT_WAIT):
-            await process.wait()
 
 
 def signal_group(pid: int, sig: signal.Signals) -> None:

@@ -21,10 +21,11 @@ from acp.schema import TextContentBlock
 
 from cockpit.api import ATTACHMENT_META, Row, ShellRun, read_shell_run
 from cockpit.engine.inbox import SessionInbox
-from cockpit.engine.processes import end_group, group_mark, signal_group, spawn
+from cockpit.engine.processes import end_group, group_mark, signal_group
 from cockpit.engine.shell_output import ShellOutput, attachment_text, mask, secret_values
 from cockpit.engine.worktrees.ports import port_variables
 from cockpit.environment import Environment
+from cockpit.spawning import spawn
 from cockpit.text.textout import shell_ending
 from store import Chunk, shell_run
 from store.fold_rules import shell_key

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from cockpit.engine.files import confine
 from cockpit.engine.priority import lower_priority
-from cockpit.engine.processes import end_group, signal_group, spawn
+from cockpit.engine.processes import end_group, signal_group
+from cockpit.spawning import spawn
 from cockpit.text.command_line import readable_command
 from cockpit.text.secret_names import is_secret
 

@@ -36,6 +36,7 @@ from cockpit.paths import (
     service_log,
     service_socket,
 )
+from cockpit.spawning import spawn
 
 START_TIMEOUT = 15.0
 """Seconds a service started here may take to listen."""
@@ -276,7 +277,7 @@ async def open_command(
     `hear_stderr` to a pipe the caller reads (under the screen, where it would be written
     over it). BridgeUnusable, saying why, when the command cannot be run."""
     try:
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

@@ -12,7 +12,7 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
     from cockpit.engine.agent_process import create_counted_subprocess
-    from cockpit.engine.processes import spawn
+    from cockpit.spawning import spawn
 
     made = []
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cockpit.engine.file_index.gitignore import IgnoreRules, is_ignored
-from cockpit.engine.processes import spawn
 from cockpit.inside_root import under
+from cockpit.spawning import spawn
 
 MAX_FILES = 200_000
 """Most paths an index holds; a bigger tree is cut (sorted order for git) and flagged."""

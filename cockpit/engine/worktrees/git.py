@@ -12,7 +12,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from cockpit.engine.processes import spawn
+from cockpit.spawning import spawn
 
 MIN_VERSION = (2, 25)
 """The oldest git worktree sessions are made and read with (2.25, January 2020): every
