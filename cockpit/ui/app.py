@@ -204,10 +204,10 @@ class CockpitApp(App[None]):
         self.agent = agent.name if isinstance(agent, AgentSpec) else agent
         """The agent Cockpit was opened with (`--agent`), by name."""
         self.worktree = worktree
+        """Opened with `--worktree`: a new session in a worktree of its own, from HEAD."""
         self.agents_elsewhere = agents_elsewhere
         """The agents run on another machine (`--remote`, `--via`): an agent's own login
         cannot run in this terminal."""
-        """Opened with `--worktree`: a new session in a worktree of its own, from HEAD."""
         self.clock = clock
         self.blink = blink
         self.settings_file = settings_file or settings_path()
@@ -336,8 +336,7 @@ class CockpitApp(App[None]):
         if any(same_dialog(screen, opened) for opened in self.screen_stack):
             return None
         opened = self.push_screen(screen, None if callback is None else self._reporting(callback))
-        holding = self.keys.holding  # a hold begun before (the start) is released by its owner
-        if not holding:
+        if not self.keys.holding:  # a hold begun before (the start's) is its owner's to end
             self.keys.hold_keys()
             self.run_worker(self._landed(opened), group="dialogs", exit_on_error=False)
         return opened
