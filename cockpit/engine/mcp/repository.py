@@ -53,10 +53,10 @@ def approvable(entries: tuple[McpEntry, ...]) -> tuple[list[str], list[str]]:
 def _never(entry: McpEntry) -> str:
     """Why a repository's `entry` is never handed, whatever the user approves."""
     names = named_variables(entry)
+    if not names:
+        return ""
     listed = ", ".join(f"${{{name}}}" for name in names)
-    return (
-        f"a repository's server may not name your environment variables ({listed})" if names else ""
-    )
+    return f"a repository's server may not name your environment variables ({listed})"
 
 
 def hand_repository(
