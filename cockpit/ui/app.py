@@ -662,7 +662,7 @@ class CockpitApp(App[None]):
 
         comments = self.reviews.setdefault(session, [])
         self.open_screen(
-            ChangesScreen(self.engine, session, worktree.branch, comments, self.open_screen),
+            ChangesScreen(self.engine, session, worktree.branch, self.open_screen, comments),
             answered,
         )
 

@@ -13,16 +13,13 @@ from pathlib import Path
 import pytest
 
 from cockpit.paths import DATABASE_NAME
+from tests.cli.test_tui_commands_tmux import shows
 from tests.cli.test_tui_detach_tmux import Terminal, terminal  # noqa: F401
 from tests.cli.test_tui_drafts_tmux import MODES, open_tui
 from tests.support.git_repos import make_repo
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-def shows(tmux: Terminal, name: str, text: str) -> bool:
-    return any(text in line for line in tmux.screen(name))
 
 
 @pytest.mark.parametrize("mode", list(MODES))

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from tests.cli.test_tui_commands_tmux import shows
 from tests.cli.test_tui_detach_tmux import START, Terminal, terminal  # noqa: F401
 from tests.cli.test_tui_drafts_tmux import HEIGHT, MODES, READY, WIDTH
 from tests.engine.test_engine_restart import TINY
@@ -18,10 +19,6 @@ from tests.support.service_helpers import cockpit_command
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-def shows(tmux: Terminal, name: str, text: str) -> bool:
-    return any(text in line for line in tmux.screen(name))
 
 
 @pytest.mark.parametrize("mode", list(MODES))

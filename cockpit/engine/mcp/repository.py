@@ -76,13 +76,13 @@ def hand_repository(
     for entry in entries:
         if entry.agents is not None and agent not in entry.agents:
             continue
-        why, approval = "", ""
+        why, approval, text = "", "", server_text(entry)
         if entry.name in taken:
             why = "one of your servers, or Cockpit's, has this name"
         elif never := _never(entry):
             why = never
-        elif not approved(server_text(entry)):
-            why, approval = NOT_APPROVED, server_text(entry)
+        elif not approved(text):
+            why, approval = NOT_APPROVED, text
         if why:
             handing.left_out.append((entry.name, why))
             states.append(

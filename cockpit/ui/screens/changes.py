@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, MutableSequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import events, work
@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -132,12 +131,12 @@ class ChangesScreen(Dialog[str | None]):
         engine: EngineAPI,
         session: str,
         branch: str,
+        open_screen: OpenScreen,
         comments: MutableSequence[ReviewComment] | None = None,
-        open_screen: OpenScreen | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
-        self.open_screen: OpenScreen = open_screen or self._push
+        self.open_screen = open_screen
         """How a question of this screen is opened: the app's way, which holds the keys
         typed after `c` until the comment's field is there to take them."""
         self.session = session
@@ -154,9 +153,6 @@ class ChangesScreen(Dialog[str | None]):
         self.read = asyncio.Event()
         """Set once the changes and the turns were first read (or could not be): a `t`
         typed before waits for them instead of finding no turn."""
-
-    def _push(self, screen: Screen[Any], callback: Any = None) -> Awaitable[Any] | None:
-        return self.app.push_screen(screen, callback)
 
     @property
     def changes(self) -> list[FileChange]:
