@@ -193,7 +193,20 @@ class Switching:
             else:  # what was focused may be gone (a request answered from the inbox)
                 self._parts.requests.focus_session()
 
-        screen = InboxScreen(self._parts.overview.inbox_items, answer, self._parts.clock)
+        @reported_to(self.app, "answer the form", "It was not answered: try again.")
+        async def answer_form(
+            request: PermissionRequest, action: str, content: dict[str, Any] | None
+        ) -> str | None:
+            try:
+                with contextlib.suppress(KeyError):  # answered meanwhile, elsewhere
+                    await self._engine().answer_form(request.id, action, content)
+            except ValueError as problem:  # values the engine refused: the form says why
+                return str(problem)
+            return None
+
+        screen = InboxScreen(
+            self._parts.overview.inbox_items, answer, answer_form, self._parts.clock
+        )
         self._parts.open_screen(screen, opened)
 
     def next_needing(self) -> None:

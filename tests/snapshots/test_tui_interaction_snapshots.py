@@ -15,6 +15,7 @@ from cockpit.engine.core import Engine
 from cockpit.paths import config_dir
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import CompletionMenu, Composer
+from cockpit.ui.form_prompt import FormPrompt
 from cockpit.ui.permission_prompt import PermissionPrompt
 from cockpit.ui.screens.questions import ConfirmScreen, OptionsScreen
 from cockpit.ui.screens.reading import PlanScreen, TextScreen
@@ -287,6 +288,27 @@ def test_the_inbox_at_80x24_previews_the_highlighted_question(
         await calm(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=three)
+
+
+def test_a_form_filled_in_the_inbox_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
+    """The demo's form waits in the inbox beside a question; Enter went into it and a
+    name is being typed: the form scrolls under the list, the dialog fits 80x24."""
+    app = live_app(tmp_path, "inbox-form", ticking_clock=True)
+
+    async def asked(pilot: Any) -> None:
+        first = await ready(app)
+        await app.engine.rename(first, "alpha")
+        second = (await app.engine.create_session("demo", app.folder, title="beta")).id
+        for count, (session, word) in enumerate(((first, "form"), (second, "permission")), 1):
+            pilot.app.run_worker(app.engine.prompt(session, word))
+            await wait_until(lambda: len(app.engine.pending_permissions()) == count)  # noqa: B023
+        await calm(pilot)
+        await pilot.press("ctrl+o")
+        await wait_until(lambda: bool(pilot.app.screen.query(FormPrompt)))
+        await pilot.press("enter", "ctrl+u", "a", "t", "l", "a", "s", "tab", "tab")
+        await calm(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=asked)
 
 
 def test_the_plan(snap_compare: Snap, tmp_path: Path) -> None:

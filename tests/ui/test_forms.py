@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from textual.widgets import Input, OptionList, Static
 
@@ -111,40 +112,58 @@ async def test_a_value_the_form_refuses_is_said_and_the_form_stays(engines: Engi
         assert '"licence": "mit"' in said and '"licence": "mit"' in said
 
 
-async def test_forms_of_two_sessions_wait_in_the_inbox(engines: Engines) -> None:
+async def open_inbox_with_two_forms(app: CockpitApp, pilot: Any) -> tuple[str, str, InboxScreen]:
+    """Two sessions, one asking the demo's form and the other its link; the inbox open."""
+    first = await ready(app)
+    second = (await app.engine.create_session("demo", app.folder, title="beta")).id
+    await app.sessions.reload()
+    for session, word in ((first, "form"), (second, "link")):
+        app.engine.send(session, word)
+        await wait_until(lambda: app.engine.first_pending(session) is not None, 30, word)  # noqa: B023
+    await pilot.press("ctrl+o")
+    await wait_until(lambda: isinstance(app.screen, InboxScreen), 15, "the inbox")
+    assert isinstance(app.screen, InboxScreen)
+    return first, second, app.screen
+
+
+async def test_forms_of_two_sessions_are_filled_in_the_inbox(engines: Engines) -> None:
     app = engines.app()
     async with app.run_test(size=(80, 24)) as pilot:
-        first = await ready(app)
-        second = (await app.engine.create_session("demo", app.folder, title="beta")).id
-        await app.sessions.reload()
-        turns = [
-            asyncio.create_task(app.engine.prompt(session, word))
-            for session, word in ((first, "form"), (second, "link"))
-        ]
-        await wait_until(lambda: len(app.engine.pending_permissions()) == 2, 30, "two forms")
-        await pilot.press("ctrl+o")
-        await wait_until(lambda: isinstance(app.screen, InboxScreen), 15, "the inbox")
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen)
-        kinds = [item.request.kind for item in inbox.items if item.request is not None]
-        assert sorted(kinds) == ["form", "link"]
+        first, second, inbox = await open_inbox_with_two_forms(app, pilot)
+        assert [item.session for item in inbox.items] == [first, second]  # oldest first
         shown = [str(preview(item)) for item in inbox.items]
-        assert any("Project name" in text and "Enter opens it to answer" in text for text in shown)
-        assert any("https://example.com/demo/sign-in" in text for text in shown)
-        # Enter on the form's row opens its session, the keyboard on its first field
-        index = next(n for n, item in enumerate(inbox.items) if item.session == first)
-        listing = inbox.query_one("#inbox-items", OptionList)
-        while listing.highlighted != index:
-            await pilot.press("down" if (listing.highlighted or 0) < index else "up")
-        await pilot.press("enter")
-        await wait_until(lambda: not isinstance(app.screen, InboxScreen), 15, "the inbox closed")
-        await form_on_screen(app)
-        burst(app, *["tab"] * 5, "space", "enter")  # the first licence, the rest as suggested
+        assert "asks you to fill this in" in shown[0] and "open a link" in shown[1]
+        await wait_until(lambda: len(inbox.query(FormPrompt)) == 1, 15, "the form shown")
+        # Enter goes into the highlighted form; its fields are filled in the same burst
+        burst(app, "enter", *["tab"] * 5, "space", "enter")  # the first licence
         said = await agent_said(app, first, '"workers": 4}')
         assert '"licence": "mit"' in said
-        for request in app.engine.pending_permissions():
-            await app.engine.answer_form(request.id, "cancel")
-        await asyncio.wait_for(asyncio.gather(*turns), 30)
+        await wait_until(lambda: [i.session for i in inbox.items] == [second], 15, "one left")
+        assert app.screen is inbox, "answering a form keeps the inbox open"
+        # the link: into it with Tab, and Enter says it was opened
+        await wait_until(lambda: len(inbox.query(FormPrompt)) == 1, 15, "the link shown")
+        burst(app, "tab", "enter")
+        assert (await agent_said(app, second, "Signed in.")).endswith("Signed in.")
+        await wait_until(lambda: not any(i.request for i in inbox.items), 15, "none asks")
+        await wait_until(lambda: not inbox.query(FormPrompt), 15, "the link gone")
+        assert isinstance(app.focused, OptionList), "the keyboard is back on the list"
+
+
+async def test_esc_in_a_form_in_the_inbox_cancels_it_and_o_opens_a_session(
+    engines: Engines,
+) -> None:
+    app = engines.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        first, second, inbox = await open_inbox_with_two_forms(app, pilot)
+        await wait_until(lambda: len(inbox.query(FormPrompt)) == 1, 15, "the form shown")
+        burst(app, "enter", "x", "o", "escape")  # "xo" typed in its first field, then Esc
+        assert (await agent_said(app, first, "Form cancel.")).endswith("Form cancel.")
+        await wait_until(lambda: [i.session for i in inbox.items] == [second], 15, "one left")
+        assert app.screen is inbox, "Esc in the form cancels the form, not the inbox"
+        burst(app, "o")
+        await wait_until(lambda: not isinstance(app.screen, InboxScreen), 15, "the inbox closed")
+        assert app.sessions.current == second
+        await form_on_screen(app)  # the link waits in its session, the keyboard on it
 
 
 async def test_a_link_is_copied_never_opened_and_enter_says_it_was(engines: Engines) -> None:

@@ -5,6 +5,7 @@ question shows what its keys answer."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from textual.app import App
@@ -128,7 +129,12 @@ class InboxHost(App[None]):
         async def answer(request: PermissionRequest, option_id: str) -> None:
             self.waiting[:] = [i for i in self.waiting if i.request is not request]
 
-        screen = InboxScreen(lambda: list(self.waiting), answer, lambda: 60.0)
+        async def answer_form(
+            request: PermissionRequest, action: str, content: dict[str, Any] | None
+        ) -> str | None:
+            raise AssertionError("no form here")
+
+        screen = InboxScreen(lambda: list(self.waiting), answer, answer_form, lambda: 60.0)
         self.push_screen(screen, self.opened.append)
 
 

@@ -28,6 +28,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("1-9", "answer the agent's question with that option"),
     ("Tab / Space", "in the agent's form: next field / tick; Enter sends, Esc cancels"),
     ("Ctrl+O", "inbox: everything waiting for you, in every session"),
+    ("Enter in the inbox", "open its session; on a form, fill it in there (o opens)"),
     ("Ctrl+G", "this session's question, else the next session that needs you"),
     ("Ctrl+N", "new session"),
     ("Ctrl+Up / Ctrl+Down", "previous / next session"),
