@@ -173,6 +173,29 @@ async def test_logout_where_the_agent_offers_none_says_so(
         await engine.close()
 
 
+async def test_logout_signs_the_agent_out_and_it_asks_again(
+    engines: Engines, project_dir: Path
+) -> None:
+    """The agent offers `logout`: Cockpit asks it, forgets the key it was given, and the
+    agent, signed out, asks to sign in at its next prompt."""
+    engine = await engines.factory()()
+    try:
+        spec = tiny("--auth", "env:TINY_KEY", "--auth-at", "prompt", "--caps", "logout")
+        record = await engine.create_session(spec, project_dir)
+        assert await engine.prompt(record.id, "hello") == "error"
+        await engine.authenticate(record.id, "tiny-key", {"TINY_KEY": SECRET})
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        said = await engine.logout(record.id)
+        assert said.startswith("Signed out")
+        assert said in await texts(engine, record.id)
+        assert await engine.prompt(record.id, "again") == "error"
+        assert await engine.sign_in(record.id) is not None
+        await engine.stop(record.id)  # the key went with the sign-out: no restart has it
+        assert await engine.prompt(record.id, "again") == "error"
+    finally:
+        await engine.close()
+
+
 async def test_cockpit_declares_terminal_sign_in(engines: Engines, project_dir: Path) -> None:
     """claude-agent-acp lists its sign-in ways only to a client that says it can run them."""
     engine = await engines.factory()()

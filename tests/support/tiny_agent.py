@@ -5,7 +5,8 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
 
 - `--caps`: what it advertises: `load` (session/load, which replays nothing), `resume`
   (session/resume), both, or `none`; `mcp-http`, `mcp-sse`: the MCP transports it takes
-  besides stdio.
+  besides stdio; `logout`: it signs out when asked (`logout`, which its SDK does not
+  route: it adds the route), and asks to sign in again.
 - `--resume-fails`: session/resume answers with an error.
 - `--start sleep=S | busy=S | chatter=S`: what it does before it answers `initialize`:
   sleeps S seconds (no CPU, no output), burns CPU for S seconds, or has a helper write
@@ -23,7 +24,10 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
   or a method
   whose sign-in always fails. `--auth-at prompt` asks at the first prompt instead.
 - `--login`: the terminal login: writes `tiny-login` in the current folder (with the
-  value of `TINY_LOGIN` in the environment) and exits.
+  value of `TINY_LOGIN` in the environment) and exits. With `TINY_LOGIN_CODE` set, it
+  first prints a sign-in address and asks for the code shown there, reads one line from
+  its input and writes that line instead; a line other than the variable's value fails
+  the login (exit 1).
 - `client-caps` (a prompt word): says the client's capabilities, as JSON.
 - `--commands NAME,...`: the slash commands it announces just after a new session (as
   gemini announces its `/help`); a prompt that starts with `/` is answered "command: "
@@ -99,6 +103,7 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.core import Agent, AgentSideConnection, RequestError, run_agent
 from acp.helpers import start_tool_call, update_agent_message_text, update_available_commands
 from acp.schema import (
+    AgentAuthCapabilities,
     AgentCapabilities,
     AuthenticateResponse,
     AuthEnvVar,
@@ -107,6 +112,9 @@ from acp.schema import (
     EnvVarAuthMethod,
     InitializeResponse,
     LoadSessionResponse,
+    LogoutCapabilities,
+    LogoutRequest,
+    LogoutResponse,
     McpCapabilities,
     NewSessionResponse,
     PermissionOption,
@@ -470,6 +478,13 @@ class TinyAgent:
         self.signed_in = True
         return AuthenticateResponse()
 
+    async def logout(self, **kwargs: Any) -> LogoutResponse:
+        """Sign out (`--caps logout`): the next session or prompt asks to sign in again."""
+        self.signed_in = not self.auth
+        if self.auth and self.auth.startswith("terminal"):
+            (Path(self.cwd) / "tiny-login").unlink(missing_ok=True)
+        return LogoutResponse()
+
     def must_sign_in(self, at: str) -> None:
         """-32000 while `--auth` waits for a sign-in at this point (`--auth-at`)."""
         if not self.signed_in and self.auth_at == at:
@@ -487,6 +502,9 @@ class TinyAgent:
                     http="mcp-http" in self.caps, sse="mcp-sse" in self.caps
                 ),
                 load_session="load" in self.caps,
+                auth=AgentAuthCapabilities(
+                    logout=LogoutCapabilities() if "logout" in self.caps else None
+                ),
                 session_capabilities=SessionCapabilities(
                     resume=SessionResumeCapabilities() if "resume" in self.caps else None
                 ),
@@ -814,6 +832,21 @@ def stored_refusals() -> int:
     return int(listed or 0) + int(counted)
 
 
+def route_logout() -> None:
+    """Have the SDK route `logout` to the agent: its schema has the request, its router
+    not (this is a test agent: it patches its own SDK)."""
+    from acp.agent import connection
+
+    build = getattr(connection, "build_agent_router")  # noqa: B009 (not exported)
+
+    def with_logout(agent: Any, use_unstable_protocol: bool = False) -> Any:
+        router = build(agent, use_unstable_protocol=use_unstable_protocol)
+        router.route_request("logout", LogoutRequest, agent, "logout")
+        return router
+
+    setattr(connection, "build_agent_router", with_logout)  # noqa: B010
+
+
 async def serve(options: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
@@ -823,6 +856,8 @@ async def serve(options: argparse.Namespace) -> None:
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     agent = TinyAgent(writer, options)
+    if "logout" in agent.caps:
+        route_logout()
     await run_agent(
         cast(Agent, agent),
         input_stream=writer,
@@ -830,6 +865,20 @@ async def serve(options: argparse.Namespace) -> None:
         use_unstable_protocol=True,
         observers=[agent.observe],
     )
+
+
+def login() -> None:
+    """The terminal login (`--login`), asking for a pasted code when told to."""
+    value = os.environ.get("TINY_LOGIN", "")
+    code = os.environ.get("TINY_LOGIN_CODE")
+    if code is not None:
+        print("Open https://login.example.com/device and paste the code it shows:", flush=True)
+        value = sys.stdin.readline().strip()
+        if value != code:
+            print("That code is wrong.", flush=True)
+            sys.exit(1)
+    Path("tiny-login").write_text(value, encoding="utf-8")
+    print("logged in")
 
 
 def main() -> None:
@@ -844,8 +893,7 @@ def main() -> None:
     parser.add_argument("--login", action="store_true")
     options = parser.parse_known_args()[0]
     if options.login:
-        Path("tiny-login").write_text(os.environ.get("TINY_LOGIN", ""), encoding="utf-8")
-        print("logged in")
+        login()
         return
     asyncio.run(serve(options))  # other arguments (`--acp`...) are ignored
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from textual import events
 from textual.widgets import Input
 
-from cockpit.api import AgentSpec, Status
+from cockpit.api import AgentSpec, StartError, Status
 from cockpit.ui.app import CockpitApp
 from cockpit.ui.composer import Composer
 from cockpit.ui.screens.sign_in import SignInScreen
@@ -75,4 +76,28 @@ async def test_login_when_the_agent_asks_nothing_says_so(engines: Engines) -> No
             ),
             what="the notice",
         )
+        await pilot.pause()
+
+
+async def test_logout_typed_in_a_burst_signs_the_agent_out(engines: Engines) -> None:
+    spec = AgentSpec(
+        "tiny",
+        (sys.executable, TINY, "--auth", "env:TINY_KEY", "--caps", "logout"),
+        title="tiny",
+    )
+    app = engines.app(agent=spec)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await asking_to_sign_in(app)
+        slash_command(app, "login", "enter", *SECRET, "enter")
+        await wait_until(lambda: app.engine.status(session) == Status.READY, what="signed in")
+        slash_command(app, "logout")
+        await wait_until(
+            lambda: any("Signed out" in str(n.message) for n in app._notifications),
+            what="the notice",
+        )
+        rows = "\n".join(row.text for row in await app.engine.rows(session))
+        assert "Signed out: the agent asks you to sign in again" in rows
+        await app.engine.stop(session)  # signed out, the agent asks again as it starts
+        with pytest.raises(StartError):
+            await app.engine.start(session)
         await pilot.pause()
