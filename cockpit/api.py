@@ -1064,6 +1064,17 @@ class EngineAPI(Protocol):
         a row saying why) when the sign-in fails. A `terminal` method's login command
         (`SignInMethod.login`) is the client's to run first, where the agents run."""
 
+    async def run_login(self, session_id: str, method_id: str) -> str:
+        """Run a `terminal` way's login where the agents run, in the session's root, with
+        the environment of the client asking: a card whose row grows with what it prints,
+        and whose input is what `send_input` sends (a code pasted from a browser page).
+        Once it ends well, the agent is signed in with that way. The key of its row at
+        once; `stop_shell` kills it. ValueError for a way that is no terminal one."""
+
+    async def send_input(self, session_id: str, text: str) -> bool:
+        """Send a line the user typed to what runs in the session and reads input (a
+        login from `run_login`), never to the agent; False when nothing there reads it."""
+
     async def logout(self, session_id: str) -> str:
         """Sign the session's agent out; a sentence. ValueError when it offers no
         sign-out, or refused it."""
@@ -1178,6 +1189,8 @@ METHODS: Mapping[str, CallKind] = MappingProxyType(
         "mcp_servers": CallKind.READ,
         "sign_in": CallKind.READ,
         "authenticate": CallKind.START,
+        "run_login": CallKind.START,
+        "send_input": CallKind.ONCE,
         "logout": CallKind.START,
         "model_calls": CallKind.READ,
     }

@@ -597,6 +597,8 @@ class ShellRun:
     signal: str | None = None
     left_out: int = 0
     """Characters of output left out of the middle (the row keeps the head and the tail)."""
+    takes_input: bool = False
+    """It reads the lines the user sends (`send_input`: an agent's login), while it runs."""
 
     @property
     def running(self) -> bool:
@@ -617,6 +619,7 @@ def read_shell_run(payload: object) -> ShellRun | Unknown:
         int(code) if code is not None else None,
         _text(payload.get("signal")),
         int(left_out) if left_out else 0,
+        payload.get("input") is True and state == "running",
     )
 
 

@@ -60,6 +60,7 @@ from cockpit.api import (
     SessionEvent,
     ShellRun,
     SignIn,
+    StartError,
     Status,
     Worktree,
     WorktreeArchive,
@@ -1235,6 +1236,42 @@ class Engine:
         said = f"Signed in with {method.name}."
         await live.inbox.tell(note(session_id, "notice", said))
         return said
+
+    async def run_login(
+        self, session_id: str, method_id: str, *, env: Environment | None = None
+    ) -> str:
+        """Run a `terminal` way's login (the agent's own command with the way's arguments)
+        where the agents run, in the session's root, as a card whose input is what the
+        user sends (`send_input`): a code a browser page shows is pasted there. Once it
+        ends well, the agent is signed in with that way (`authenticate`); its row says how
+        it ended. The key of its row. ValueError for a way that is not a terminal one."""
+        world = env if env is not None or self.environment_required else current()
+        if world is None:
+            raise ValueError("The login was not run: the request brought no environment.")
+        live = await self._live_session(session_id)
+        method = next((m for m in live.sign_in.offered if m.id == method_id), None)
+        if method is None or method.kind != "terminal":
+            raise ValueError(f"The agent offers no terminal login {method_id!r}.")
+        spec = self.agent_of(await self.session(session_id))
+        variables = {**world.variables, **spec.env, **(method.env or {})}
+        login = Environment(variables, world.umask)
+
+        async def ended(code: int | None) -> None:
+            if code != 0:
+                return  # its row says how it ended; the agent still asks
+            try:
+                await self.authenticate(session_id, method.id, env=world)
+            except (StartError, ValueError):  # a row says why; the agent still asks
+                log.info("signing session %s in after its login failed", session_id)
+
+        with saved():
+            return await live.shells.run_with_input(method.login(spec.command), login, ended)
+
+    async def send_input(self, session_id: str, text: str) -> bool:
+        """Send a line the user typed to what runs in the session and reads it (a login
+        run by `run_login`); False when nothing there reads input."""
+        live = self._live.get(session_id)
+        return live is not None and live.shells.send_line(text)
 
     async def logout(self, session_id: str, *, env: Environment | None = None) -> str:
         """Sign the session's agent out, where the agent offers it; what happened, in a

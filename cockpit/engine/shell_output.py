@@ -115,6 +115,13 @@ class ShellOutput:
         self.total = 0
         """Characters received in all."""
 
+    def hide(self, name: str, value: str) -> None:
+        """Mask `value` too from now on (named `name`), in what came before it as well."""
+        self._secrets[name] = value
+        margin = max(len(value) for value in self._secrets.values())
+        self._head_room = max(self._head_room, self._head + margin)
+        self._tail_room = max(self._tail_room, self._tail + margin)
+
     def add(self, data: bytes, final: bool = False) -> None:
         """Take the next bytes the command wrote (`final`: there are no more)."""
         text = self._decoder.decode(data, final)

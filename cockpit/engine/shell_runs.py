@@ -8,11 +8,14 @@ variables masked (`cockpit.engine.shell_output`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import pty
 import secrets
 import signal
-from collections.abc import Iterable, Mapping
+import termios
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from cockpit.engine.shell_output import ShellOutput, attachment_text, mask, secr
 from cockpit.engine.worktrees.ports import port_variables
 from cockpit.environment import Environment
 from cockpit.spawning import spawn
+from cockpit.text.command_line import readable_command
 from cockpit.text.textout import shell_ending
 from store import Chunk, shell_run
 from store.fold_rules import shell_key
@@ -34,6 +38,9 @@ log = logging.getLogger(__name__)
 
 SHELL_REFRESH = 0.3
 """Seconds between updates of a running command's row (a crash loses at most that)."""
+TYPED_MASKED = 8
+"""A line the user sends to a run at least this long (a code, not a word) is masked if
+the run prints it."""
 LINGER = 1.0
 """Seconds a command's output may stay open after its shell exited (a child it left
 running holds it): the row then says how the shell ended, and the child goes on."""
@@ -59,6 +66,12 @@ class _Run:
     group: dict[str, int | str] | None
     """What tells its process group from a later one (`group_mark`), kept in its row
     while it runs: the next Cockpit ends the group when this one crashed."""
+    stream: asyncio.StreamReader
+    """Its output: its pipe, or its terminal's for a run that takes input."""
+    terminal: int | None = None
+    """The descriptor its input is written to (`TerminalRun`), None for a `!command`."""
+    then: Callable[[int | None], Awaitable[None]] | None = field(default=None, repr=False)
+    """What its caller does once it ended and its row is stored, given its exit code."""
     killed: bool = False
     """True once the user or the session's end killed it."""
     follower: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -113,11 +126,67 @@ class ShellRuns:
                 shell_run(self.session_id, run_id, why, command=shown, state="failed")
             )
             return shell_key(run_id)
-        run = _Run(run_id, shown, process, ShellOutput(hidden), group_mark(process.pid))
-        self._runs[run_id] = run
+        assert process.stdout is not None
+        output = ShellOutput(hidden)
+        run = _Run(run_id, shown, process, output, group_mark(process.pid), process.stdout)
+        return self._started(run)
+
+    def _started(self, run: _Run) -> str:
+        """Follow a run that started; the key of its row."""
+        self._runs[run.id] = run
         self._inbox.put(self._row(run))  # its group on disk: a crash leaves no orphan
-        run.follower = asyncio.create_task(self._follow(run), name=f"shell {run_id}")
-        return shell_key(run_id)
+        run.follower = asyncio.create_task(self._follow(run), name=f"shell {run.id}")
+        return shell_key(run.id)
+
+    async def run_with_input(
+        self,
+        command: Sequence[str],
+        world: Environment,
+        then: Callable[[int | None], Awaitable[None]],
+    ) -> str:
+        """Run `command` (an agent's own login) as the user would in a terminal: in a
+        terminal of its own whose input is what the user sends (`send_line`), echo off, so
+        that a code pasted in is not printed back. Its row is stored first, like a
+        `!command`'s, and `then` gets its exit code once its ending is stored (None when
+        it never started). The key of its row."""
+        run_id = f"sh-{secrets.token_hex(4)}"
+        hidden = secret_values(world.variables)
+        shown = mask(readable_command(command), hidden)
+        self._inbox.ensure_consumer()
+        await self._inbox.record(
+            shell_run(self.session_id, run_id, "", command=shown, state="running", input=True)
+        )
+        try:
+            terminal, process, stream = await _in_terminal(command, self.root, world)
+        except OSError as error:
+            why = f"Cockpit could not run {command[0]} in {self.root}: {error.strerror or error}"
+            await self._inbox.tell(
+                shell_run(self.session_id, run_id, why, command=shown, state="failed")
+            )
+            await then(None)
+            return shell_key(run_id)
+        output = ShellOutput(hidden)
+        mark = group_mark(process.pid)
+        run = _Run(run_id, shown, process, output, mark, stream, terminal, then)
+        return self._started(run)
+
+    def takes_input(self) -> bool:
+        """True while a run that reads what the user sends has not ended."""
+        return any(run.terminal is not None for run in self._runs.values())
+
+    def send_line(self, text: str) -> bool:
+        """Send one line the user typed to the run that takes input (False when none
+        does). The line is masked in what the run prints after it, in case it echoes."""
+        run = next((r for r in self._runs.values() if r.terminal is not None), None)
+        if run is None or run.terminal is None:
+            return False
+        if len(text.strip()) >= TYPED_MASKED:
+            run.output.hide("input", text.strip())
+        try:
+            os.write(run.terminal, text.encode("utf-8", "replace") + b"\r")
+        except OSError:  # it has just ended
+            return False
+        return True
 
     async def _follow(self, run: _Run) -> None:
         """Read the command's output, keep its row current while it runs, and store how it
@@ -140,15 +209,23 @@ class ShellRuns:
             log.exception("following a command of session %s failed", self.session_id)
         reader.cancel()
         self._runs.pop(run.id, None)
+        if run.terminal is not None:
+            with contextlib.suppress(OSError):
+                os.close(run.terminal)
         run.output.add(b"", final=True)
         await self._inbox.tell(self._row(run, ended=True))
+        if run.then is not None:
+            await run.then(None if run.killed else run.process.returncode)
 
     @staticmethod
     async def _read(run: _Run) -> None:
-        stream = run.process.stdout
-        assert stream is not None
-        while chunk := await stream.read(65536):
-            run.output.add(chunk)
+        try:
+            while chunk := await run.stream.read(65536):
+                if run.terminal is not None:  # a terminal ends its lines with CR LF
+                    chunk = chunk.replace(b"\r\n", b"\n")
+                run.output.add(chunk)
+        except OSError:  # a terminal's end: every end of it closed (EIO)
+            return
 
     def _row(self, run: _Run, ended: bool = False) -> Chunk:
         """The run's row as it stands."""
@@ -157,6 +234,8 @@ class ShellRuns:
         code = run.process.returncode
         if not ended:
             data["state"] = "running"
+            if run.terminal is not None:
+                data["input"] = True
             if run.group is not None:
                 data["group"] = run.group
         elif code is None:  # reading it failed (logged): it is no longer followed
@@ -195,6 +274,39 @@ class ShellRuns:
             if run.follower is not None:
                 run.follower.cancel()
         self._runs.clear()
+
+
+async def _in_terminal(
+    command: Sequence[str], root: Path, world: Environment
+) -> tuple[int, asyncio.subprocess.Process, asyncio.StreamReader]:
+    """Start `command` in a terminal of its own (a pseudo-terminal, echo off), in a
+    process group of its own: the descriptor its input is written to, the process, and
+    its output. OSError when it cannot start (nothing is left open then)."""
+    primary, secondary = pty.openpty()
+    try:
+        attributes = termios.tcgetattr(secondary)
+        attributes[3] &= ~termios.ECHO  # what the user pastes is not printed back
+        termios.tcsetattr(secondary, termios.TCSANOW, attributes)
+        process = await spawn(
+            *command,
+            cwd=root,
+            env=dict(world.variables),
+            stdin=secondary,
+            stdout=secondary,
+            stderr=secondary,
+            start_new_session=True,
+            umask=-1 if world.umask is None else world.umask,
+        )
+    except BaseException:
+        os.close(primary)
+        raise
+    finally:
+        os.close(secondary)
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader()
+    reading = os.fdopen(os.dup(primary), "rb", buffering=0)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), reading)
+    return primary, process, stream
 
 
 def _signal_name(number: int) -> str:

@@ -532,6 +532,12 @@ class RemoteEngine:
         )
         return said
 
+    async def run_login(self, session_id: str, method_id: str) -> str:
+        return str(await self._call("run_login", session_id=session_id, method_id=method_id))
+
+    async def send_input(self, session_id: str, text: str) -> bool:
+        return bool(await self._call("send_input", session_id=session_id, text=text))
+
     async def logout(self, session_id: str) -> str:
         said: str = await self._call("logout", session_id=session_id)
         return said

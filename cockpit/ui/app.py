@@ -230,6 +230,7 @@ class CockpitApp(App[None]):
             self._now,
             self.worktrees,
             lambda session: self.shell.busy(session),
+            lambda session: self.shell.reads_input(session),
         )
         self.requests = RequestsOnScreen(self, engine_of, self.keys)
         self.reviews: dict[str, list[ReviewComment]] = {}
@@ -465,6 +466,7 @@ class CockpitApp(App[None]):
         composer.menu.display = False
         composer.completer = self._complete
         composer.chips = self.shell.shelf
+        composer.reads_input = self.shell.reads_input
         self.layout.apply_width(self.size.width)
         await self.sessions.reload()
         self.drafts.load(self.records)
@@ -800,6 +802,20 @@ class CockpitApp(App[None]):
             self.run_worker(self._start_service_again(message), exit_on_error=False)
             return
         self._submit(message)
+
+    def on_composer_line_typed(self, message: Composer.LineTyped) -> None:
+        self.run_worker(self._send_line(message), group="input", exit_on_error=False)
+
+    @reported("send the line to the login")
+    async def _send_line(self, message: Composer.LineTyped) -> None:
+        """Send a line to what reads input in the session (an agent's login); when it
+        ended meanwhile, the line goes back in the prompt, sent nowhere."""
+        if await self.engine.send_input(message.session, message.text):
+            return
+        composer = self.query_one(Composer)
+        if composer.session == message.session and not composer.text:
+            composer.text = message.text
+        self.notify("The login has ended: that line was sent nowhere.", markup=False)
 
     def on_composer_blank_submitted(self, message: Composer.BlankSubmitted) -> None:
         if self.engine.service_stopped is not None:

@@ -119,6 +119,14 @@ class Composer(TextArea):
             self.text = text
             self.attach = attach
 
+    class LineTyped(Asked):
+        """The user sent a line to what runs in the session and reads input (an agent's
+        login), never to the agent: it goes in no prompt history."""
+
+        def __init__(self, session: str, text: str) -> None:
+            super().__init__(session)
+            self.text = text
+
     class DraftShown(Asked):
         """The prompt holds another session's draft now (its chips show above it)."""
 
@@ -160,6 +168,9 @@ class Composer(TextArea):
         self.search: PromptSearch | None = None
         """The Ctrl+R search under way, if any (the menu shows its matches)."""
         self.chips: ChipShelf | None = None
+        self.reads_input: Callable[[str], bool] = lambda session: False
+        """Whether what runs in a session reads the lines the user sends (a login): Enter
+        then sends the line to it."""
         """The chips of each session: what goes with its next prompt."""
 
     # -- keys ---------------------------------------------------------------------------------
@@ -261,6 +272,11 @@ class Composer(TextArea):
             return
         if prompt_too_long(text):
             self.notify(prompt_refusal(text), severity="warning", timeout=8, markup=False)
+            return
+        if self.reads_input(self.session):  # a login waits for a code: not a prompt
+            self.text = ""
+            self._close_menu()
+            self.post_message(self.LineTyped(self.session, text))
             return
         if blank_command(text):  # `!` and nothing to run: it stays, and says why
             self.notify(BLANK_COMMAND, severity="warning", timeout=4, markup=False)

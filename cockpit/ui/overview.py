@@ -54,6 +54,7 @@ class Overview:
         clock: Callable[[], float],
         worktrees: WorktreeStatuses,
         command_running: Callable[[str], bool] = lambda session: False,
+        reading_input: Callable[[str], bool] = lambda session: False,
     ) -> None:
         self.app = app
         """For the rail, the status line, the inbox and the second timer."""
@@ -64,6 +65,8 @@ class Overview:
         self._worktrees = worktrees
         self._command_running = command_running
         """Whether a `!command` runs in a session (the status line says so)."""
+        self._reading_input = reading_input
+        """Whether what runs there reads the lines the user sends (an agent's login)."""
         self._details: dict[str, str] = {}
         """The last thing each session's status said (why an agent failed to start...)."""
         self._turn_ended: dict[str, float] = {}
@@ -150,8 +153,17 @@ class Overview:
         saving = engine.saving_problem
         starting = self._starting_for(record.id, live)
         running = self._command_running(record.id)
+        reading = self._reading_input(record.id)
         parts = status_parts(
-            record, spec.label, live, waiting, detail, saving, starting, command_running=running
+            record,
+            spec.label,
+            live,
+            waiting,
+            detail,
+            saving,
+            starting,
+            command_running=running,
+            reading_input=reading,
         )
         status.show([*offline, *parts])
 

@@ -53,12 +53,19 @@ class ShellRuns:
         sessions."""
         self._ended: OrderedDict[str, Chip] = OrderedDict()
         """Runs seen ending, by row, with the chip each would leave."""
+        self._reading: dict[str, set[str]] = {}
+        """The rows of the runs in each session that read what the user sends (a login)."""
 
     def busy(self, session: str | None) -> bool:
         """True while a command runs in `session`, or one asked for is starting."""
         if session is None:
             return False
         return bool(self._running.get(session)) or self._starting.get(session, 0) > 0
+
+    def reads_input(self, session: str | None) -> bool:
+        """True while a run in `session` reads the lines the user sends (an agent's login
+        waiting for a code): Enter sends the prompt's text to it."""
+        return session is not None and bool(self._reading.get(session))
 
     # -- running and stopping -----------------------------------------------------------------
 
@@ -125,6 +132,7 @@ class ShellRuns:
         while it was not watched: a link cut, another screen's command)."""
         rows = [bubble for bubble in bubbles if bubble.kind == SHELL]
         running = {row.key for row in rows if self._read_running(row)}
+        self._reading[session] = {row.key for row in rows if self._reads(row.payload)}
         mine = {key for key, owner in self._mine.items() if owner == session}
         self._running[session] = running | (mine - {row.key for row in rows})
         for row in rows:
@@ -136,14 +144,22 @@ class ShellRuns:
         run = read_shell_run(bubble.payload)
         return isinstance(run, ShellRun) and run.running
 
+    @staticmethod
+    def _reads(payload: object) -> bool:
+        run = read_shell_run(payload)
+        return isinstance(run, ShellRun) and run.takes_input
+
     def _seen(self, session: str, key: str, payload: object, output: str) -> None:
         run = read_shell_run(payload)
         if not isinstance(run, ShellRun):
             return
         if run.running:
             self._running.setdefault(session, set()).add(key)
+            if run.takes_input:
+                self._reading.setdefault(session, set()).add(key)
             return
         self._running.get(session, set()).discard(key)
+        self._reading.get(session, set()).discard(key)
         chip = Chip(key, run.command, output_lines(output))
         if self._mine.pop(key, None) is not None:
             self.shelf.add(session, chip)

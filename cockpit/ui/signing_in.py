@@ -2,12 +2,15 @@
 
 A way that needs a key takes it in the sign-in dialog's masked field and hands it to the
 engine for this session only. A terminal way runs the agent's own login in the user's
-terminal, the screen handed over meanwhile (`App.suspend`), on this machine only: when
-the agents run on another one, the user is told to sign in there.
+terminal, the screen handed over meanwhile (`App.suspend`, the screen's other work going
+on unseen), when the agents run on this machine. When they run on another one, or this
+terminal cannot be handed over, the engine runs the login there as a card in the session,
+and the lines the user sends from the prompt are its input (a code a browser page shows).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from collections.abc import Awaitable, Callable
@@ -22,10 +25,12 @@ from cockpit.api import AgentSpec, EngineAPI, SignInMethod, StartError
 from cockpit.text.command_line import readable_command
 from cockpit.ui.screens.sign_in import SignInAnswer, SignInScreen
 
-LOGIN_ELSEWHERE = (
-    "This way runs the agent's own login where the agents run, on another machine: run "
-    "`cockpit` there to sign in, or pick another way."
+LOGIN_IN_CARD = (
+    "The agent's login runs in the session, where the agents run. When it asks for a code, "
+    "paste it in the prompt: Enter sends it to the login, not the agent. Esc stops it."
 )
+CANNOT_HAND_OVER = "cannot hand over"
+"""`run_login`'s answer when this terminal cannot be handed to the login."""
 
 
 class SigningTarget(Protocol):
@@ -49,29 +54,43 @@ class SigningTarget(Protocol):
 
     def suspend(self) -> AbstractContextManager[None]: ...
 
+    def batch_update(self) -> AbstractContextManager[None]: ...
+
     def session_title(self, session: str) -> str: ...
 
 
-def run_login(app: SigningTarget, method: SignInMethod, spec: AgentSpec, cwd: str) -> str | None:
+async def run_login(
+    app: SigningTarget, method: SignInMethod, spec: AgentSpec, cwd: str
+) -> str | None:
     """Run a terminal way's login in the user's terminal, the screen handed over until it
-    ends; None when it ran, else why not."""
-    if app.agents_elsewhere:
-        return LOGIN_ELSEWHERE
+    ends (in a thread: the engine's work in this process goes on meanwhile, and nothing is
+    drawn over the login); None when it ran, else why not (`CANNOT_HAND_OVER`)."""
     command = method.login(spec.command)
     env = {**os.environ, **spec.env, **(method.env or {})}
+
+    def login() -> int:
+        print(f"Cockpit runs the agent's login: {readable_command(command)}\n", flush=True)
+        return subprocess.run(command, cwd=cwd, env=env, check=False).returncode
+
     try:
-        with app.suspend():
-            print(f"Cockpit runs the agent's login: {readable_command(command)}\n", flush=True)
+        with app.batch_update(), app.suspend():
             try:
-                code = subprocess.run(command, cwd=cwd, env=env, check=False).returncode
+                code = await asyncio.to_thread(login)
             except OSError as error:
                 return f"The login could not run: {error}"
     except SuspendNotSupported:
-        return (
-            "This terminal cannot be handed over to the agent's login: run `cockpit run` "
-            "in a terminal to sign in."
-        )
+        return CANNOT_HAND_OVER
     return None if code == 0 else f"The agent's login ended with exit code {code}."
+
+
+async def login_in_card(app: SigningTarget, session: str, method: SignInMethod) -> None:
+    """Have the engine run the login where the agents run, as a card of the session."""
+    try:
+        await app.engine.run_login(session, method.id)
+    except ValueError as error:
+        app.notify(str(error), severity="error", markup=False)
+        return
+    app.notify(LOGIN_IN_CARD, timeout=10, markup=False)
 
 
 def signed_in_with(app: SigningTarget, session: str) -> Callable[[SignInAnswer | None], Any]:
@@ -82,8 +101,15 @@ def signed_in_with(app: SigningTarget, session: str) -> Callable[[SignInAnswer |
         if answer is None:
             return
         if answer.method.kind == "terminal":
+            if app.agents_elsewhere:
+                await login_in_card(app, session, answer.method)
+                return
             record = await app.engine.session(session)
-            refused = run_login(app, answer.method, app.engine.agent_of(record), record.cwd)
+            spec = app.engine.agent_of(record)
+            refused = await run_login(app, answer.method, spec, record.cwd)
+            if refused == CANNOT_HAND_OVER:
+                await login_in_card(app, session, answer.method)
+                return
             if refused is not None:
                 app.notify(refused, severity="error", markup=False)
                 return

@@ -87,6 +87,8 @@ class SlashTarget(Protocol):
 
     def suspend(self) -> AbstractContextManager[None]: ...
 
+    def batch_update(self) -> AbstractContextManager[None]: ...
+
 
 SlashRun = Callable[[SlashTarget, str, str], Awaitable[None]]
 """How Cockpit runs one of its commands: (what it may do, the session it was typed in, the

@@ -116,6 +116,8 @@ def turn_words(
 
 COMMAND_RUNS = "your command runs (Esc kills it)"
 """What the status line says while a `!command` runs in the session."""
+LOGIN_READS = "Enter sends your line to the login (Esc kills it)"
+"""What the status line says while an agent's login run by Cockpit reads what you send."""
 IDLE = (Status.READY, Status.CLOSED, Status.EXITED, Status.ERROR)
 
 
@@ -128,6 +130,7 @@ def status_parts(
     not_saved: str | None = None,
     starting_for: float | None = None,
     command_running: bool = False,
+    reading_input: bool = False,
 ) -> list[StatusPart]:
     """The pieces of the status line, most important first: that the transcript cannot be
     saved (`not_saved` says why: a full disk, which would otherwise go unseen while the
@@ -136,7 +139,8 @@ def status_parts(
     Every name is cleaned."""
     turn = turn_words(live_status, pending, record.status, detail, starting_for)
     if command_running:  # the user's `!command`: the agent may be idle, the session is not
-        turn = COMMAND_RUNS if live_status in IDLE else f"{turn} · {COMMAND_RUNS}"
+        running = LOGIN_READS if reading_input else COMMAND_RUNS
+        turn = running if live_status in IDLE else f"{turn} · {running}"
     parts: list[StatusPart] = []
     if not_saved is not None:
         parts.append((f"NOT SAVED: {clean_line(not_saved)} · retrying", "NOT SAVED"))

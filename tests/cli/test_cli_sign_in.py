@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import os
 import select
+import shlex
 import subprocess
 import sys
 import termios
@@ -95,4 +96,55 @@ def test_on_a_terminal_the_user_signs_in_with_a_key_typed_unseen(
     assert "ok" in out.decode()
     assert SECRET.encode() not in echoed + out + err
     held = [p for p in home.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert held == []
+
+
+def test_agents_elsewhere_run_their_login_there_and_take_the_code_typed_here(
+    tmp_path: Path, project_dir: Path
+) -> None:
+    """Through `--via` (the agents on another machine, as far as this client knows): the
+    login runs there, what it prints shows here, the code typed here is its input, and the
+    run goes on signed in."""
+    home, far = tmp_path / "home", tmp_path / "far"
+    home.mkdir()
+    far.mkdir()
+    code = "FAR-81c2-04de"
+    master, slave = os.openpty()
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    agent = f"{sys.executable} {TINY} --auth terminal"
+    bridge = shlex.join(cockpit_command("--data-dir", str(far), "service", "--stdio"))
+    command = ["--via", bridge, "run", "--cwd", str(project_dir), "--agent-cmd", agent, "hi"]
+    with services_stopped(far):
+        process = subprocess.Popen(
+            cockpit_command(*command),
+            env={**cockpit_env(home), "TINY_LOGIN_CODE": code},
+            cwd=tmp_path,
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=own_terminal,
+        )
+        os.close(slave)
+        try:
+            assert process.stderr is not None
+            asked = read_until(process.stderr, b"choose a number (Enter gives up): ").decode()
+            assert "  1. Log in in a terminal" in asked
+            os.write(master, b"1\n")
+            shown = read_until(process.stderr, b"paste the code it shows:").decode()
+            assert "https://login.example.com/device" in shown
+            os.write(master, code.encode() + b"\n")
+            out, err = process.communicate(timeout=90)
+        finally:
+            os.close(master)
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 0, err
+    assert b"logged in" in err and b"ok" in out
+    assert (project_dir / "tiny-login").read_text() == code
+    assert code.encode() not in out + err
+    held = [p for p in far.rglob("*") if p.is_file() and code.encode() in p.read_bytes()]
     assert held == []

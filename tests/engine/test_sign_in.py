@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.api import AgentSpec, EngineAPI, SignIn, StartError
+from cockpit.api import AgentSpec, EngineAPI, Row, ShellRun, SignIn, StartError, read_shell_run
 from cockpit.engine.core import Engine
 from tests.support.ui_service_helpers import Engines
 
@@ -121,6 +121,91 @@ async def test_a_terminal_login_that_failed_then_worked(
         assert (project_dir / "tiny-login").read_text() == "yes"
         await engine.authenticate(record.id, method.id)
         assert await engine.prompt(record.id, "hello") == "end_turn"
+    finally:
+        await engine.close()
+
+
+def with_env(spec: AgentSpec, **env: str) -> AgentSpec:
+    return AgentSpec(spec.name, spec.command, spec.title, env)
+
+
+async def shell_row(engine: EngineAPI, session: str, key: str) -> Row:
+    row = await engine.row(session, key)
+    assert row is not None
+    return row
+
+
+async def until_row(engine: EngineAPI, session: str, key: str, holds: str) -> Row:
+    """The login's row once its text or its state holds `holds`."""
+    for _ in range(300):
+        row = await shell_row(engine, session, key)
+        if holds in row.text or holds == (row.payload or {}).get("state"):
+            return row
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the login's row never held {holds!r}: {row.text!r}")
+
+
+async def test_a_terminal_login_run_where_the_agents_run_takes_a_pasted_code(
+    engines: Engines, project_dir: Path
+) -> None:
+    """The login runs in the engine (through the service: where the agents run), as a
+    card that asks for the code a browser page shows; the line sent to it reaches it and
+    never the agent, the card never prints it, and the agent is signed in once the login
+    ends well."""
+    engine = await engines.factory()()
+    code = "TINY-7f3a-9c21"
+    try:
+        spec = with_env(tiny("--auth", "terminal"), TINY_LOGIN_CODE=code)
+        record = await engine.create_session(spec, project_dir)
+        (method,) = (await asked(engine, record.id)).methods
+        assert not await engine.send_input(record.id, "nothing reads this")
+        key = await engine.run_login(record.id, method.id)
+        row = await until_row(engine, record.id, key, "paste the code it shows")
+        assert row.kind == "shell" and "https://login.example.com/device" in row.text
+        run = read_shell_run(row.payload)
+        assert isinstance(run, ShellRun) and run.takes_input and "--login" in run.command
+        assert await engine.send_input(record.id, code)
+        ended = await until_row(engine, record.id, key, "exited")
+        assert "logged in" in ended.text and code not in ended.text
+        assert (project_dir / "tiny-login").read_text() == code
+        for _ in range(100):  # signing in follows the login's end
+            if await engine.sign_in(record.id) is None:
+                break
+            await asyncio.sleep(0.1)
+        assert await engine.sign_in(record.id) is None
+        assert "Signed in with Log in in a terminal." in await texts(engine, record.id)
+        assert await engine.prompt(record.id, "hello") == "end_turn"
+        assert code not in await texts(engine, record.id)
+    finally:
+        await engine.close()
+    assert files_holding(engines.home, code.encode()) == []
+
+
+async def test_a_terminal_login_given_a_wrong_code_signs_nothing_in(
+    engines: Engines, project_dir: Path
+) -> None:
+    engine = await engines.factory()()
+    try:
+        spec = with_env(tiny("--auth", "terminal"), TINY_LOGIN_CODE="right")
+        record = await engine.create_session(spec, project_dir)
+        (method,) = (await asked(engine, record.id)).methods
+        with pytest.raises(ValueError, match="no terminal login 'nope'"):
+            await engine.run_login(record.id, "nope")
+        key = await engine.run_login(record.id, method.id)
+        await until_row(engine, record.id, key, "paste the code")
+        assert await engine.send_input(record.id, "wrong-code-5e1b")  # printed back, masked
+        ended = await until_row(engine, record.id, key, "exited")
+        assert "That code is wrong: [masked input]" in ended.text
+        assert "wrong-code-5e1b" not in ended.text
+        assert (ended.payload or {}).get("exitCode") == 1
+        await asyncio.sleep(0.5)
+        assert await engine.sign_in(record.id) is not None, "the agent still asks"
+        # a login left waiting is killed like a command (Esc)
+        key = await engine.run_login(record.id, method.id)
+        await until_row(engine, record.id, key, "paste the code")
+        assert await engine.stop_shell(record.id)
+        await until_row(engine, record.id, key, "killed")
+        assert not await engine.send_input(record.id, "right")
     finally:
         await engine.close()
 

@@ -27,7 +27,7 @@ arguments are ignored, so it can stand in for an agent run as `gemini --acp`).
   value of `TINY_LOGIN` in the environment) and exits. With `TINY_LOGIN_CODE` set, it
   first prints a sign-in address and asks for the code shown there, reads one line from
   its input and writes that line instead; a line other than the variable's value fails
-  the login (exit 1).
+  the login (exit 1), printing the line back.
 - `client-caps` (a prompt word): says the client's capabilities, as JSON.
 - `--commands NAME,...`: the slash commands it announces just after a new session (as
   gemini announces its `/help`); a prompt that starts with `/` is answered "command: "
@@ -875,7 +875,7 @@ def login() -> None:
         print("Open https://login.example.com/device and paste the code it shows:", flush=True)
         value = sys.stdin.readline().strip()
         if value != code:
-            print("That code is wrong.", flush=True)
+            print(f"That code is wrong: {value}", flush=True)
             sys.exit(1)
     Path("tiny-login").write_text(value, encoding="utf-8")
     print("logged in")

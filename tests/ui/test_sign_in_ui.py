@@ -101,3 +101,42 @@ async def test_logout_typed_in_a_burst_signs_the_agent_out(engines: Engines) -> 
         with pytest.raises(StartError):
             await app.engine.start(session)
         await pilot.pause()
+
+
+async def test_a_terminal_login_in_a_card_takes_the_code_typed_in_the_prompt(
+    engines: Engines,
+) -> None:
+    """A terminal that cannot be handed over (as here, headless; or agents on another
+    machine): the login runs as a card of the session, and the code typed in the prompt
+    goes to it in the same burst as its Enter, never to the agent, the prompt history, a
+    draft or a row."""
+    code = "TINY-5d0c-e2a8"
+    spec = AgentSpec(
+        "tiny",
+        (sys.executable, TINY, "--auth", "terminal"),
+        title="tiny",
+        env={"TINY_LOGIN_CODE": code},
+    )
+    app = engines.app(agent=spec)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await asking_to_sign_in(app)
+        slash_command(app, "login", "enter")
+        await wait_until(
+            lambda: app.shell.reads_input(session), what="the login waiting for the code"
+        )
+        status = app.query_one("#status")
+        await wait_until(lambda: "sends your line to the login" in str(status.render()), what="the status")
+        burst(app, *code, "enter")
+        await wait_until(
+            lambda: app.engine.status(session) == Status.READY, what="the agent signed in"
+        )
+        rows = await app.engine.rows(session)
+        login = next(row for row in rows if row.kind == "shell")
+        assert "paste the code it shows" in login.text and "logged in" in login.text
+        assert code not in "\n".join(row.text for row in rows)
+        composer = app.query_one(Composer)
+        assert composer.text == "" and all(code not in e for e in composer.prompts.entries)
+        assert code not in ((await app.engine.session(session)).draft or "")
+        assert not app.shell.reads_input(session)
+        await pilot.pause()
+    assert files_holding(engines.home, code.encode()) == []
