@@ -125,7 +125,9 @@ async def test_a_terminal_login_in_a_card_takes_the_code_typed_in_the_prompt(
             lambda: app.shell.reads_input(session), what="the login waiting for the code"
         )
         status = app.query_one("#status")
-        await wait_until(lambda: "sends your line to the login" in str(status.render()), what="the status")
+        await wait_until(
+            lambda: "sends your line to the login" in str(status.render()), what="the status"
+        )
         burst(app, *code, "enter")
         await wait_until(
             lambda: app.engine.status(session) == Status.READY, what="the agent signed in"

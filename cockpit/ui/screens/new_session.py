@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.cells import cell_len
 from rich.console import RenderableType
@@ -235,12 +235,27 @@ keys typed after them go where they lead)."""
 
 class ChoiceBox(Checkbox):
     """A box of the dialog: Space ticks it, Tab moves on and Enter creates the session,
-    each as it comes (Space then Enter in one burst creates with the box ticked)."""
+    each as it comes (Space then Enter in one burst creates with the box ticked). A tick
+    shows as an X, and no tick as an empty box: Textual's box shows its X either way, in
+    another colour, which a 16-colour terminal may not tell apart."""
 
     BINDINGS: ClassVar[list[BindingType]] = MOVE_ON
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.BUTTON_INNER = box_mark(self.value)
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = box_mark(self.value)
+        super().watch_value()
+
     async def on_key(self, event: events.Key) -> None:
         await _key_of_a_choice(self, event, text=False)
+
+
+def box_mark(ticked: bool) -> str:
+    """What is inside a box: an X when it is ticked, nothing when it is not."""
+    return "X" if ticked else " "
 
 
 class ChoiceSelect(Select[str]):
