@@ -69,7 +69,9 @@ class _Run:
     stream: asyncio.StreamReader
     """Its output: its pipe, or its terminal's for a run that takes input."""
     terminal: int | None = None
-    """The descriptor its input is written to (`TerminalRun`), None for a `!command`."""
+    """The descriptor its input is written to (`run_with_input`), None for a `!command`."""
+    pipe: asyncio.BaseTransport | None = field(default=None, repr=False)
+    """What reads its terminal (closed once it ended), None for a `!command`."""
     then: Callable[[int | None], Awaitable[None]] | None = field(default=None, repr=False)
     """What its caller does once it ended and its row is stored, given its exit code."""
     killed: bool = False
@@ -148,7 +150,7 @@ class ShellRuns:
         terminal of its own whose input is what the user sends (`send_line`), echo off, so
         that a code pasted in is not printed back. Its row is stored first, like a
         `!command`'s, and `then` gets its exit code once its ending is stored (None when
-        it never started). The key of its row."""
+        it never started or was killed). The key of its row."""
         run_id = f"sh-{secrets.token_hex(4)}"
         hidden = secret_values(world.variables)
         shown = mask(readable_command(command), hidden)
@@ -157,7 +159,7 @@ class ShellRuns:
             shell_run(self.session_id, run_id, "", command=shown, state="running", input=True)
         )
         try:
-            terminal, process, stream = await _in_terminal(command, self.root, world)
+            terminal, process, stream, pipe = await _in_terminal(command, self.root, world)
         except OSError as error:
             why = f"Cockpit could not run {command[0]} in {self.root}: {error.strerror or error}"
             await self._inbox.tell(
@@ -167,12 +169,8 @@ class ShellRuns:
             return shell_key(run_id)
         output = ShellOutput(hidden)
         mark = group_mark(process.pid)
-        run = _Run(run_id, shown, process, output, mark, stream, terminal, then)
+        run = _Run(run_id, shown, process, output, mark, stream, terminal, pipe, then)
         return self._started(run)
-
-    def takes_input(self) -> bool:
-        """True while a run that reads what the user sends has not ended."""
-        return any(run.terminal is not None for run in self._runs.values())
 
     def send_line(self, text: str) -> bool:
         """Send one line the user typed to the run that takes input (False when none
@@ -209,6 +207,8 @@ class ShellRuns:
             log.exception("following a command of session %s failed", self.session_id)
         reader.cancel()
         self._runs.pop(run.id, None)
+        if run.pipe is not None:
+            run.pipe.close()
         if run.terminal is not None:
             with contextlib.suppress(OSError):
                 os.close(run.terminal)
@@ -278,10 +278,10 @@ class ShellRuns:
 
 async def _in_terminal(
     command: Sequence[str], root: Path, world: Environment
-) -> tuple[int, asyncio.subprocess.Process, asyncio.StreamReader]:
+) -> tuple[int, asyncio.subprocess.Process, asyncio.StreamReader, asyncio.BaseTransport]:
     """Start `command` in a terminal of its own (a pseudo-terminal, echo off), in a
-    process group of its own: the descriptor its input is written to, the process, and
-    its output. OSError when it cannot start (nothing is left open then)."""
+    process group of its own: the descriptor its input is written to, the process, its
+    output and what reads it. OSError when it cannot start (nothing is left open then)."""
     primary, secondary = pty.openpty()
     try:
         attributes = termios.tcgetattr(secondary)
@@ -305,8 +305,8 @@ async def _in_terminal(
     loop = asyncio.get_running_loop()
     stream = asyncio.StreamReader()
     reading = os.fdopen(os.dup(primary), "rb", buffering=0)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), reading)
-    return primary, process, stream
+    pipe, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), reading)
+    return primary, process, stream, pipe
 
 
 def _signal_name(number: int) -> str:

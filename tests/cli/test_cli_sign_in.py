@@ -37,6 +37,30 @@ def test_off_a_terminal_run_exits_3_naming_the_ways(
     assert "Traceback" not in result.stderr
 
 
+def on_a_terminal(
+    command: list[str], env: dict[str, str], cwd: Path
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`cockpit COMMAND` with a pseudo-terminal as its own terminal (getpass reads it) and
+    its input; the process (stdout and stderr piped) and the terminal's other end."""
+    master, slave = os.openpty()
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        cockpit_command(*command),
+        env=env,
+        cwd=cwd,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=own_terminal,
+    )
+    os.close(slave)
+    return process, master
+
+
 def drained(descriptor: int) -> bytes:
     """What the terminal shows that was not read yet (nothing blocks)."""
     seen = b""
@@ -57,25 +81,10 @@ def test_on_a_terminal_the_user_signs_in_with_a_key_typed_unseen(
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    master, slave = os.openpty()
-
-    def own_terminal() -> None:  # the pty is the command's terminal: getpass reads it
-        os.setsid()
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-
     local = ("--local",) if mode == "local" else ()
     command = [*local, "run", "--cwd", str(project_dir), "--agent-cmd", ASKING, "hello"]
     with services_stopped(home):
-        process = subprocess.Popen(
-            cockpit_command(*command),
-            env=cockpit_env(home),
-            cwd=tmp_path,
-            stdin=slave,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=own_terminal,
-        )
-        os.close(slave)
+        process, master = on_a_terminal(command, cockpit_env(home), tmp_path)
         terminal = os.fdopen(os.dup(master), "rb", buffering=0)
         try:
             assert process.stderr is not None
@@ -109,26 +118,12 @@ def test_agents_elsewhere_run_their_login_there_and_take_the_code_typed_here(
     home.mkdir()
     far.mkdir()
     code = "FAR-81c2-04de"
-    master, slave = os.openpty()
-
-    def own_terminal() -> None:
-        os.setsid()
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-
     agent = f"{sys.executable} {TINY} --auth terminal"
     bridge = shlex.join(cockpit_command("--data-dir", str(far), "service", "--stdio"))
     command = ["--via", bridge, "run", "--cwd", str(project_dir), "--agent-cmd", agent, "hi"]
     with services_stopped(far):
-        process = subprocess.Popen(
-            cockpit_command(*command),
-            env={**cockpit_env(home), "TINY_LOGIN_CODE": code},
-            cwd=tmp_path,
-            stdin=slave,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=own_terminal,
-        )
-        os.close(slave)
+        env = {**cockpit_env(home), "TINY_LOGIN_CODE": code}
+        process, master = on_a_terminal(command, env, tmp_path)
         try:
             assert process.stderr is not None
             asked = read_until(process.stderr, b"choose a number (Enter gives up): ").decode()

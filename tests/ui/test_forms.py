@@ -162,7 +162,7 @@ async def test_esc_in_a_form_in_the_inbox_cancels_it_and_o_opens_a_session(
         assert app.screen is inbox, "Esc in the form cancels the form, not the inbox"
         burst(app, "o")
         await wait_until(lambda: not isinstance(app.screen, InboxScreen), 15, "the inbox closed")
-        assert app.sessions.current == second
+        await wait_until(lambda: app.sessions.current == second, 15, "its session on screen")
         await form_on_screen(app)  # the link waits in its session, the keyboard on it
 
 
