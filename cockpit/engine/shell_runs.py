@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import pty
 import secrets
 import signal
+import struct
+import sys
 import termios
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +41,23 @@ log = logging.getLogger(__name__)
 
 SHELL_REFRESH = 0.3
 """Seconds between updates of a running command's row (a crash loses at most that)."""
+TERMINAL_ROWS, TERMINAL_COLUMNS = 24, 80
+"""The size of the terminal a login runs in."""
+OWN_TERMINAL = """\
+import fcntl, os, sys, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+except OSError:
+    pass
+try:
+    os.execvp(sys.argv[1], sys.argv[1:])
+except OSError as error:
+    print(f"Cockpit could not run {sys.argv[1]}: {error.strerror}", flush=True)
+    sys.exit(127)
+"""
+"""Run by the process that becomes the login, in its new session: its input's terminal
+becomes its controlling terminal (a program that asks on `/dev/tty`, as a password
+prompt does, reads it there), then it becomes the login."""
 TYPED_MASKED = 8
 """A line the user sends to a run at least this long (a code, not a word) is masked if
 the run prints it."""
@@ -287,7 +307,13 @@ async def _in_terminal(
         attributes = termios.tcgetattr(secondary)
         attributes[3] &= ~termios.ECHO  # what the user pastes is not printed back
         termios.tcsetattr(secondary, termios.TCSANOW, attributes)
+        size = struct.pack("HHHH", TERMINAL_ROWS, TERMINAL_COLUMNS, 0, 0)
+        fcntl.ioctl(secondary, termios.TIOCSWINSZ, size)  # a terminal of no size confuses
         process = await spawn(
+            sys.executable,
+            "-I",  # the user's PYTHONPATH or PYTHONHOME are for the login, not for this
+            "-c",
+            OWN_TERMINAL,
             *command,
             cwd=root,
             env=dict(world.variables),

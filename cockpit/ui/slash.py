@@ -12,29 +12,23 @@ public means), the session it was typed in and the words after the name."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from textual.notifications import SeverityLevel
-from textual.screen import Screen
 from textual.theme import Theme
 
-from cockpit.api import EngineAPI
 from cockpit.policy_rule import parse_rule
 from cockpit.ui.failures import reported_to
 from cockpit.ui.mcp_list import approval_question, approve_servers, approved_note, mcp_lines
 from cockpit.ui.restoring import show_checkpoints
 from cockpit.ui.screens.questions import ConfirmScreen
 from cockpit.ui.screens.reading import TextScreen
-from cockpit.ui.signing_in import login, logout
+from cockpit.ui.signing_in import SigningTarget, login, logout
 
 
-class SlashTarget(Protocol):
-    """What Cockpit's own commands may do (the app does it)."""
-
-    @property
-    def engine(self) -> EngineAPI: ...
+class SlashTarget(SigningTarget, Protocol):
+    """What Cockpit's own commands may do (the app does it): what signing in asks of it,
+    and more."""
 
     @property
     def available_themes(self) -> dict[str, Theme]: ...
@@ -44,17 +38,6 @@ class SlashTarget(Protocol):
 
     @theme.setter
     def theme(self, name: str) -> None: ...
-
-    def notify(
-        self,
-        message: str,
-        *,
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None: ...
-
-    def open_screen(self, screen: Screen[Any], callback: Any = None) -> Awaitable[Any] | None: ...
 
     def report_failure(self, what: str, error: Exception) -> None: ...
 
@@ -77,17 +60,10 @@ class SlashTarget(Protocol):
     async def action_clean_worktrees(self) -> None: ...
 
     async def race(self, session: str, arguments: str) -> None: ...
+
     def action_changes(self, session: str | None = None) -> None: ...
 
     async def choose_model(self, session: str, name: str) -> None: ...
-
-    def session_title(self, session: str) -> str: ...
-
-    agents_elsewhere: bool
-
-    def suspend(self) -> AbstractContextManager[None]: ...
-
-    def batch_update(self) -> AbstractContextManager[None]: ...
 
 
 SlashRun = Callable[[SlashTarget, str, str], Awaitable[None]]

@@ -5,6 +5,7 @@ runs; output live, bounded and with secret values masked (in the export too); ki
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shlex
@@ -16,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from cockpit.api import EngineAPI, Row, ShellRun, read_attachments, read_shell_run
+from cockpit.engine.core import Engine
 from cockpit.engine.shell_output import OUTPUT_HEAD, OUTPUT_TAIL
+from cockpit.environment import current
 from tests.support.ui_service_helpers import Engines
 from tests.support.waiting import eventually
 
@@ -221,3 +224,43 @@ async def test_a_command_a_crashed_service_left_running_says_it_was_cut(
         await engine.close()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(orphan, signal.SIGKILL)
+
+
+async def test_a_login_run_with_input_has_its_own_controlling_terminal(
+    data_home: Path, project_dir: Path
+) -> None:
+    """A program that asks on `/dev/tty` (as a password prompt does) reads what the user
+    sends there too, in a terminal of a usable size; a program that is not there says so."""
+    engine = await Engine.open(data_home)
+    try:
+        record = await engine.create_session("demo", project_dir)
+        live = await engine._live_session(record.id)
+        asking = "stty size < /dev/tty; read code < /dev/tty; echo got-$code"
+        codes: list[int | None] = []
+
+        async def ended(code: int | None) -> None:
+            codes.append(code)
+
+        key = await live.shells.run_with_input(("sh", "-c", asking), current(), ended)
+        for _ in range(100):
+            if live.shells.send_line("abc"):
+                break
+            await asyncio.sleep(0.05)
+        for _ in range(200):
+            if codes:
+                break
+            await asyncio.sleep(0.05)
+        row = await engine.row(record.id, key)
+        assert row is not None
+        assert "24 80" in row.text and "got-abc" in row.text, row.text
+        assert codes == [0]
+        missing = await live.shells.run_with_input(("no-such-login",), current(), ended)
+        for _ in range(200):
+            if len(codes) == 2:
+                break
+            await asyncio.sleep(0.05)
+        row = await engine.row(record.id, missing)
+        assert row is not None and "could not run no-such-login" in row.text
+        assert codes == [0, 127] and "Traceback" not in row.text
+    finally:
+        await engine.close()
