@@ -149,6 +149,27 @@ async def test_forms_of_two_sessions_are_filled_in_the_inbox(engines: Engines) -
         assert isinstance(app.focused, OptionList), "the keyboard is back on the list"
 
 
+async def test_the_last_form_answered_in_the_inbox_leaves_nothing_behind(
+    engines: Engines,
+) -> None:
+    app = engines.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        session = await ready(app)
+        await send(app, pilot, "form")
+        await form_on_screen(app)
+        await pilot.press("ctrl+o")
+        await wait_until(lambda: isinstance(app.screen, InboxScreen), 15, "the inbox")
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        await wait_until(lambda: len(inbox.query(FormPrompt)) == 1, 15, "the form shown")
+        burst(app, "enter", *["tab"] * 5, "space", "enter")
+        assert '"licence": "mit"' in await agent_said(app, session, '"workers": 4}')
+        await wait_until(lambda: not inbox.items, 15, "nothing waits")
+        await wait_until(lambda: not inbox.query(FormPrompt), 15, "the form gone")
+        assert not inbox.query_one("#inbox-form").display
+        assert isinstance(app.focused, OptionList)
+
+
 async def test_esc_in_a_form_in_the_inbox_cancels_it_and_o_opens_a_session(
     engines: Engines,
 ) -> None:

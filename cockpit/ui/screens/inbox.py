@@ -168,6 +168,7 @@ class InboxScreen(Dialog[str | None]):
         self.items = self._items()
         keys = [item.key for item in self.items]
         listing.clear_options()
+        self._drop_gone_forms()
         if not self.items:
             listing.add_option(Option(Text("Nothing waits for you.", style="dim"), disabled=True))
             self.query_one("#inbox-detail", Static).update("")
@@ -176,7 +177,6 @@ class InboxScreen(Dialog[str | None]):
         # screen names its row, whatever the list did meanwhile.
         listing.add_options([Option(self._line(item), id=item.key) for item in self.items])
         listing.highlighted = kept_highlight(before, index, keys)
-        self._drop_gone_forms()
 
     def _drop_gone_forms(self) -> None:
         """Forms answered meanwhile (here, in their session, or by another client) go; the
