@@ -267,16 +267,19 @@ class Composer(TextArea):
         text = self.text
         if self.session is None:
             return
+        if self.reads_input(self.session):  # a login waits for a line (a blank one too)
+            if prompt_too_long(text):
+                self.notify(prompt_refusal(text), severity="warning", timeout=8, markup=False)
+                return
+            self.text = ""
+            self._close_menu()
+            self.post_message(self.LineTyped(self.session, text))
+            return
         if not text.strip():
             self.post_message(self.BlankSubmitted(self.session))
             return
         if prompt_too_long(text):
             self.notify(prompt_refusal(text), severity="warning", timeout=8, markup=False)
-            return
-        if self.reads_input(self.session):  # a login waits for a code: not a prompt
-            self.text = ""
-            self._close_menu()
-            self.post_message(self.LineTyped(self.session, text))
             return
         if blank_command(text):  # `!` and nothing to run: it stays, and says why
             self.notify(BLANK_COMMAND, severity="warning", timeout=4, markup=False)

@@ -142,3 +142,26 @@ async def test_a_terminal_login_in_a_card_takes_the_code_typed_in_the_prompt(
         assert not app.shell.reads_input(session)
         await pilot.pause()
     assert files_holding(engines.home, code.encode()) == []
+
+
+async def test_a_blank_enter_reaches_a_login_that_waits(engines: Engines) -> None:
+    """A login may ask for Enter alone ("press Enter to go on"): a blank prompt's Enter goes
+    to it too (here it takes it for a wrong code, and ends)."""
+    spec = AgentSpec(
+        "tiny",
+        (sys.executable, TINY, "--auth", "terminal"),
+        title="tiny",
+        env={"TINY_LOGIN_CODE": "right"},
+    )
+    app = engines.app(agent=spec)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await asking_to_sign_in(app)
+        slash_command(app, "login", "enter")
+        await wait_until(lambda: app.shell.reads_input(session), what="the login waiting")
+        burst(app, "enter")
+        await wait_until(lambda: not app.shell.reads_input(session), what="the login ended")
+        rows = await app.engine.rows(session)
+        login = next(row for row in rows if row.kind == "shell")
+        assert "That code is wrong" in login.text
+        assert await app.engine.sign_in(session) is not None
+        await pilot.pause()
