@@ -47,8 +47,9 @@ async def test_a_checkpoint_is_restored_after_the_plan_is_read_and_agreed(
         await pilot.press(*"/checkpoints", "enter")
         await wait_until(lambda: isinstance(app.screen, CheckpointsScreen))
         await pilot.press("up", "up", "up", "enter", "y")
+        # the restore deletes and writes files in its own order: wait for both
         await wait_until(lambda: not (project / "demo-notes.md").exists())
-        assert (project / "README.md").read_text() == README
+        await wait_until(lambda: (project / "README.md").read_text() == README)
         await wait_until(lambda: any("restore checkpoint 5 to undo" in n for n in notes_of(app)))
 
 
