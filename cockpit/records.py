@@ -875,8 +875,13 @@ class SignInMethod:
 
     def login(self, command: Sequence[str]) -> tuple[str, ...]:
         """The login a `terminal` method runs: the agent's own command with its `args`
-        (its `env` goes on top of the user's environment)."""
+        (its `env` goes on top of the user's environment: `login_env`)."""
         return (*command, *self.args)
+
+    def login_env(self, user: Mapping[str, str], agent: Mapping[str, str]) -> dict[str, str]:
+        """The environment the login runs with: the user's, the agent's own variables on
+        top, and the method's `env` on top of those."""
+        return {**user, **agent, **(self.env or {})}
 
     @property
     def label(self) -> str:

@@ -74,7 +74,7 @@ def run_login(method: SignInMethod, spec: AgentSpec, cwd: str) -> int:
     """Run a `terminal` way's login (the agent's own command with its arguments) on this
     terminal, in the session's folder, with the user's environment and the way's own
     variables; its exit code."""
-    env = {**os.environ, **spec.env, **(method.env or {})}
+    env = method.login_env(os.environ, spec.env)
     try:
         return subprocess.run(method.login(spec.command), cwd=cwd, env=env, check=False).returncode
     except OSError as error:

@@ -1253,8 +1253,7 @@ class Engine:
         if method is None or method.kind != "terminal":
             raise ValueError(f"The agent offers no terminal login {method_id!r}.")
         spec = self.agent_of(await self.session(session_id))
-        variables = {**world.variables, **spec.env, **(method.env or {})}
-        login = Environment(variables, world.umask)
+        login = Environment(method.login_env(world.variables, spec.env), world.umask)
 
         async def ended(code: int | None) -> None:
             if code != 0:

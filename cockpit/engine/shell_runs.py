@@ -121,13 +121,7 @@ class ShellRuns:
         """Store the command's row, then start it; return the row's key. The store's error
         when the row cannot be stored (the command never runs); a shell that cannot start
         is the row's own ending."""
-        run_id = f"sh-{secrets.token_hex(4)}"
-        hidden = secret_values(world.variables)
-        shown = mask(command, hidden)
-        self._inbox.ensure_consumer()
-        await self._inbox.record(
-            shell_run(self.session_id, run_id, "", command=shown, state="running")
-        )
+        run_id, hidden, shown = await self._begin(command, world)
         shell = user_shell(world.variables)
         try:
             process = await spawn(
@@ -143,15 +137,33 @@ class ShellRuns:
                 umask=-1 if world.umask is None else world.umask,
             )
         except OSError as error:  # no such shell, the root is gone...
-            why = f"Cockpit could not run {shell} in {self.root}: {error.strerror or error}"
-            await self._inbox.tell(
-                shell_run(self.session_id, run_id, why, command=shown, state="failed")
-            )
-            return shell_key(run_id)
+            return await self._not_started(run_id, shown, shell, error)
         assert process.stdout is not None
         output = ShellOutput(hidden)
         run = _Run(run_id, shown, process, output, group_mark(process.pid), process.stdout)
         return self._started(run)
+
+    async def _begin(
+        self, command: str, world: Environment, **data: Any
+    ) -> tuple[str, dict[str, str], str]:
+        """Store a run's row before it starts (the store's error when it cannot be: then
+        nothing runs): its id, the values it masks, and its command as the row shows it."""
+        run_id = f"sh-{secrets.token_hex(4)}"
+        hidden = secret_values(world.variables)
+        shown = mask(command, hidden)
+        self._inbox.ensure_consumer()
+        await self._inbox.record(
+            shell_run(self.session_id, run_id, "", command=shown, state="running", **data)
+        )
+        return run_id, hidden, shown
+
+    async def _not_started(self, run_id: str, shown: str, program: str, error: OSError) -> str:
+        """Store why a run could not start as its ending; the key of its row."""
+        why = f"Cockpit could not run {program} in {self.root}: {error.strerror or error}"
+        await self._inbox.tell(
+            shell_run(self.session_id, run_id, why, command=shown, state="failed")
+        )
+        return shell_key(run_id)
 
     def _started(self, run: _Run) -> str:
         """Follow a run that started; the key of its row."""
@@ -171,22 +183,13 @@ class ShellRuns:
         that a code pasted in is not printed back. Its row is stored first, like a
         `!command`'s, and `then` gets its exit code once its ending is stored (None when
         it never started or was killed). The key of its row."""
-        run_id = f"sh-{secrets.token_hex(4)}"
-        hidden = secret_values(world.variables)
-        shown = mask(readable_command(command), hidden)
-        self._inbox.ensure_consumer()
-        await self._inbox.record(
-            shell_run(self.session_id, run_id, "", command=shown, state="running", input=True)
-        )
+        run_id, hidden, shown = await self._begin(readable_command(command), world, input=True)
         try:
             terminal, process, stream, pipe = await _in_terminal(command, self.root, world)
-        except OSError as error:
-            why = f"Cockpit could not run {command[0]} in {self.root}: {error.strerror or error}"
-            await self._inbox.tell(
-                shell_run(self.session_id, run_id, why, command=shown, state="failed")
-            )
+        except OSError as error:  # the root is gone...
+            key = await self._not_started(run_id, shown, command[0], error)
             await then(None)
-            return shell_key(run_id)
+            return key
         output = ShellOutput(hidden)
         mark = group_mark(process.pid)
         run = _Run(run_id, shown, process, output, mark, stream, terminal, pipe, then)

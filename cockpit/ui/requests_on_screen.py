@@ -5,7 +5,7 @@ and the answer given to the engine."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from textual.app import App
@@ -100,38 +100,38 @@ class RequestsOnScreen:
     @reported("answer the request")
     async def answered(self, message: PermissionPrompt.Answered) -> None:
         """The user answered the request on screen: tell the engine."""
-        self._keys.hold_keys()  # the keys typed after the answer go to the composer, in order
-        try:
-            with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
-                await self._engine().answer_permission(message.request.id, message.option_id)
-        except Exception:  # not answered (the engine failed): it can be answered again
-            for prompt in self.app.query(PermissionPrompt):
-                if prompt.request.id == message.request.id:
-                    prompt.answered = False
-            raise
-        finally:
-            self.app.query_one(Composer).focus()
-            self._keys.release_keys()
+        request = message.request.id
+        await self._tell(
+            request, lambda: self._engine().answer_permission(request, message.option_id)
+        )
 
     @reported("answer the form")
     async def form_answered(self, message: FormPrompt.Answered) -> None:
         """The user answered the form on screen: tell the engine. Values the engine refuses
         (the form changed its mind about nothing, but check anyway) are said in the form,
         which can be answered again."""
-        self._keys.hold_keys()  # the keys typed after the answer go to the composer, in order
+        request = message.request.id
         try:
-            with contextlib.suppress(KeyError):  # already answered (cancelled meanwhile)
-                await self._engine().answer_form(
-                    message.request.id, message.action, message.content
-                )
+            await self._tell(
+                request,
+                lambda: self._engine().answer_form(request, message.action, message.content),
+            )
         except ValueError as problem:
             for prompt in self.app.query(FormPrompt):
-                if prompt.request.id == message.request.id:
+                if prompt.request.id == request:
                     prompt.show_problem(str(problem))
-            return
+
+    async def _tell(self, request: str, answer: Callable[[], Awaitable[None]]) -> None:
+        """Give the engine the user's `answer` to `request`. The keys typed after it go to
+        the composer, in order. When the engine fails, the request's prompt (a question's
+        or a form's) can be answered again, and the failure goes on."""
+        self._keys.hold_keys()
+        try:
+            with contextlib.suppress(KeyError):  # already answered (cancelled, or by policy)
+                await answer()
         except Exception:
-            for prompt in self.app.query(FormPrompt):
-                if prompt.request.id == message.request.id:
+            for prompt in [*self.app.query(PermissionPrompt), *self.app.query(FormPrompt)]:
+                if prompt.request.id == request:
                     prompt.answered = False
             raise
         finally:

@@ -66,7 +66,7 @@ async def run_login(
     ends (in a thread: the engine's work in this process goes on meanwhile, and nothing is
     drawn over the login); None when it ran, else why not (`CANNOT_HAND_OVER`)."""
     command = method.login(spec.command)
-    env = {**os.environ, **spec.env, **(method.env or {})}
+    env = method.login_env(os.environ, spec.env)
 
     def login() -> int:
         print(f"Cockpit runs the agent's login: {readable_command(command)}\n", flush=True)
